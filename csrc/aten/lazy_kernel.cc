@@ -1,0 +1,368 @@
+#include "aten/lazy_kernel.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Functions.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <mutex>
+#include <unordered_map>
+
+#include "aten/cpu_fallback.h"
+#include "debug/env.h"
+#include "debug/frames.h"
+#include "tensor/bridge.h"
+
+namespace txla::aten {
+namespace {
+
+// How a schema argument is fed into the IR, decided once per op from its schema.
+enum class ArgClass : uint8_t {
+  kTensor,              // Tensor or Tensor?
+  kTensorList,          // Tensor[]
+  kOptionalTensorList,  // Tensor?[]
+  kScalar,              // Scalar or Scalar?
+  kGenerator,           // Generator?
+  kOther,
+};
+
+ArgClass Classify(const c10::TypePtr& type) {
+  c10::TypePtr t = type;
+  if (auto opt = t->cast<c10::OptionalType>()) t = opt->getElementType();
+  if (t->kind() == c10::TypeKind::TensorType) return ArgClass::kTensor;
+  if (t->kind() == c10::TypeKind::NumberType) return ArgClass::kScalar;
+  if (t->kind() == c10::TypeKind::GeneratorType) return ArgClass::kGenerator;
+  if (auto list = t->cast<c10::ListType>()) {
+    c10::TypePtr e = list->getElementType();
+    if (e->kind() == c10::TypeKind::TensorType) return ArgClass::kTensorList;
+    if (auto opt = e->cast<c10::OptionalType>()) {
+      if (opt->getElementType()->kind() == c10::TypeKind::TensorType)
+        return ArgClass::kOptionalTensorList;
+    }
+  }
+  return ArgClass::kOther;
+}
+
+const std::vector<ArgClass>& ArgClasses(const c10::OperatorHandle& op) {
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<const void*, std::vector<ArgClass>>();
+  const c10::FunctionSchema& schema = op.schema();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& classes = (*cache)[&schema];
+  if (classes.empty() && !schema.arguments().empty()) {
+    for (const c10::Argument& a : schema.arguments()) classes.push_back(Classify(a.type()));
+  }
+  return classes;
+}
+
+bool SpecialScalarsEnabled() {
+  static const bool enabled = !debug::EnvBool("XLA_NO_SPECIAL_SCALARS");
+  return enabled;
+}
+
+bool IsSpecialScalar(const c10::Scalar& s) {
+  if (!SpecialScalarsEnabled()) return false;
+  if (s.isBoolean()) return true;
+  if (s.isIntegral(/*includeBool=*/false)) return s.toLong() == 0 || s.toLong() == 1;
+  if (s.isFloatingPoint()) return s.toDouble() == 0.0 || s.toDouble() == 1.0;
+  return false;
+}
+
+c10::ScalarType ScalarTypeOf(const c10::Scalar& s) {
+  if (s.isBoolean()) return c10::kBool;
+  if (s.isIntegral(false)) return c10::kLong;
+  TORCH_CHECK(!s.isComplex(), "complex scalars are not supported on the xla device");
+  return c10::kDouble;
+}
+
+// A 0-dim host value entering the graph: a constant when it is 0 or 1, else a parameter, so a
+// changing learning rate does not change the graph.
+ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
+                      bool allow_constant) {
+  if (allow_constant && IsSpecialScalar(s)) return ir::Value{ir::Node::Constant(s, dtype), 0};
+  at::Tensor host = at::scalar_tensor(s, at::TensorOptions().dtype(dtype));
+  return ir::Value{ir::Node::DeviceData(TransferToDevice(host, device), ir::Shape(dtype, {})), 0};
+}
+
+int FindDevice(c10::ArrayRef<c10::IValue> args) {
+  for (const c10::IValue& v : args) {
+    if (v.isTensor() && IsXlaTensor(v.toTensor())) return DeviceOrdinal(v.toTensor().device());
+    if (v.isList()) {
+      for (const c10::IValue& e : v.toListRef())
+        if (e.isTensor() && IsXlaTensor(e.toTensor())) return DeviceOrdinal(e.toTensor().device());
+    }
+    if (v.isDevice() && v.toDevice().type() == c10::DeviceType::XLA)
+      return DeviceOrdinal(v.toDevice());
+  }
+  return -1;
+}
+
+// Builds a node's operands and argument templates.
+class NodeBuilder {
+ public:
+  NodeBuilder(const c10::FunctionSchema& schema, int device) : schema_(schema), device_(device) {}
+
+  void AddTensor(size_t i, const at::Tensor& t) {
+    ir::Arg arg;
+    if (!t.defined()) {
+      args_.push_back(std::move(arg));  // kConst None
+      return;
+    }
+    arg.kind = ir::Arg::Kind::kTensor;
+    arg.operand = static_cast<uint32_t>(operands_.size());
+    operands_.push_back(ValueFor(i, t, &arg.wrapped_number));
+    args_.push_back(std::move(arg));
+  }
+
+  void AddTensorList(size_t i, const c10::IValue& v) {
+    ir::Arg arg;
+    arg.kind = ir::Arg::Kind::kTensorList;
+    arg.operand = static_cast<uint32_t>(operands_.size());
+    for (const c10::IValue& e : v.toListRef()) {
+      bool wrapped = false;
+      operands_.push_back(ValueFor(i, e.toTensor(), &wrapped));
+      ++arg.count;
+    }
+    args_.push_back(std::move(arg));
+  }
+
+  void AddOptionalTensorList(size_t i, const c10::IValue& v) {
+    ir::Arg arg;
+    arg.kind = ir::Arg::Kind::kOptionalTensorList;
+    arg.operand = static_cast<uint32_t>(operands_.size());
+    for (const c10::IValue& e : v.toListRef()) {
+      bool present = e.isTensor() && e.toTensor().defined();
+      arg.present.push_back(present);
+      if (present) {
+        bool wrapped = false;
+        operands_.push_back(ValueFor(i, e.toTensor(), &wrapped));
+        ++arg.count;
+      }
+    }
+    args_.push_back(std::move(arg));
+  }
+
+  void AddScalar(const c10::IValue& v) {
+    ir::Arg arg;
+    if (v.isNone() || IsSpecialScalar(v.toScalar())) {
+      arg.value = v;
+    } else {
+      c10::Scalar s = v.toScalar();
+      arg.kind = ir::Arg::Kind::kScalar;
+      arg.operand = static_cast<uint32_t>(operands_.size());
+      operands_.push_back(ScalarValue(s, ScalarTypeOf(s), device_, /*allow_constant=*/false));
+    }
+    args_.push_back(std::move(arg));
+  }
+
+  // Random ops draw a seed now, from the generator given or the default CPU one (so
+  // torch.manual_seed governs them): re-running the graph reproduces the same numbers.
+  void AddGenerator(const c10::IValue& v) {
+    at::Generator gen = v.isNone() ? at::detail::getDefaultCPUGenerator() : v.toGenerator();
+    TORCH_CHECK(gen.device().is_cpu(), "the xla device draws random numbers from CPU generators");
+    int64_t seed;
+    {
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      seed = static_cast<int64_t>(gen.get<at::CPUGeneratorImpl>()->random64() >> 1);
+    }
+    ir::Arg arg;
+    arg.kind = ir::Arg::Kind::kGenerator;
+    arg.operand = static_cast<uint32_t>(operands_.size());
+    operands_.push_back(ScalarValue(seed, c10::kLong, device_, /*allow_constant=*/false));
+    args_.push_back(std::move(arg));
+  }
+
+  void AddOther(const c10::IValue& v) {
+    ir::Arg arg;
+    // The device is where the node lives, not part of what it computes; replayed on CPU.
+    if (!v.isDevice()) {
+      ir::HashIValue(v);  // rejects values the IR cannot carry, at the op
+      arg.value = v;
+    }
+    args_.push_back(std::move(arg));
+  }
+
+  std::vector<ir::Value> TakeOperands() { return std::move(operands_); }
+  std::vector<ir::Arg> TakeArgs() { return std::move(args_); }
+
+ private:
+  ir::Value ValueFor(size_t i, const at::Tensor& t, bool* wrapped) {
+    if (LazyTensorPtr lt = TryGetLazyTensor(t)) {
+      TORCH_CHECK(lt->device() == device_,
+                  "Expected all tensors to be on the same device, but found at least two "
+                  "devices, xla:", device_, " and xla:", lt->device(), "! (argument '",
+                  schema_.arguments()[i].name(), "' of ", schema_.name(), ")");
+      return lt->GetIrValue();
+    }
+    TORCH_CHECK(t.dim() == 0 && t.device().is_cpu(),
+                "Input tensor is not an XLA tensor: ", TensorTypeName(t), " (argument '",
+                schema_.arguments()[i].name(), "' of ", schema_.name(), ")");
+    *wrapped = t.unsafeGetTensorImpl()->is_wrapped_number();
+    return ScalarValue(t.item(), t.scalar_type(), device_, /*allow_constant=*/true);
+  }
+
+  const c10::FunctionSchema& schema_;
+  int device_;
+  std::vector<ir::Value> operands_;
+  std::vector<ir::Arg> args_;
+};
+
+at::Tensor ToMeta(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  at::Tensor m = at::empty(t.sizes(), at::TensorOptions().dtype(t.scalar_type()).device(c10::kMeta));
+  if (t.unsafeGetTensorImpl()->is_wrapped_number()) m.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return m;
+}
+
+void CollectShapes(const c10::IValue& v, std::vector<ir::Shape>* shapes) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    shapes->push_back(t.defined() ? ir::Shape(t.scalar_type(), t.sizes())
+                                  : ir::Shape(c10::ScalarType::Undefined, {}));
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorVector()) shapes->emplace_back(t.scalar_type(), t.sizes());
+  } else if (v.isNone()) {
+    shapes->emplace_back(c10::ScalarType::Undefined, c10::IntArrayRef{});
+  } else {
+    TORCH_INTERNAL_ASSERT(false, "ops returning non-tensors cannot be recorded lazily");
+  }
+}
+
+// Runs the op's Meta kernel on stand-ins of the arguments: shapes, dtypes and eager's checks.
+std::vector<ir::Shape> MetaShapes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                  const std::vector<ArgClass>& classes) {
+  torch::jit::Stack meta;
+  meta.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& v = args[i];
+    switch (classes[i]) {
+      case ArgClass::kTensor:
+        meta.emplace_back(v.isTensor() ? c10::IValue(ToMeta(v.toTensor())) : v);
+        break;
+      case ArgClass::kTensorList: {
+        c10::List<at::Tensor> list;
+        for (const c10::IValue& e : v.toListRef()) list.push_back(ToMeta(e.toTensor()));
+        meta.emplace_back(std::move(list));
+        break;
+      }
+      case ArgClass::kOptionalTensorList: {
+        c10::List<c10::optional<at::Tensor>> list;
+        for (const c10::IValue& e : v.toListRef())
+          list.push_back(e.isTensor() ? c10::optional<at::Tensor>(ToMeta(e.toTensor()))
+                                      : c10::nullopt);
+        meta.emplace_back(std::move(list));
+        break;
+      }
+      case ArgClass::kGenerator:
+        meta.emplace_back();
+        break;
+      default:
+        meta.emplace_back(v.isDevice() ? c10::IValue(c10::Device(c10::kMeta)) : v);
+    }
+  }
+  {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.callBoxed(meta);
+  }
+  std::vector<ir::Shape> shapes;
+  for (const c10::IValue& v : meta) CollectShapes(v, &shapes);
+  return shapes;
+}
+
+}  // namespace
+
+void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  c10::ArrayRef<c10::IValue> args(stack->data() + stack->size() - num_args, num_args);
+  const std::vector<ArgClass>& classes = ArgClasses(op);
+  int device = FindDevice(args);
+  TORCH_INTERNAL_ASSERT(device >= 0, schema.name(), " reached the xla kernel without xla inputs");
+  if (info.needs_fallback && info.needs_fallback(args)) {
+    CpuFallback(op, stack);
+    return;
+  }
+
+  std::vector<ir::Shape> shapes;
+  if (info.shape_rule) {
+    if (auto ruled = info.shape_rule(args)) shapes = std::move(*ruled);
+  }
+  if (shapes.empty()) {
+    try {
+      shapes = MetaShapes(op, args, classes);
+    } catch (const c10::NotImplementedError&) {
+      // No Meta kernel in this PyTorch: still correct, through the CPU.
+      CpuFallback(op, stack);
+      return;
+    }
+  }
+  std::vector<int> written;
+  if (info.written_args) written = info.written_args(args);
+  for (int i : written) {
+    const at::Tensor& t = args[i].toTensor();
+    shapes.emplace_back(t.scalar_type(), t.sizes());
+  }
+  for (const ir::Shape& s : shapes)
+    if (s.dtype != c10::ScalarType::Undefined) ir::ToElementType(s.dtype);  // rejects e.g. complex
+
+  bool has_tensor_input = false;
+  NodeBuilder builder(schema, device);
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::IValue& v = args[i];
+    switch (classes[i]) {
+      case ArgClass::kTensor:
+        if (v.isTensor()) {
+          has_tensor_input = true;
+          builder.AddTensor(i, v.toTensor());
+        } else {
+          builder.AddOther(v);
+        }
+        break;
+      case ArgClass::kTensorList:
+        has_tensor_input = true;
+        builder.AddTensorList(i, v);
+        break;
+      case ArgClass::kOptionalTensorList:
+        has_tensor_input = true;
+        builder.AddOptionalTensorList(i, v);
+        break;
+      case ArgClass::kScalar:
+        builder.AddScalar(v);
+        break;
+      case ArgClass::kGenerator:
+        builder.AddGenerator(v);
+        break;
+      case ArgClass::kOther:
+        builder.AddOther(v);
+        break;
+    }
+  }
+  std::vector<LazyTensorPtr> written_targets;
+  for (int i : written) written_targets.push_back(GetLazyTensor(args[i].toTensor(), schema.name().c_str()));
+
+  const size_t num_results = shapes.size() - written.size();
+  ir::NodePtr node =
+      ir::Node::Op(&info, builder.TakeOperands(), builder.TakeArgs(), std::move(shapes));
+  if (debug::IrDebugEnabled()) node->set_frames(debug::CurrentFrames());
+
+  auto result = [&](size_t k) -> at::Tensor {
+    if (node->shape(k).dtype == c10::ScalarType::Undefined) return at::Tensor();
+    LazyTensorPtr lt = LazyTensor::FromValue(ir::Value{node, static_cast<uint32_t>(k)}, device);
+    // A factory (no tensor inputs) is an entry point: its result is handed to the user.
+    return has_tensor_input ? MakeXlaTensor(std::move(lt)) : MakeEntryXlaTensor(std::move(lt));
+  };
+  torch::jit::drop(*stack, num_args);
+  const auto& returns = schema.returns();
+  if (returns.size() == 1 && returns[0].type()->kind() == c10::TypeKind::ListType) {
+    std::vector<at::Tensor> list;
+    for (size_t k = 0; k < num_results; ++k) list.push_back(result(k));
+    stack->emplace_back(std::move(list));
+  } else {
+    TORCH_INTERNAL_ASSERT(returns.size() == num_results, schema.name(), ": ", num_results,
+                          " shapes for ", returns.size(), " results");
+    for (size_t k = 0; k < num_results; ++k) stack->emplace_back(result(k));
+  }
+  for (size_t j = 0; j < written_targets.size(); ++j)
+    written_targets[j]->SetIrValue(ir::Value{node, static_cast<uint32_t>(num_results + j)});
+}
+
+}  // namespace txla::aten

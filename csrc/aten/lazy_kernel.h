@@ -1,0 +1,30 @@
+// The one kernel behind every op in the op table: it records the op as an IR node instead of
+// running it. Arguments are read from the boxed stack; xla tensors become operands, CPU 0-dim
+// tensors and Scalars become parameters (the scalars 0 and 1 are baked in as constants unless
+// XLA_NO_SPECIAL_SCALARS=1), everything else becomes a constant attribute. Output shapes come from
+// the op's shape rule or its Meta kernel, so shape errors surface at the op, as in eager mode.
+#pragma once
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+
+#include "ir/op_table.h"
+
+namespace txla::aten {
+
+// Replaces the op's arguments on `stack` with its (lazy) results.
+void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
+class LazyKernel final : public c10::OperatorKernel {
+ public:
+  explicit LazyKernel(const ir::OpInfo* info) : info_(info) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                  torch::jit::Stack* stack) {
+    RecordOp(*info_, op, stack);
+  }
+
+ private:
+  const ir::OpInfo* info_;
+};
+
+}  // namespace txla::aten

@@ -1,0 +1,25 @@
+// Barriers and reads: the point where pending IR becomes device data.
+//
+// SyncTensors cuts the graph of the given tensors, looks its hash up in the compile cache
+// (compiling on a miss), executes it, and hands each tensor its result. MarkStep does that for
+// every live tensor of a device with pending IR: the `xm.mark_step()` barrier. Reading one tensor
+// (ToHost) executes only the part of the graph that tensor needs.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <vector>
+
+#include "tensor/lazy_tensor.h"
+
+namespace txla::graph {
+
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors);
+void MarkStep(int device);
+// The tensor's value as a new host tensor (executing its pending graph if it has one).
+at::Tensor ToHost(const LazyTensorPtr& tensor);
+// Executed graphs: how many programs the in-memory cache holds.
+size_t CompileCacheSize();
+
+}  // namespace txla::graph

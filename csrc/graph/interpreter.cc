@@ -1,0 +1,202 @@
+#include "graph/interpreter.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+
+#include <unordered_map>
+
+#include "ir/op_table.h"
+#include "tensor/bridge.h"
+
+namespace txla::graph {
+namespace {
+
+struct Instruction {
+  const ir::Node* node = nullptr;  // kept for names in errors; valid while the program is built
+  std::string name;
+  const ir::OpInfo* op = nullptr;  // nullptr: a constant
+  std::vector<ir::Arg> args;
+  std::vector<int> operand_slots;
+  std::vector<int> output_slots;
+  std::vector<ir::Shape> shapes;
+  std::vector<int> release;  // slots whose last use is this instruction
+  c10::Scalar constant;
+  c10::ScalarType constant_dtype = c10::kFloat;
+};
+
+class InterpreterProgram final : public runtime::Executable {
+ public:
+  explicit InterpreterProgram(const GraphCut& cut);
+  std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters,
+                                          int device) override;
+  std::string kind() const override { return "interpreter"; }
+
+ private:
+  void Run(const Instruction& instr, std::vector<at::Tensor>& slots) const;
+
+  size_t num_parameters_ = 0;
+  int num_slots_ = 0;
+  std::vector<Instruction> program_;
+  std::vector<int> output_slots_;
+};
+
+InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
+  num_parameters_ = cut.parameters.size();
+  num_slots_ = static_cast<int>(num_parameters_);
+  std::unordered_map<const ir::Node*, int> first_slot;  // a node's outputs take consecutive slots
+  size_t data_seen = 0;
+  for (const ir::Node* node : cut.nodes) {
+    if (node->kind() == ir::NodeKind::kDeviceData) {
+      first_slot[node] = static_cast<int>(cut.parameter_sequence[data_seen++]);
+      continue;
+    }
+    Instruction instr;
+    instr.name = node->OpName();
+    if (node->kind() == ir::NodeKind::kConstant) {
+      instr.constant = node->constant();
+      instr.constant_dtype = node->shape().dtype;
+    } else {
+      instr.op = node->op();
+      instr.args = node->args();
+      for (const ir::Value& v : node->operands())
+        instr.operand_slots.push_back(first_slot.at(v.node.get()) + static_cast<int>(v.index));
+    }
+    instr.shapes = node->shapes();
+    first_slot[node] = num_slots_;
+    for (size_t i = 0; i < node->shapes().size(); ++i) instr.output_slots.push_back(num_slots_++);
+    program_.push_back(std::move(instr));
+  }
+  for (const ir::Value& root : cut.roots)
+    output_slots_.push_back(first_slot.at(root.node.get()) + static_cast<int>(root.index));
+
+  // Free each intermediate after its last use, so peak memory follows the live set.
+  std::vector<int> last_use(num_slots_, -1);
+  for (size_t i = 0; i < program_.size(); ++i)
+    for (int s : program_[i].operand_slots) last_use[s] = static_cast<int>(i);
+  for (int s : output_slots_) last_use[s] = -2;  // never released
+  for (int s = 0; s < num_slots_; ++s)
+    if (last_use[s] >= 0) program_[last_use[s]].release.push_back(s);
+}
+
+c10::Scalar ScalarFromTensor(const at::Tensor& t) { return t.item(); }
+
+void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& slots) const {
+  if (instr.op == nullptr) {
+    slots[instr.output_slots[0]] = at::scalar_tensor(instr.constant,
+                                                     at::TensorOptions().dtype(instr.constant_dtype));
+    return;
+  }
+  auto operand = [&](uint32_t i) -> const at::Tensor& { return slots[instr.operand_slots[i]]; };
+  torch::jit::Stack stack;
+  stack.reserve(instr.args.size());
+  for (const ir::Arg& a : instr.args) {
+    switch (a.kind) {
+      case ir::Arg::Kind::kConst:
+        stack.emplace_back(a.value);
+        break;
+      case ir::Arg::Kind::kTensor:
+        if (a.wrapped_number) {
+          at::Tensor wrapped = operand(a.operand).clone();
+          wrapped.unsafeGetTensorImpl()->set_wrapped_number(true);
+          stack.emplace_back(std::move(wrapped));
+        } else {
+          stack.emplace_back(operand(a.operand));
+        }
+        break;
+      case ir::Arg::Kind::kTensorList: {
+        c10::List<at::Tensor> list;
+        list.reserve(a.count);
+        for (uint32_t i = 0; i < a.count; ++i) list.push_back(operand(a.operand + i));
+        stack.emplace_back(std::move(list));
+        break;
+      }
+      case ir::Arg::Kind::kOptionalTensorList: {
+        c10::List<c10::optional<at::Tensor>> list;
+        uint32_t next = a.operand;
+        for (bool present : a.present)
+          list.push_back(present ? c10::optional<at::Tensor>(operand(next++)) : c10::nullopt);
+        stack.emplace_back(std::move(list));
+        break;
+      }
+      case ir::Arg::Kind::kScalar:
+        stack.emplace_back(ScalarFromTensor(operand(a.operand)));
+        break;
+      case ir::Arg::Kind::kGenerator:
+        stack.emplace_back(at::make_generator<at::CPUGeneratorImpl>(
+            static_cast<uint64_t>(operand(a.operand).item<int64_t>())));
+        break;
+    }
+  }
+  // Arguments the op writes without declaring it get private copies, returned as extra outputs.
+  std::vector<int> written;
+  if (instr.op->written_args) {
+    written = instr.op->written_args(stack);
+    for (int i : written) stack[i] = stack[i].toTensor().clone();
+  }
+  std::vector<at::Tensor> written_values;
+  for (int i : written) written_values.push_back(stack[i].toTensor());
+
+  instr.op->handle().callBoxed(stack);
+
+  std::vector<at::Tensor> results;
+  for (c10::IValue& v : stack) {
+    if (v.isTensor()) {
+      results.push_back(std::move(v).toTensor());
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorVector()) results.push_back(t);
+    } else if (v.isNone()) {
+      results.emplace_back();
+    } else {
+      TORCH_INTERNAL_ASSERT(false, instr.name, " returned a non-tensor value");
+    }
+  }
+  for (at::Tensor& t : written_values) results.push_back(std::move(t));
+  TORCH_INTERNAL_ASSERT(results.size() == instr.output_slots.size(), instr.name, " returned ",
+                        results.size(), " values, the IR expects ", instr.output_slots.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    const ir::Shape& expect = instr.shapes[i];
+    if (expect.dtype == c10::ScalarType::Undefined) continue;
+    TORCH_INTERNAL_ASSERT(results[i].defined() && results[i].scalar_type() == expect.dtype &&
+                              results[i].sizes() == c10::IntArrayRef(expect.sizes),
+                          instr.name, " output ", i, ": the IR expects ", expect.ToString(),
+                          " but the kernel produced ",
+                          results[i].defined() ? ir::Shape(results[i].scalar_type(),
+                                                           results[i].sizes()).ToString()
+                                               : std::string("undefined"));
+    slots[instr.output_slots[i]] = std::move(results[i]);
+  }
+  for (int s : instr.release) slots[s].reset();
+}
+
+std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
+    const std::vector<runtime::BufferPtr>& parameters, int device) {
+  TORCH_INTERNAL_ASSERT(parameters.size() == num_parameters_);
+  // Plain CPU kernels: no autograd recording, no functionalization.
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  c10::impl::ExcludeDispatchKeyGuard no_functionalize(c10::DispatchKey::Functionalize);
+  std::vector<at::Tensor> slots(num_slots_);
+  for (size_t i = 0; i < parameters.size(); ++i) slots[i] = BufferAsTensor(parameters[i]);
+  for (const Instruction& instr : program_) {
+    try {
+      Run(instr, slots);
+    } catch (const c10::Error& e) {
+      TORCH_CHECK(false, "while running ", instr.name, " on the xla device: ", e.what_without_backtrace());
+    }
+  }
+  std::vector<runtime::BufferPtr> outputs;
+  outputs.reserve(output_slots_.size());
+  for (int s : output_slots_) {
+    if (static_cast<size_t>(s) < num_parameters_) outputs.push_back(parameters[s]);
+    else outputs.push_back(TensorAsBuffer(slots[s], device));
+  }
+  return outputs;
+}
+
+}  // namespace
+
+std::shared_ptr<runtime::Executable> BuildInterpreterProgram(const GraphCut& cut) {
+  return std::make_shared<InterpreterProgram>(cut);
+}
+
+}  // namespace txla::graph

@@ -1,0 +1,24 @@
+// Text and Graphviz dumps of lazy IR graphs, as PyTorch/XLA prints them:
+//
+//   IR {
+//     %0 = f32[2,2] xla::device_data()
+//     %1 = f32[2,2] aten::add.Tensor(%0, %0), alpha=1, ROOT=0
+//   }
+//
+// XLA_SAVE_TENSORS_FILE names a file every executed graph is appended to, in the format
+// XLA_SAVE_TENSORS_FMT names (text, the default, or dot).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/post_order.h"
+
+namespace txla::ir {
+
+std::string GraphToText(const graph::GraphCut& cut);
+std::string GraphToDot(const graph::GraphCut& cut);
+// Appends the graph to XLA_SAVE_TENSORS_FILE when that is set.
+void DumpGraphIfRequested(const graph::GraphCut& cut, const std::vector<Value>& values);
+
+}  // namespace txla::ir

@@ -1,0 +1,320 @@
+#include "ir/op_table.h"
+
+#include <unordered_map>
+
+#include "ir/shape_rules.h"
+
+namespace txla::ir {
+namespace {
+
+using namespace rules;
+
+bool HasBooleanIndex(c10::ArrayRef<c10::IValue> args) {
+  // index.Tensor(self, Tensor?[] indices): a bool/uint8 mask selects a data-dependent count.
+  for (const c10::IValue& index : args[1].toListRef()) {
+    if (index.isTensor()) {
+      auto dtype = index.toTensor().scalar_type();
+      if (dtype == c10::kBool || dtype == c10::kByte) return true;
+    }
+  }
+  return false;
+}
+
+bool IndexPutHasBooleanIndex(c10::ArrayRef<c10::IValue> args) { return HasBooleanIndex(args); }
+
+std::vector<int> BatchNormRunningStats(c10::ArrayRef<c10::IValue> args) {
+  bool training = args[5].toBool();
+  bool has_stats = args[3].isTensor() && args[3].toTensor().defined() && args[4].isTensor() &&
+                   args[4].toTensor().defined();
+  if (training && has_stats) return {3, 4};
+  return {};
+}
+
+struct OpDecl {
+  const char* name;
+  ShapeRule shape_rule = nullptr;
+  FallbackRule needs_fallback = nullptr;
+  WrittenArgsRule written_args = nullptr;
+};
+
+// One line per op. Elementwise ops are grouped by family; the backward of an op sits beside it.
+const OpDecl kOps[] = {
+    // Elementwise, unary.
+    {"aten::abs", nullptr, nullptr},
+    {"aten::neg", nullptr, nullptr},
+    {"aten::exp", nullptr, nullptr},
+    {"aten::log", nullptr, nullptr},
+    {"aten::log2", nullptr, nullptr},
+    {"aten::log10", nullptr, nullptr},
+    {"aten::log1p", nullptr, nullptr},
+    {"aten::expm1", nullptr, nullptr},
+    {"aten::sqrt", nullptr, nullptr},
+    {"aten::rsqrt", nullptr, nullptr},
+    {"aten::sin", nullptr, nullptr},
+    {"aten::cos", nullptr, nullptr},
+    {"aten::tan", nullptr, nullptr},
+    {"aten::asin", nullptr, nullptr},
+    {"aten::acos", nullptr, nullptr},
+    {"aten::atan", nullptr, nullptr},
+    {"aten::sinh", nullptr, nullptr},
+    {"aten::cosh", nullptr, nullptr},
+    {"aten::tanh", nullptr, nullptr},
+    {"aten::erf", nullptr, nullptr},
+    {"aten::erfc", nullptr, nullptr},
+    {"aten::floor", nullptr, nullptr},
+    {"aten::ceil", nullptr, nullptr},
+    {"aten::round", nullptr, nullptr},
+    {"aten::trunc", nullptr, nullptr},
+    {"aten::frac", nullptr, nullptr},
+    {"aten::sign", nullptr, nullptr},
+    {"aten::sgn", nullptr, nullptr},
+    {"aten::reciprocal", nullptr, nullptr},
+    {"aten::bitwise_not", nullptr, nullptr},
+    {"aten::logical_not", nullptr, nullptr},
+    {"aten::clamp", nullptr, nullptr},
+    {"aten::clamp.Tensor", nullptr, nullptr},
+    {"aten::clamp_min", nullptr, nullptr},
+    {"aten::clamp_max", nullptr, nullptr},
+    {"aten::pow.Tensor_Scalar", nullptr, nullptr},
+    {"aten::pow.Tensor_Tensor", nullptr, nullptr},
+    {"aten::pow.Scalar", nullptr, nullptr},
+    // Activations and their backwards.
+    {"aten::relu", SameAsFirst, nullptr},
+    {"aten::threshold", SameAsFirst, nullptr},
+    {"aten::threshold_backward", SameAsFirst, nullptr},
+    {"aten::sigmoid", SameAsFirst, nullptr},
+    {"aten::sigmoid_backward", SameAsFirst, nullptr},
+    {"aten::tanh_backward", SameAsFirst, nullptr},
+    {"aten::gelu", SameAsFirst, nullptr},
+    {"aten::gelu_backward", SameAsFirst, nullptr},
+    {"aten::silu", SameAsFirst, nullptr},
+    {"aten::silu_backward", SameAsFirst, nullptr},
+    {"aten::leaky_relu", SameAsFirst, nullptr},
+    {"aten::leaky_relu_backward", SameAsFirst, nullptr},
+    {"aten::elu", SameAsFirst, nullptr},
+    {"aten::elu_backward", SameAsFirst, nullptr},
+    {"aten::hardtanh", SameAsFirst, nullptr},
+    {"aten::hardtanh_backward", SameAsFirst, nullptr},
+    {"aten::softplus", SameAsFirst, nullptr},
+    {"aten::softplus_backward", SameAsFirst, nullptr},
+    {"aten::hardsigmoid", SameAsFirst, nullptr},
+    {"aten::hardsigmoid_backward", SameAsFirst, nullptr},
+    {"aten::hardswish", SameAsFirst, nullptr},
+    {"aten::hardswish_backward", SameAsFirst, nullptr},
+    {"aten::mish", SameAsFirst, nullptr},
+    {"aten::mish_backward", SameAsFirst, nullptr},
+    // Elementwise, binary and ternary.
+    {"aten::add.Tensor", nullptr, nullptr},
+    {"aten::add.Scalar", nullptr, nullptr},
+    {"aten::sub.Tensor", nullptr, nullptr},
+    {"aten::sub.Scalar", nullptr, nullptr},
+    {"aten::rsub.Tensor", nullptr, nullptr},
+    {"aten::rsub.Scalar", nullptr, nullptr},
+    {"aten::mul.Tensor", nullptr, nullptr},
+    {"aten::mul.Scalar", nullptr, nullptr},
+    {"aten::div.Tensor", nullptr, nullptr},
+    {"aten::div.Tensor_mode", nullptr, nullptr},
+    {"aten::div.Scalar", nullptr, nullptr},
+    {"aten::maximum", nullptr, nullptr},
+    {"aten::minimum", nullptr, nullptr},
+    {"aten::remainder.Tensor", nullptr, nullptr},
+    {"aten::remainder.Scalar", nullptr, nullptr},
+    {"aten::fmod.Tensor", nullptr, nullptr},
+    {"aten::fmod.Scalar", nullptr, nullptr},
+    {"aten::atan2", nullptr, nullptr},
+    {"aten::eq.Tensor", nullptr, nullptr},
+    {"aten::eq.Scalar", nullptr, nullptr},
+    {"aten::ne.Tensor", nullptr, nullptr},
+    {"aten::ne.Scalar", nullptr, nullptr},
+    {"aten::lt.Tensor", nullptr, nullptr},
+    {"aten::lt.Scalar", nullptr, nullptr},
+    {"aten::le.Tensor", nullptr, nullptr},
+    {"aten::le.Scalar", nullptr, nullptr},
+    {"aten::gt.Tensor", nullptr, nullptr},
+    {"aten::gt.Scalar", nullptr, nullptr},
+    {"aten::ge.Tensor", nullptr, nullptr},
+    {"aten::ge.Scalar", nullptr, nullptr},
+    {"aten::logical_and", nullptr, nullptr},
+    {"aten::logical_or", nullptr, nullptr},
+    {"aten::logical_xor", nullptr, nullptr},
+    {"aten::bitwise_and.Tensor", nullptr, nullptr},
+    {"aten::bitwise_or.Tensor", nullptr, nullptr},
+    {"aten::bitwise_xor.Tensor", nullptr, nullptr},
+    {"aten::where.self", WhereSelf, nullptr},
+    {"aten::addcmul", nullptr, nullptr},
+    {"aten::addcdiv", nullptr, nullptr},
+    {"aten::lerp.Scalar", nullptr, nullptr},
+    {"aten::lerp.Tensor", nullptr, nullptr},
+    {"aten::masked_fill.Scalar", nullptr, nullptr},
+    {"aten::masked_fill.Tensor", nullptr, nullptr},
+    // Reductions and scans.
+    {"aten::sum", nullptr, nullptr},
+    {"aten::sum.dim_IntList", nullptr, nullptr},
+    {"aten::mean", nullptr, nullptr},
+    {"aten::mean.dim", nullptr, nullptr},
+    {"aten::prod", nullptr, nullptr},
+    {"aten::prod.dim_int", nullptr, nullptr},
+    {"aten::amax", nullptr, nullptr},
+    {"aten::amin", nullptr, nullptr},
+    {"aten::max", nullptr, nullptr},
+    {"aten::min", nullptr, nullptr},
+    {"aten::max.dim", nullptr, nullptr},
+    {"aten::min.dim", nullptr, nullptr},
+    {"aten::argmax", nullptr, nullptr},
+    {"aten::argmin", nullptr, nullptr},
+    {"aten::var.correction", nullptr, nullptr},
+    {"aten::std.correction", nullptr, nullptr},
+    {"aten::linalg_vector_norm", nullptr, nullptr},
+    {"aten::logsumexp", nullptr, nullptr},
+    {"aten::any", nullptr, nullptr},
+    {"aten::any.dim", nullptr, nullptr},
+    {"aten::all", nullptr, nullptr},
+    {"aten::all.dim", nullptr, nullptr},
+    {"aten::cumsum", nullptr, nullptr},
+    {"aten::cumprod", nullptr, nullptr},
+    {"aten::sort", nullptr, nullptr},
+    {"aten::topk", nullptr, nullptr},
+    // Matrix products.
+    {"aten::mm", Mm, nullptr},
+    {"aten::addmm", Addmm, nullptr},
+    {"aten::bmm", nullptr, nullptr},
+    {"aten::baddbmm", nullptr, nullptr},
+    {"aten::dot", nullptr, nullptr},
+    {"aten::mv", nullptr, nullptr},
+    {"aten::addmv", nullptr, nullptr},
+    // Neural-network layers and losses.
+    {"aten::convolution", Convolution, nullptr},
+    {"aten::convolution_backward", ConvolutionBackward, nullptr},
+    {"aten::native_batch_norm", BatchNorm, nullptr, BatchNormRunningStats},
+    {"aten::native_batch_norm_backward", BatchNormBackward, nullptr},
+    {"aten::native_layer_norm", LayerNorm, nullptr},
+    {"aten::native_layer_norm_backward", LayerNormBackward, nullptr},
+    {"aten::max_pool2d_with_indices", nullptr, nullptr},
+    {"aten::max_pool2d_with_indices_backward", nullptr, nullptr},
+    {"aten::avg_pool2d", nullptr, nullptr},
+    {"aten::avg_pool2d_backward", nullptr, nullptr},
+    {"aten::_adaptive_avg_pool2d", nullptr, nullptr},
+    {"aten::_adaptive_avg_pool2d_backward", nullptr, nullptr},
+    {"aten::_softmax", nullptr, nullptr},
+    {"aten::_softmax_backward_data", nullptr, nullptr},
+    {"aten::_log_softmax", nullptr, nullptr},
+    {"aten::_log_softmax_backward_data", nullptr, nullptr},
+    {"aten::nll_loss_forward", nullptr, nullptr},
+    {"aten::nll_loss_backward", nullptr, nullptr},
+    {"aten::nll_loss2d_forward", nullptr, nullptr},
+    {"aten::nll_loss2d_backward", nullptr, nullptr},
+    {"aten::mse_loss", nullptr, nullptr},
+    {"aten::mse_loss_backward", nullptr, nullptr},
+    {"aten::binary_cross_entropy", nullptr, nullptr},
+    {"aten::binary_cross_entropy_backward", nullptr, nullptr},
+    {"aten::smooth_l1_loss", nullptr, nullptr},
+    {"aten::smooth_l1_loss_backward", nullptr, nullptr},
+    {"aten::embedding_dense_backward", EmbeddingDenseBackward, nullptr},
+    // Random numbers: each node draws from its own seed, fixed when the node is traced.
+    {"aten::native_dropout", NativeDropout, nullptr},
+    {"aten::native_dropout_backward", SameAsFirst, nullptr},
+    {"aten::bernoulli.p", SameAsFirst, nullptr},
+    {"aten::normal_functional", SameAsFirst, nullptr},
+    {"aten::uniform", SameAsFirst, nullptr},
+    {"aten::random", SameAsFirst, nullptr},
+    {"aten::random.from", SameAsFirst, nullptr},
+    // Views, as the copies functionalization turns them into.
+    {"aten::view_copy", ViewCopy, nullptr},
+    {"aten::view_copy.dtype", nullptr, nullptr},
+    {"aten::_unsafe_view", ViewCopy, nullptr},
+    {"aten::_reshape_alias_copy", ViewCopy, nullptr},
+    {"aten::slice_copy.Tensor", SliceCopy, nullptr},
+    {"aten::select_copy.int", SelectCopy, nullptr},
+    {"aten::transpose_copy.int", TransposeCopy, nullptr},
+    {"aten::t_copy", TCopy, nullptr},
+    {"aten::permute_copy", PermuteCopy, nullptr},
+    {"aten::expand_copy", ExpandCopy, nullptr},
+    {"aten::unsqueeze_copy", UnsqueezeCopy, nullptr},
+    {"aten::squeeze_copy", nullptr, nullptr},
+    {"aten::squeeze_copy.dim", nullptr, nullptr},
+    {"aten::diagonal_copy", nullptr, nullptr},
+    {"aten::alias_copy", SameAsFirst, nullptr},
+    {"aten::detach_copy", SameAsFirst, nullptr},
+    {"aten::as_strided_copy", nullptr, nullptr},
+    {"aten::unfold_copy", nullptr, nullptr},
+    {"aten::split_copy.Tensor", nullptr, nullptr},
+    {"aten::split_with_sizes_copy", nullptr, nullptr},
+    {"aten::unbind_copy.int", nullptr, nullptr},
+    // Backward ops that are composites over views and in-place writes in ATen: recorded whole,
+    // so they never run below functionalization on device tensors.
+    {"aten::slice_backward", nullptr, nullptr},
+    {"aten::select_backward", nullptr, nullptr},
+    {"aten::diagonal_backward", nullptr, nullptr},
+    // Indexing, joining, reshuffling.
+    {"aten::cat", nullptr, nullptr},
+    {"aten::stack", nullptr, nullptr},
+    {"aten::index_select", nullptr, nullptr},
+    {"aten::gather", nullptr, nullptr},
+    {"aten::scatter.src", nullptr, nullptr},
+    {"aten::scatter.value", nullptr, nullptr},
+    {"aten::scatter_add", nullptr, nullptr},
+    {"aten::scatter_reduce.two", nullptr, nullptr},
+    {"aten::index.Tensor", nullptr, HasBooleanIndex},
+    {"aten::index_put", nullptr, IndexPutHasBooleanIndex},
+    {"aten::index_add", nullptr, nullptr},
+    {"aten::flip", nullptr, nullptr},
+    {"aten::roll", nullptr, nullptr},
+    {"aten::repeat", nullptr, nullptr},
+    {"aten::constant_pad_nd", nullptr, nullptr},
+    {"aten::tril", nullptr, nullptr},
+    {"aten::triu", nullptr, nullptr},
+    // Fills, copies, casts.
+    {"aten::fill.Scalar", SameAsFirst, nullptr},
+    {"aten::fill.Tensor", SameAsFirst, nullptr},
+    {"aten::zero", SameAsFirst, nullptr},
+    {"aten::zeros", Factory, nullptr},
+    {"aten::ones", Factory, nullptr},
+    {"aten::full", nullptr, nullptr},
+    {"aten::copy", SameAsFirst, nullptr},
+    {"aten::_to_copy", ToCopy, nullptr},
+};
+
+struct Table {
+  std::vector<OpInfo> ops;
+  std::unordered_map<std::string, const OpInfo*> by_name;
+  Table() {
+    ops.reserve(sizeof(kOps) / sizeof(kOps[0]));
+    for (const OpDecl& decl : kOps) {
+      OpInfo info;
+      info.name = decl.name;
+      info.shape_rule = decl.shape_rule;
+      info.needs_fallback = decl.needs_fallback;
+      info.written_args = decl.written_args;
+      info.name_hash = HashString(info.name);
+      ops.push_back(std::move(info));
+    }
+    for (const OpInfo& info : ops) by_name.emplace(info.name, &info);
+  }
+};
+
+const Table& GetTable() {
+  static const Table* table = new Table();
+  return *table;
+}
+
+}  // namespace
+
+const c10::OperatorHandle& OpInfo::handle() const {
+  if (!handle_) {
+    auto dot = name.find('.');
+    std::string base = name.substr(0, dot);
+    std::string overload = dot == std::string::npos ? "" : name.substr(dot + 1);
+    handle_ = c10::Dispatcher::singleton().findSchemaOrThrow(base.c_str(), overload.c_str());
+  }
+  return *handle_;
+}
+
+const std::vector<OpInfo>& OpTable() { return GetTable().ops; }
+
+const OpInfo* FindOp(const std::string& qualified_name) {
+  const auto& by_name = GetTable().by_name;
+  auto it = by_name.find(qualified_name);
+  return it == by_name.end() ? nullptr : it->second;
+}
+
+}  // namespace txla::ir

@@ -1,0 +1,312 @@
+#include "ir/shape_rules.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/InferSize.h>
+#include <ATen/WrapDimUtils.h>
+#include <c10/util/Exception.h>
+
+namespace txla::ir::rules {
+namespace {
+
+using Shapes = std::optional<std::vector<Shape>>;
+
+Shape ShapeOf(const at::Tensor& t) { return Shape(t.scalar_type(), t.sizes()); }
+Shape Undefined() { return Shape(c10::ScalarType::Undefined, {}); }
+
+const at::Tensor* OptionalTensor(const c10::IValue& v) {
+  return (v.isTensor() && v.toTensor().defined()) ? &v.toTensor() : nullptr;
+}
+
+}  // namespace
+
+std::vector<int64_t> ToInts(const c10::IValue& value) {
+  std::vector<int64_t> out;
+  for (const c10::IValue& e : value.toListRef())
+    out.push_back(e.isInt() ? e.toInt() : e.toSymInt().expect_int());
+  return out;
+}
+
+Shapes SameAsFirst(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& first = args[0].toTensor();
+  if (!c10::isFloatingType(first.scalar_type())) return std::nullopt;
+  for (const c10::IValue& a : args.slice(1)) {
+    if (!a.isTensor()) continue;
+    const at::Tensor& t = a.toTensor();
+    if (t.sizes() != first.sizes() || t.scalar_type() != first.scalar_type())
+      return std::nullopt;
+  }
+  return std::vector<Shape>{ShapeOf(first)};
+}
+
+Shapes WhereSelf(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& cond = args[0].toTensor();
+  const at::Tensor& self = args[1].toTensor();
+  const at::Tensor& other = args[2].toTensor();
+  if (cond.scalar_type() != c10::kBool || self.scalar_type() != other.scalar_type())
+    return std::nullopt;
+  auto sizes = at::infer_size(at::infer_size(cond.sizes(), self.sizes()), other.sizes());
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes Mm(c10::ArrayRef<c10::IValue> args) { return std::nullopt; }
+Shapes Addmm(c10::ArrayRef<c10::IValue> args) { return std::nullopt; }
+
+Shapes Convolution(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[0].toTensor();
+  const at::Tensor& weight = args[1].toTensor();
+  auto stride = ToInts(args[3]);
+  auto padding = ToInts(args[4]);
+  auto dilation = ToInts(args[5]);
+  bool transposed = args[6].toBool();
+  auto output_padding = ToInts(args[7]);
+  int64_t groups = args[8].toInt();
+  int64_t spatial = input.dim() - 2;
+  TORCH_CHECK(input.dim() >= 3 && weight.dim() == input.dim(),
+              "Expected ", weight.dim(), "-dimensional input for ", weight.dim(),
+              "-dimensional weight ", weight.sizes(), ", but got ", input.dim(),
+              "-dimensional input of size ", input.sizes(), " instead");
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (",
+              input.scalar_type(), ") and weight type (", weight.scalar_type(),
+              ") should be the same");
+  TORCH_CHECK(groups > 0, "non-positive groups is not supported");
+  auto at_dim = [](const std::vector<int64_t>& v, int64_t i) { return v.size() == 1 ? v[0] : v[i]; };
+  std::vector<int64_t> out{input.size(0)};
+  if (!transposed) {
+    TORCH_CHECK(input.size(1) == weight.size(1) * groups, "Given groups=", groups,
+                ", weight of size ", weight.sizes(), ", expected input", input.sizes(),
+                " to have ", weight.size(1) * groups, " channels, but got ", input.size(1),
+                " channels instead");
+    out.push_back(weight.size(0));
+  } else {
+    TORCH_CHECK(input.size(1) == weight.size(0), "Given transposed=1, weight of size ",
+                weight.sizes(), ", expected input", input.sizes(), " to have ", weight.size(0),
+                " channels, but got ", input.size(1), " channels instead");
+    out.push_back(weight.size(1) * groups);
+  }
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = input.size(i + 2), k = weight.size(i + 2);
+    int64_t s = at_dim(stride, i), p = at_dim(padding, i), d = at_dim(dilation, i);
+    int64_t size;
+    if (!transposed) {
+      int64_t padded = in + 2 * p;
+      int64_t kernel = d * (k - 1) + 1;
+      TORCH_CHECK(padded >= kernel, "Calculated padded input size per channel: (", padded,
+                  "). Kernel size: (", kernel, "). Kernel size can't be greater than actual "
+                  "input size");
+      size = (padded - kernel) / s + 1;
+    } else {
+      size = (in - 1) * s - 2 * p + d * (k - 1) + at_dim(output_padding, i) + 1;
+    }
+    out.push_back(size);
+  }
+  return std::vector<Shape>{Shape(input.scalar_type(), out)};
+}
+
+Shapes ConvolutionBackward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[1].toTensor();
+  const at::Tensor& weight = args[2].toTensor();
+  auto mask = args[10].toBoolList();
+  std::vector<Shape> out;
+  out.push_back(mask[0] ? ShapeOf(input) : Undefined());
+  out.push_back(mask[1] ? ShapeOf(weight) : Undefined());
+  if (mask[2] && !args[3].isNone()) {
+    out.push_back(Shape(weight.scalar_type(), ToInts(args[3])));
+  } else if (mask[2]) {
+    bool transposed = args[7].toBool();
+    int64_t channels = transposed ? weight.size(1) * args[9].toInt() : weight.size(0);
+    out.push_back(Shape(weight.scalar_type(), {channels}));
+  } else {
+    out.push_back(Undefined());
+  }
+  return out;
+}
+
+Shapes BatchNorm(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[0].toTensor();
+  if (!c10::isFloatingType(input.scalar_type()) || input.dim() < 2) return std::nullopt;
+  const at::Tensor* weight = OptionalTensor(args[1]);
+  const at::Tensor* running_mean = OptionalTensor(args[3]);
+  const at::Tensor* running_var = OptionalTensor(args[4]);
+  bool training = args[5].toBool();
+  int64_t channels = input.size(1);
+  for (const at::Tensor* t : {weight, OptionalTensor(args[2]), running_mean, running_var}) {
+    if (t) {
+      TORCH_CHECK(t->dim() == 1 && t->size(0) == channels,
+                  "running_mean should contain ", channels, " elements not ", t->numel());
+      if (t->scalar_type() != input.scalar_type()) return std::nullopt;
+    }
+  }
+  TORCH_CHECK(!training || input.numel() / channels > 1,
+              "Expected more than 1 value per channel when training, got input size ",
+              input.sizes());
+  std::vector<Shape> out{ShapeOf(input)};
+  if (training) {
+    out.push_back(Shape(input.scalar_type(), {channels}));
+    out.push_back(Shape(input.scalar_type(), {channels}));
+  } else {
+    out.push_back(Shape(input.scalar_type(), {0}));
+    out.push_back(Shape(input.scalar_type(), {0}));
+  }
+  return out;
+}
+
+Shapes BatchNormBackward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[1].toTensor();
+  const at::Tensor* weight = OptionalTensor(args[2]);
+  auto mask = args[9].toBoolList();
+  c10::ScalarType param_type = weight ? weight->scalar_type() : input.scalar_type();
+  std::vector<Shape> out;
+  out.push_back(mask[0] ? ShapeOf(input) : Undefined());
+  out.push_back(mask[1] ? Shape(param_type, {input.size(1)}) : Undefined());
+  out.push_back(mask[2] ? Shape(param_type, {input.size(1)}) : Undefined());
+  return out;
+}
+
+Shapes LayerNorm(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[0].toTensor();
+  auto normalized = ToInts(args[1]);
+  int64_t axis = input.dim() - static_cast<int64_t>(normalized.size());
+  if (axis < 0 || !c10::isFloatingType(input.scalar_type())) return std::nullopt;
+  for (size_t i = 0; i < normalized.size(); ++i)
+    if (input.size(axis + i) != normalized[i]) return std::nullopt;  // Meta raises the error
+  std::vector<int64_t> stat_sizes(input.sizes().begin(), input.sizes().begin() + axis);
+  stat_sizes.resize(input.dim(), 1);
+  return std::vector<Shape>{ShapeOf(input), Shape(input.scalar_type(), stat_sizes),
+                            Shape(input.scalar_type(), stat_sizes)};
+}
+
+Shapes LayerNormBackward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[1].toTensor();
+  const at::Tensor* weight = OptionalTensor(args[5]);
+  const at::Tensor* bias = OptionalTensor(args[6]);
+  auto mask = args[7].toBoolList();
+  std::vector<Shape> out;
+  out.push_back(mask[0] ? ShapeOf(input) : Undefined());
+  out.push_back(mask[1] && weight ? ShapeOf(*weight) : Undefined());
+  out.push_back(mask[2] && bias ? ShapeOf(*bias) : Undefined());
+  return out;
+}
+
+Shapes EmbeddingDenseBackward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& grad = args[0].toTensor();
+  int64_t num_weights = args[2].isInt() ? args[2].toInt() : args[2].toSymInt().expect_int();
+  return std::vector<Shape>{Shape(grad.scalar_type(), {num_weights, grad.size(-1)})};
+}
+
+Shapes NativeDropout(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[0].toTensor();
+  if (!c10::isFloatingType(input.scalar_type())) return std::nullopt;
+  return std::vector<Shape>{ShapeOf(input), Shape(c10::kBool, input.sizes())};
+}
+
+Shapes ViewCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  auto sizes = at::infer_size(ToInts(args[1]), self.numel());
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes SliceCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  TORCH_CHECK(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
+  int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
+  int64_t size = self.size(dim);
+  auto as_int = [](const c10::IValue& v, int64_t dflt) {
+    if (v.isNone()) return dflt;
+    return v.isInt() ? v.toInt() : v.toSymInt().expect_int();
+  };
+  int64_t start = as_int(args[2], 0);
+  int64_t end = as_int(args[3], INT64_MAX);
+  int64_t step = as_int(args[4], 1);
+  TORCH_CHECK(step > 0, "slice step must be positive");
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::min(std::max<int64_t>(start, 0), size);
+  end = std::min(std::max(end, start), size);
+  std::vector<int64_t> sizes = self.sizes().vec();
+  sizes[dim] = (end - start + step - 1) / step;
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes SelectCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  TORCH_CHECK_INDEX(self.dim() != 0, "select() cannot be applied to a 0-dim tensor.");
+  int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
+  int64_t index = args[2].isInt() ? args[2].toInt() : args[2].toSymInt().expect_int();
+  int64_t size = self.size(dim);
+  TORCH_CHECK_INDEX(index >= -size && index < size, "select(): index ", index,
+                    " out of range for tensor of size ", self.sizes(), " at dimension ", dim);
+  std::vector<int64_t> sizes = self.sizes().vec();
+  sizes.erase(sizes.begin() + dim);
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes TransposeCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  int64_t d0 = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
+  int64_t d1 = c10::maybe_wrap_dim(args[2].toInt(), self.dim());
+  std::vector<int64_t> sizes = self.sizes().vec();
+  if (!sizes.empty()) std::swap(sizes[d0], sizes[d1]);
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes TCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  TORCH_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ",
+              self.dim(), "D");
+  std::vector<int64_t> sizes(self.sizes().rbegin(), self.sizes().rend());
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes PermuteCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  auto dims = ToInts(args[1]);
+  TORCH_CHECK(static_cast<int64_t>(dims.size()) == self.dim(),
+              "permute(sparse_coo): number of dimensions in the tensor input does not match "
+              "the length of the desired ordering of dimensions i.e. input.dim() = ",
+              self.dim(), " is not equal to len(dims) = ", dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  std::vector<int64_t> sizes;
+  for (int64_t d : dims) {
+    int64_t w = c10::maybe_wrap_dim(d, self.dim());
+    TORCH_CHECK(!seen[w], "permute(): duplicate dims are not allowed.");
+    seen[w] = true;
+    sizes.push_back(self.size(w));
+  }
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes ExpandCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  auto target = ToInts(args[1]);
+  TORCH_CHECK(target.size() >= static_cast<size_t>(self.dim()),
+              "expand(", self.toString(), "{", self.sizes(), "}, size=", target,
+              "): the number of sizes provided (", target.size(), ") ",
+              "must be greater or equal to the number of dimensions in the tensor (",
+              self.dim(), ")");
+  auto geometry = at::inferExpandGeometry_dimvector(self.sizes(), self.strides(), target);
+  return std::vector<Shape>{Shape(self.scalar_type(), geometry.sizes)};
+}
+
+Shapes UnsqueezeCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim() + 1);
+  std::vector<int64_t> sizes = self.sizes().vec();
+  sizes.insert(sizes.begin() + dim, 1);
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes Factory(c10::ArrayRef<c10::IValue> args) {
+  auto sizes = ToInts(args[0]);
+  for (int64_t s : sizes) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+  c10::ScalarType dtype = args[1].isNone() ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                                           : args[1].toScalarType();
+  return std::vector<Shape>{Shape(dtype, sizes)};
+}
+
+Shapes ToCopy(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  c10::ScalarType dtype = args[1].isNone() ? self.scalar_type() : args[1].toScalarType();
+  return std::vector<Shape>{Shape(dtype, self.sizes())};
+}
+
+}  // namespace txla::ir::rules

@@ -1,0 +1,39 @@
+// Fast shape rules for ops whose Meta kernel is slow or missing in PyTorch 1.13. Each returns
+// nullopt for the cases it does not cover, and the Meta kernel decides those.
+#pragma once
+
+#include "ir/op_table.h"
+
+namespace txla::ir::rules {
+
+// Output has the input's shape and dtype (activations and their backwards, fills, rng ops).
+// Only when every tensor argument has the first one's shape and dtype, and it is floating.
+std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> WhereSelf(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> Mm(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> Addmm(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> Convolution(c10::ArrayRef<c10::IValue> args);
+// Outputs whose output_mask entry is false have the Undefined dtype (an undefined tensor).
+std::optional<std::vector<Shape>> ConvolutionBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> BatchNorm(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> BatchNormBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> LayerNorm(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> LayerNormBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> EmbeddingDenseBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> NativeDropout(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> ViewCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> SliceCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> SelectCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> TransposeCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> TCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> PermuteCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> ExpandCopy(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> UnsqueezeCopy(c10::ArrayRef<c10::IValue> args);
+// zeros/ones(size, dtype, ...): the default dtype when none is given.
+std::optional<std::vector<Shape>> Factory(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> ToCopy(c10::ArrayRef<c10::IValue> args);
+
+// Reads an int[] or SymInt[] argument.
+std::vector<int64_t> ToInts(const c10::IValue& value);
+
+}  // namespace txla::ir::rules

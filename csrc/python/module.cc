@@ -1,0 +1,123 @@
+// torch_xla._XLAC: the C++ core as Python sees it. Function names follow PyTorch/XLA's _XLAC so
+// that code written against it runs unchanged.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/extension.h>
+
+#include "debug/frames.h"
+#include "graph/graph_executor.h"
+#include "graph/post_order.h"
+#include "ir/ir_dump.h"
+#include "metrics/metrics.h"
+#include "metrics/report.h"
+#include "runtime/device.h"
+#include "tensor/bridge.h"
+#include "tensor/registry.h"
+
+namespace py = pybind11;
+
+namespace txla::python {
+namespace {
+
+int ParseDevice(const std::string& device) {
+  if (device.empty()) return 0;
+  auto colon = device.find(':');
+  TORCH_CHECK(device.rfind("xla", 0) == 0, "not an xla device: ", device);
+  return colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
+}
+
+std::vector<LazyTensorPtr> LazyTensors(const std::vector<at::Tensor>& tensors) {
+  std::vector<LazyTensorPtr> out;
+  for (const at::Tensor& t : tensors) out.push_back(GetLazyTensor(t, "_XLAC"));
+  return out;
+}
+
+std::string GraphText(const std::vector<at::Tensor>& tensors, bool dot) {
+  std::vector<ir::Value> values;
+  for (const LazyTensorPtr& lt : LazyTensors(tensors)) values.push_back(lt->GetIrValue());
+  graph::GraphCut cut = graph::CutGraph(values, nullptr);
+  return dot ? ir::GraphToDot(cut) : ir::GraphToText(cut);
+}
+
+std::string PythonFrames() {
+  py::gil_scoped_acquire gil;
+  py::object stack = py::module::import("traceback").attr("format_stack")();
+  std::string out;
+  for (py::handle frame : stack) out += "    " + py::cast<std::string>(frame);
+  return out;
+}
+
+}  // namespace
+}  // namespace txla::python
+
+PYBIND11_MODULE(_XLAC, m) {
+  using namespace txla;
+  using namespace txla::python;
+  debug::SetFramesProvider(&PythonFrames);
+
+  m.def("_xla_metrics_report", [] { return metrics::Report(); });
+  m.def("_xla_short_metrics_report",
+        [](const std::vector<std::string>& counters, const std::vector<std::string>& names) {
+          return metrics::ShortReport(counters, names);
+        });
+  m.def("_xla_counter_names", [] { return metrics::CounterNames(); });
+  m.def("_xla_counter_value", [](const std::string& name) -> py::object {
+    metrics::Counter* c = metrics::FindCounter(name);
+    return c ? py::cast(c->Value()) : py::none();
+  });
+  m.def("_xla_metric_names", [] { return metrics::MetricNames(); });
+  m.def("_xla_metric_data", [](const std::string& name) -> py::object {
+    metrics::Metric* metric = metrics::FindMetric(name);
+    if (!metric) return py::none();
+    metrics::MetricSnapshot snap = metric->Snapshot();
+    py::list samples;
+    for (size_t i = 0; i < snap.recent_values.size(); ++i)
+      samples.append(py::make_tuple(snap.recent_stamps_ns[i], snap.recent_values[i]));
+    return py::make_tuple(snap.total_samples, snap.accumulator, samples);
+  });
+  m.def("_clear_xla_counters", [] { metrics::ClearCounters(); });
+  m.def("_clear_xla_metrics", [] { metrics::ClearMetrics(); });
+
+  m.def(
+      "_xla_step_marker",
+      [](const std::string& device, const std::vector<std::string>& devices, bool wait) {
+        py::gil_scoped_release no_gil;
+        graph::MarkStep(ParseDevice(device));
+      },
+      py::arg("device") = "", py::arg("devices") = std::vector<std::string>{},
+      py::arg("wait") = true);
+  m.def(
+      "_xla_sync_multi",
+      [](const std::vector<at::Tensor>& tensors, const std::vector<std::string>& devices,
+         bool wait, bool sync_xla_data) {
+        auto lazy = LazyTensors(tensors);
+        py::gil_scoped_release no_gil;
+        graph::SyncTensors(lazy);
+      },
+      py::arg("tensors"), py::arg("devices") = std::vector<std::string>{},
+      py::arg("wait") = true, py::arg("sync_xla_data") = true);
+  m.def("_xla_wait_device_ops", [](const std::vector<std::string>& devices) {},
+        py::arg("devices") = std::vector<std::string>{});
+  m.def("_xla_get_default_device", [] { return runtime::DeviceName(0); });
+  m.def("_xla_get_all_devices", [] {
+    std::vector<std::string> names;
+    for (const auto& d : runtime::Devices()) names.push_back(runtime::DeviceName(d.ordinal));
+    return names;
+  });
+  m.def("_xla_device_count", [] { return runtime::DeviceCount(); });
+  m.def("_xla_device_kind", [](const std::string& device) { return std::string("CPU"); },
+        py::arg("device") = "");
+  m.def("_get_xla_tensors_text",
+        [](const std::vector<at::Tensor>& tensors) { return GraphText(tensors, false); });
+  m.def("_get_xla_tensors_dot",
+        [](const std::vector<at::Tensor>& tensors) { return GraphText(tensors, true); });
+  m.def("_xla_is_xla_tensor", [](const at::Tensor& t) { return IsXlaTensor(t); });
+  m.def("_xla_has_pending_ir", [](const at::Tensor& t) {
+    return bool(GetLazyTensor(t, "_xla_has_pending_ir")->pending());
+  });
+  m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
+  m.def("_xla_live_tensor_count", [](const std::string& device) {
+    return registry::LiveCount(ParseDevice(device));
+  }, py::arg("device") = "");
+}

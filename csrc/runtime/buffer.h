@@ -1,0 +1,48 @@
+// A device buffer: a dense, row-major array on one device. On the CPU backend device memory is
+// host memory, so a Buffer is an aligned block plus its element type and dimensions.
+//
+// A buffer either owns its allocation or keeps an opaque owner alive (a tensor produced by a
+// kernel library), so results can become device data without a copy.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/element_type.h"
+
+namespace txla::runtime {
+
+class Buffer {
+ public:
+  // Allocates an uninitialized, 64-byte aligned buffer.
+  Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal);
+  // Adopts memory kept alive by `owner` (never copied, never freed here).
+  Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, void* data,
+         std::shared_ptr<void> owner);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  ElementType type() const { return type_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  int64_t element_count() const;
+  size_t size_bytes() const { return static_cast<size_t>(element_count()) * ByteWidth(type_); }
+  int device_ordinal() const { return device_ordinal_; }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  std::string ToString() const;  // "f32[2,3] on xla:0"
+
+ private:
+  ElementType type_;
+  std::vector<int64_t> dims_;
+  int device_ordinal_;
+  void* data_ = nullptr;
+  bool owns_ = false;
+  std::shared_ptr<void> owner_;
+};
+
+using BufferPtr = std::shared_ptr<Buffer>;
+
+}  // namespace txla::runtime

@@ -1,0 +1,20 @@
+// The devices a process sees. On the CPU backend each process offers `CPU_NUM_DEVICES` devices
+// (default 1), named xla:0 .. xla:N-1, all backed by host memory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace txla::runtime {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string kind = "CPU";  // what the device stands in for, as xm.xla_device_hw() reports
+};
+
+// Number of devices this process offers (read once from the environment).
+int DeviceCount();
+std::vector<DeviceInfo> Devices();
+std::string DeviceName(int ordinal);  // "xla:0"
+
+}  // namespace txla::runtime

@@ -1,0 +1,21 @@
+// A compiled graph, ready to run on a device: parameters in, results out, in the order the graph
+// was cut. The interpreter and compiled native code both implement it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/buffer.h"
+
+namespace txla::runtime {
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  virtual std::vector<BufferPtr> Execute(const std::vector<BufferPtr>& parameters,
+                                         int device) = 0;
+  // What ran it: "interpreter", "native", ...
+  virtual std::string kind() const = 0;
+};
+
+}  // namespace txla::runtime

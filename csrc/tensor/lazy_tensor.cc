@@ -1,0 +1,56 @@
+#include "tensor/lazy_tensor.h"
+
+#include <atomic>
+
+#include "metrics/metrics.h"
+#include "tensor/registry.h"
+
+namespace txla {
+namespace {
+std::atomic<int64_t> next_id{1};
+}
+
+LazyTensor::LazyTensor(int device, ir::Shape shape)
+    : id_(next_id.fetch_add(1)), device_(device), shape_(std::move(shape)) {
+  TXLA_COUNTER("CreateXlaTensor", 1);
+}
+
+LazyTensor::~LazyTensor() {
+  registry::Remove(id_, device_);
+  TXLA_COUNTER("DestroyXlaTensor", 1);
+}
+
+LazyTensorPtr LazyTensor::FromData(runtime::BufferPtr data, c10::ScalarType dtype, int device) {
+  auto t = std::make_shared<LazyTensor>(device, ir::Shape(dtype, data->dims()));
+  t->data_ = std::move(data);
+  registry::Add(t);
+  return t;
+}
+
+LazyTensorPtr LazyTensor::FromValue(ir::Value value, int device) {
+  auto t = std::make_shared<LazyTensor>(device, value.shape());
+  t->pending_ = std::move(value);
+  registry::Add(t);
+  return t;
+}
+
+ir::Value LazyTensor::GetIrValue() {
+  if (pending_) return pending_;
+  if (!data_node_) data_node_ = ir::Value{ir::Node::DeviceData(data_, shape_), 0};
+  return data_node_;
+}
+
+void LazyTensor::SetData(runtime::BufferPtr data) {
+  data_ = std::move(data);
+  data_node_ = ir::Value{};
+  pending_ = ir::Value{};
+}
+
+void LazyTensor::SetIrValue(ir::Value value) {
+  shape_ = value.shape();
+  pending_ = std::move(value);
+  data_ = nullptr;
+  data_node_ = ir::Value{};
+}
+
+}  // namespace txla

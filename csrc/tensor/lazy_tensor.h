@@ -1,0 +1,52 @@
+// A lazy tensor: the device-side state behind one xla at::Tensor.
+//
+// It holds either device data (a buffer) or a pending IR value that will produce it. Ops never
+// change a buffer; an in-place update replaces the pending value. Every live lazy tensor is in
+// the registry, so a barrier can find all pending work of a device.
+#pragma once
+
+#include <memory>
+
+#include "ir/node.h"
+#include "runtime/buffer.h"
+
+namespace txla {
+
+class LazyTensor;
+using LazyTensorPtr = std::shared_ptr<LazyTensor>;
+
+class LazyTensor {
+ public:
+  static LazyTensorPtr FromData(runtime::BufferPtr data, c10::ScalarType dtype, int device);
+  static LazyTensorPtr FromValue(ir::Value value, int device);
+  ~LazyTensor();
+
+  int64_t id() const { return id_; }
+  int device() const { return device_; }
+  const ir::Shape& shape() const { return shape_; }
+  c10::ScalarType dtype() const { return shape_.dtype; }
+
+  // The value to use as an operand: the pending computation, or a device-data node standing for
+  // the data (one per tensor, so x + x is one parameter).
+  ir::Value GetIrValue();
+  // The pending computation; empty once the tensor holds data.
+  const ir::Value& pending() const { return pending_; }
+  const runtime::BufferPtr& data() const { return data_; }
+
+  // The graph that computed this tensor ran: it now holds `data` and nothing is pending.
+  void SetData(runtime::BufferPtr data);
+  // An in-place update: from now on the tensor is `value` (its shape may change with it).
+  void SetIrValue(ir::Value value);
+
+  LazyTensor(int device, ir::Shape shape);
+
+ private:
+  int64_t id_;
+  int device_;
+  ir::Shape shape_;
+  runtime::BufferPtr data_;
+  ir::Value pending_;
+  ir::Value data_node_;  // cached device-data node for data_
+};
+
+}  // namespace txla

@@ -1,0 +1,18 @@
+// The live-tensor registry: every lazy tensor alive in the process, by device, so that a barrier
+// can sync all pending computations together. Thread-safe (data loaders create tensors on
+// background threads).
+#pragma once
+
+#include <vector>
+
+#include "tensor/lazy_tensor.h"
+
+namespace txla::registry {
+
+void Add(const LazyTensorPtr& tensor);
+void Remove(int64_t id, int device);
+// Live tensors of `device` that have a pending IR value, in creation order.
+std::vector<LazyTensorPtr> PendingTensors(int device);
+size_t LiveCount(int device);
+
+}  // namespace txla::registry

@@ -1,0 +1,28 @@
+"""torch_xla: PyTorch on a lazy `xla` device, implemented in C++ (see README.md).
+
+Importing the package loads the C++ core (`torch_xla._XLAC`), which registers the `xla` device
+with PyTorch's dispatcher.
+"""
+import os as _os
+
+import torch as _torch
+
+from . import _XLAC  # noqa: F401  (registers the xla device kernels)
+
+__version__ = "0.1.0"
+
+
+def device(index=None):
+    """The current process's xla device, as `torch.device('xla', index)`."""
+    from .core import xla_model as _xm
+    return _xm.xla_device(index)
+
+
+def sync(wait=False):
+    """The barrier: executes the pending graph of every live xla tensor (same as xm.mark_step)."""
+    from .core import xla_model as _xm
+    _xm.mark_step(wait=wait)
+
+
+def devices():
+    return [_torch.device(d) for d in _XLAC._xla_get_all_devices()]

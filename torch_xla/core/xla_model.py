@@ -1,0 +1,193 @@
+"""The PyTorch/XLA core API (`import torch_xla.core.xla_model as xm`)."""
+import os
+import threading
+import time
+
+import torch
+
+import torch_xla
+from torch_xla import runtime as xr
+
+_step_closures = threading.local()
+
+
+def _closures():
+    if not hasattr(_step_closures, 'pending'):
+        _step_closures.pending = []
+    return _step_closures.pending
+
+
+# Devices -------------------------------------------------------------------------------------
+
+def xla_device(n=None, devkind=None):
+    """The xla device `n` of this process (default: its first), e.g. device(type='xla', index=0)."""
+    if devkind is not None and devkind.upper() not in ('CPU', 'XLA', xr.device_type()):
+        raise RuntimeError(f'no xla devices of kind {devkind!r} here; this host has CPU devices')
+    index = 0 if n is None else int(n)
+    count = torch_xla._XLAC._xla_device_count()
+    if not 0 <= index < count:
+        raise RuntimeError(f'xla device {index} does not exist: this process has {count} '
+                           f'device(s) (set CPU_NUM_DEVICES for more)')
+    return torch.device('xla', index)
+
+
+def get_xla_supported_devices(devkind=None, max_devices=None):
+    devices = torch_xla._XLAC._xla_get_all_devices()
+    if max_devices is not None:
+        devices = devices[:max_devices]
+    return devices
+
+
+def xla_device_hw(device):
+    """The hardware an xla device stands in for: 'CPU' on this backend."""
+    return xr.device_type()
+
+
+def xla_real_devices(devices):
+    return ['CPU:%d' % torch.device(d).index for d in devices]
+
+
+# Topology (single process until the multi-process runtime lands) ------------------------------
+
+def xrt_world_size(defval=1):
+    return xr.world_size()
+
+
+def get_ordinal(defval=0):
+    return xr.global_ordinal()
+
+
+def get_local_ordinal(defval=0):
+    return xr.local_ordinal()
+
+
+def is_master_ordinal(local=True):
+    ordinal = get_local_ordinal() if local else get_ordinal()
+    return ordinal == 0
+
+
+def master_print(*args, fd=None, **kwargs):
+    if is_master_ordinal(local=False):
+        print(*args, file=fd, **kwargs)
+
+
+# Barriers -------------------------------------------------------------------------------------
+
+def mark_step(wait=False):
+    """Cuts the pending graph of every live xla tensor, compiles it (or reuses the cached
+    executable) and executes it. Step closures registered with add_step_closure run after."""
+    device = str(torch_xla._XLAC._xla_get_default_device())
+    torch_xla._XLAC._xla_step_marker(device, [], wait)
+    _run_step_closures()
+    metrics_file = os.environ.get('XLA_METRICS_FILE')
+    if metrics_file:
+        with open(metrics_file, 'a') as f:
+            f.write(torch_xla._XLAC._xla_metrics_report())
+            f.write('\n')
+
+
+def wait_device_ops(devices=[]):
+    """Blocks until every graph submitted to `devices` (all when empty) has executed."""
+    torch_xla._XLAC._xla_wait_device_ops(list(devices))
+
+
+def add_step_closure(closure, args=(), run_async=False):
+    """Runs `closure(*args)` after the next barrier, when tensors in `args` hold their values."""
+    _closures().append((closure, args))
+
+
+def _run_step_closures():
+    pending = _closures()
+    while pending:
+        closure, args = pending.pop(0)
+        closure(*args)
+
+
+# Moving and saving ----------------------------------------------------------------------------
+
+def _map_tensors(data, fn):
+    if isinstance(data, torch.Tensor):
+        return fn(data)
+    if isinstance(data, dict):
+        return type(data)((k, _map_tensors(v, fn)) for k, v in data.items())
+    if isinstance(data, (list, tuple)) and not hasattr(data, '_fields'):
+        return type(data)(_map_tensors(v, fn) for v in data)
+    if isinstance(data, tuple):  # namedtuple
+        return type(data)(*(_map_tensors(v, fn) for v in data))
+    return data
+
+
+def _maybe_convert_to_cpu(data, convert=True):
+    return _map_tensors(data, lambda t: t.cpu() if convert and t.device.type == 'xla' else t)
+
+
+def send_cpu_data_to_device(data, device, input_sharding=None):
+    return _map_tensors(data, lambda t: t.to(device))
+
+
+def save(data, file_or_path, master_only=True, global_master=False):
+    """torch.save of `data` with xla tensors moved to CPU first; with master_only, only the
+    master ordinal writes (local master, or the global one with global_master)."""
+    cpu_data = _maybe_convert_to_cpu(data)
+    should_write = (not master_only) or is_master_ordinal(local=not global_master)
+    if should_write:
+        torch.save(cpu_data, file_or_path)
+
+
+# Optimizer ------------------------------------------------------------------------------------
+
+def reduce_gradients(optimizer, groups=None, pin_layout=True):
+    """All-reduces (averages) the gradients of `optimizer` across replicas."""
+    if xrt_world_size() > 1:
+        raise NotImplementedError(
+            'reduce_gradients across several processes needs the multi-process runtime, '
+            'which is not built yet')
+
+
+def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None, pin_layout=True):
+    """reduce_gradients + optimizer.step(), then the barrier if `barrier`; returns step's loss."""
+    reduce_gradients(optimizer, groups=groups, pin_layout=pin_layout)
+    loss = optimizer.step(**optimizer_args)
+    if barrier:
+        mark_step()
+    return loss
+
+
+class RateTracker:
+    """Smoothed rate of a growing count (samples/s), as PyTorch/XLA's xm.RateTracker."""
+
+    def __init__(self, smooth_factor=0.4):
+        self._smooth_factor = smooth_factor
+        self._start_time = time.time()
+        self._partial_time = self._start_time
+        self._partial_count = 0.0
+        self._partial_rate = None
+        self._count = 0.0
+
+    def _update(self, now, rate):
+        self._partial_count += self._count
+        self._count = 0.0
+        self._partial_time = now
+        self._partial_rate = rate
+
+    def add(self, count):
+        self._count += count
+
+    def _smooth(self, current_rate):
+        if self._partial_rate is None:
+            return current_rate
+        return (1 - self._smooth_factor) * current_rate + self._smooth_factor * self._partial_rate
+
+    def rate(self):
+        now = time.time()
+        delta = now - self._partial_time
+        report_rate = 0.0
+        if delta > 0:
+            report_rate = self._smooth(self._count / delta)
+            self._update(now, report_rate)
+        return report_rate
+
+    def global_rate(self):
+        delta = time.time() - self._start_time
+        count = self._partial_count + self._count
+        return count / delta if delta > 0 else 0.0

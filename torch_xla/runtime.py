@@ -1,0 +1,47 @@
+"""Runtime queries (`torch_xla.runtime`, imported as `xr` in PyTorch/XLA scripts)."""
+import os
+
+import torch_xla
+
+
+def device_type():
+    """What the xla devices stand in for: 'CPU' here (PJRT_DEVICE=CPU is accepted)."""
+    return os.environ.get('PJRT_DEVICE', 'CPU').upper()
+
+
+def local_device_count():
+    return torch_xla._XLAC._xla_device_count()
+
+
+def addressable_device_count():
+    return local_device_count()
+
+
+def global_device_count():
+    return local_device_count() * int(os.environ.get('XLA_NUM_HOSTS', '1'))
+
+
+def world_size():
+    return int(os.environ.get('WORLD_SIZE', '1'))
+
+
+def global_ordinal():
+    return int(os.environ.get('RANK', '0'))
+
+
+def local_ordinal():
+    return int(os.environ.get('LOCAL_RANK', '0'))
+
+
+def process_index():
+    return global_ordinal()
+
+
+def process_count():
+    return world_size()
+
+
+def initialize_cache(path, readonly=False):
+    raise NotImplementedError(
+        'torch_xla.runtime.initialize_cache: the persistent compilation cache arrives with the '
+        'compiler (graphs currently run on the reference interpreter and are not compiled)')
