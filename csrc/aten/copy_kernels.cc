@@ -49,6 +49,13 @@ void EmptyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit:
   stack->push_back(std::move(zeros.back()));
 }
 
+// _efficientzerotensor: autograd's symbolic zeros. The device has no zero-tensor kind, so these
+// are plain zeros (as in PyTorch/XLA); same arguments as zeros.
+void EfficientZeroTensorKernel(const c10::OperatorHandle& op, c10::DispatchKeySet,
+                               torch::jit::Stack* stack) {
+  RecordTableOp("aten::zeros", stack);
+}
+
 // _to_copy: host -> device, device -> host, device -> other device, or a cast on the device.
 void ToCopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
   auto args = torch::jit::last(*stack, 7);

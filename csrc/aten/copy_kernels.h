@@ -8,6 +8,8 @@
 namespace txla::aten {
 
 void EmptyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack);
+void EfficientZeroTensorKernel(const c10::OperatorHandle& op, c10::DispatchKeySet,
+                               torch::jit::Stack* stack);
 void ToCopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack);
 void CopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack);
 at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking);

@@ -9,6 +9,7 @@
 #include "aten/cpu_fallback.h"
 #include "aten/lazy_kernel.h"
 #include "ir/op_table.h"
+#include "tensor/bridge.h"
 
 namespace txla::aten {
 namespace {
@@ -16,6 +17,43 @@ namespace {
 void FallbackKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   CpuFallback(op, stack);
 }
+
+// In-place ops on raw xla tensors: ATen's composite kernels (ones_like, zeros_like, ...) run
+// below functionalization and write into the tensors they create. Each records its functional
+// twin from the op table and makes the result the tensor's new value. Both schemas have the
+// same arguments, so the stack is handed over as it is.
+class InplaceKernel final : public c10::OperatorKernel {
+ public:
+  explicit InplaceKernel(const ir::OpInfo* functional) : functional_(functional) {}
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+    const size_t num_args = op.schema().arguments().size();
+    at::Tensor self = (*stack)[stack->size() - num_args].toTensor();
+    RecordOp(*functional_, functional_->handle(), stack);
+    at::Tensor result = stack->back().toTensor();
+    stack->pop_back();
+    GetLazyTensor(self, op.schema().name().c_str())
+        ->SetIrValue(GetLazyTensor(result, "inplace")->GetIrValue());
+    stack->emplace_back(std::move(self));
+  }
+
+ private:
+  const ir::OpInfo* functional_;
+};
+
+const std::pair<const char*, const char*> kInplaceOps[] = {
+    {"fill_.Scalar", "aten::fill.Scalar"},
+    {"fill_.Tensor", "aten::fill.Tensor"},
+    {"zero_", "aten::zero"},
+    {"add_.Tensor", "aten::add.Tensor"},
+    {"sub_.Tensor", "aten::sub.Tensor"},
+    {"mul_.Tensor", "aten::mul.Tensor"},
+    {"div_.Tensor", "aten::div.Tensor"},
+    {"normal_", "aten::normal_functional"},
+    {"uniform_", "aten::uniform"},
+    {"bernoulli_.float", "aten::bernoulli.p"},
+    {"random_", "aten::random"},
+    {"random_.from", "aten::random.from"},
+};
 
 // Table ops whose XLA kernel is one of the edge kernels; the table entry is still what they
 // record through.
@@ -34,6 +72,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   }
   m.impl("empty.memory_format", torch::CppFunction::makeFromBoxedFunction<&EmptyKernel>());
   m.impl("empty_strided", torch::CppFunction::makeFromBoxedFunction<&EmptyKernel>());
+  m.impl("_efficientzerotensor",
+         torch::CppFunction::makeFromBoxedFunction<&EfficientZeroTensorKernel>());
   m.impl("_to_copy", torch::CppFunction::makeFromBoxedFunction<&ToCopyKernel>());
   m.impl("copy", torch::CppFunction::makeFromBoxedFunction<&CopyKernel>());
   m.impl("_copy_from", TORCH_FN(CopyFrom));
@@ -41,6 +81,10 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("clone", TORCH_FN(Clone));
   m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
   m.impl("lift", TORCH_FN(Lift));
+  for (const auto& [inplace, functional] : kInplaceOps) {
+    m.impl(inplace, torch::CppFunction::makeFromBoxedFunctor(
+                        std::make_unique<InplaceKernel>(ir::FindOp(functional))));
+  }
 }
 
 TORCH_LIBRARY_IMPL(_, XLA, m) {

@@ -38,6 +38,10 @@ Shapes SameAsFirst(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{ShapeOf(first)};
 }
 
+Shapes LikeFirst(c10::ArrayRef<c10::IValue> args) {
+  return std::vector<Shape>{ShapeOf(args[0].toTensor())};
+}
+
 Shapes WhereSelf(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& cond = args[0].toTensor();
   const at::Tensor& self = args[1].toTensor();
@@ -293,6 +297,25 @@ Shapes UnsqueezeCopy(c10::ArrayRef<c10::IValue> args) {
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes.insert(sizes.begin() + dim, 1);
   return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes LikeSelfOfBackward(c10::ArrayRef<c10::IValue> args) {
+  return std::vector<Shape>{ShapeOf(args[1].toTensor())};
+}
+
+Shapes NllLoss2dForward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  const at::Tensor& target = args[1].toTensor();
+  TORCH_CHECK(self.dim() == 4, "only batches of spatial inputs supported (4D tensors), but got input of dimension: ", self.dim());
+  TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got targets of dimension: ", target.dim());
+  TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) &&
+                  self.size(3) == target.size(2),
+              "input and target batch or spatial sizes don't match: target ", target.sizes(),
+              ", input ", self.sizes());
+  int64_t reduction = args[3].toInt();
+  std::vector<int64_t> out_sizes;
+  if (reduction == 0) out_sizes = target.sizes().vec();  // Reduction::None
+  return std::vector<Shape>{Shape(self.scalar_type(), out_sizes), Shape(self.scalar_type(), {})};
 }
 
 Shapes Factory(c10::ArrayRef<c10::IValue> args) {

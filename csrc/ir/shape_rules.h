@@ -9,6 +9,8 @@ namespace txla::ir::rules {
 // Output has the input's shape and dtype (activations and their backwards, fills, rng ops).
 // Only when every tensor argument has the first one's shape and dtype, and it is floating.
 std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);
+// Output has the first argument's shape and dtype, whatever it is (the *_scatter ops).
+std::optional<std::vector<Shape>> LikeFirst(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> WhereSelf(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> Mm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> Addmm(c10::ArrayRef<c10::IValue> args);
@@ -29,6 +31,9 @@ std::optional<std::vector<Shape>> TCopy(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> PermuteCopy(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ExpandCopy(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> UnsqueezeCopy(c10::ArrayRef<c10::IValue> args);
+// Backward ops whose gradient has the shape of their `self` argument (argument 1).
+std::optional<std::vector<Shape>> LikeSelfOfBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> NllLoss2dForward(c10::ArrayRef<c10::IValue> args);
 // zeros/ones(size, dtype, ...): the default dtype when none is given.
 std::optional<std::vector<Shape>> Factory(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ToCopy(c10::ArrayRef<c10::IValue> args);

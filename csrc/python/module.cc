@@ -9,6 +9,7 @@
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
+#include "ir/op_table.h"
 #include "metrics/metrics.h"
 #include "metrics/report.h"
 #include "runtime/device.h"
@@ -115,6 +116,11 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_is_xla_tensor", [](const at::Tensor& t) { return IsXlaTensor(t); });
   m.def("_xla_has_pending_ir", [](const at::Tensor& t) {
     return bool(GetLazyTensor(t, "_xla_has_pending_ir")->pending());
+  });
+  m.def("_xla_op_table", [] {
+    std::vector<std::string> names;
+    for (const ir::OpInfo& info : ir::OpTable()) names.push_back(info.name);
+    return names;
   });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   m.def("_xla_live_tensor_count", [](const std::string& device) {

@@ -1,0 +1,44 @@
+import os
+import sys
+
+# The tests exercise the package as installed for /usr/bin/python3; from a checkout that has not
+# been installed yet, the source tree (with the built extension inside) stands in for it.
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+import torch_xla  # noqa: E402,F401
+import torch_xla.core.xla_model as xm  # noqa: E402
+import torch_xla.debug.metrics as met  # noqa: E402
+
+
+@pytest.fixture
+def dev():
+    xm.mark_step()  # nothing pending from an earlier test leaks into this one
+    return xm.xla_device()
+
+
+def counter(name):
+    """A counter's value, 0 when it was never touched."""
+    return met.counter_value(name) or 0
+
+
+class CounterDelta:
+    """How much named counters grew inside a `with` block."""
+
+    def __init__(self, *names):
+        self.names = names
+
+    def __enter__(self):
+        self.start = {n: counter(n) for n in self.names}
+        return self
+
+    def __exit__(self, *exc):
+        self.delta = {n: counter(n) - self.start[n] for n in self.names}
+        return False
+
+    def __getitem__(self, name):
+        return self.delta[name]

@@ -1,0 +1,421 @@
+"""Differential test specs: one per lowered op family.
+
+Each spec runs `fn` on CPU tensors and on copies on the xla device, and names the op-table ops the
+forward (`ops`) and backward (`grad_ops`) must record: the test reads them out of the IR, so a spec
+cannot claim coverage of an op it does not exercise.
+"""
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+
+A = torch.ops.aten
+FLOAT = (torch.float32, torch.float64)
+INTS = (torch.int64, torch.int32)
+
+
+def rnd(*shape, lo=-2.0, hi=2.0):
+    def make(dtype, gen):
+        if dtype.is_floating_point:
+            return torch.empty(shape, dtype=dtype).uniform_(lo, hi, generator=gen)
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=gen).bool()
+        return torch.randint(int(lo), int(hi) + 1, shape, generator=gen).to(dtype)
+    return make
+
+
+def pos(*shape):
+    return rnd(*shape, lo=0.5, hi=2.0)
+
+
+def mask(*shape):
+    return lambda dtype, gen: torch.randint(0, 2, shape, generator=gen).bool()
+
+
+def idx(*shape, hi):
+    return lambda dtype, gen: torch.randint(0, hi, shape, generator=gen)
+
+
+def fixed(tensor):
+    return lambda dtype, gen: tensor.clone()
+
+
+@dataclass
+class Spec:
+    name: str
+    fn: Callable
+    cases: Sequence
+    ops: Sequence[str] = ()
+    grad_ops: Sequence[str] = ()
+    dtypes: Sequence[torch.dtype] = FLOAT
+    grad: bool = True
+    atol: float = 1e-5
+    rtol: float = 1.3e-6
+    transposed: bool = True  # also run on non-contiguous (transposed) device inputs
+    nograd: Sequence[int] = ()  # inputs that must not require grad (running stats, weights)
+
+
+UNARY = [[rnd()], [rnd(0)], [rnd(5)], [rnd(3, 4)], [rnd(2, 3, 4)]]
+UNARY_POS = [[pos()], [pos(0)], [pos(5)], [pos(3, 4)], [pos(2, 3, 4)]]
+UNARY_UNIT = [[rnd(lo=-0.9, hi=0.9)], [rnd(5, lo=-0.9, hi=0.9)], [rnd(3, 4, lo=-0.9, hi=0.9)]]
+BINARY = [[rnd(3, 4), rnd(3, 4)], [rnd(3, 4), rnd(4)], [rnd(2, 1, 4), rnd(3, 1)],
+          [rnd(), rnd(3, 4)], [rnd(0, 3), rnd(3)]]
+BINARY_POS_RHS = [[rnd(3, 4), pos(3, 4)], [rnd(3, 4), pos(4)], [rnd(2, 1, 4), pos(3, 1)],
+                  [rnd(), pos(3, 4)], [rnd(0, 3), pos(3)]]
+MATRIX = [[rnd(4, 5)], [rnd(3, 4, 5)], [rnd(2, 3, 4)]]
+IMAGE = [[rnd(2, 3, 8, 8)], [rnd(1, 2, 7, 9)]]
+
+
+def unary(name, fn, op, cases=UNARY, grad_ops=(), dtypes=FLOAT, grad=True, **kw):
+    return Spec(name, fn, cases, ops=(op,), grad_ops=grad_ops, dtypes=dtypes, grad=grad, **kw)
+
+
+SPECS = [
+    # Elementwise, unary.
+    unary('abs', torch.abs, 'aten::abs', dtypes=FLOAT + INTS),
+    unary('neg', torch.neg, 'aten::neg', dtypes=FLOAT + INTS),
+    unary('exp', torch.exp, 'aten::exp'),
+    unary('log', torch.log, 'aten::log', cases=UNARY_POS),
+    unary('log2', torch.log2, 'aten::log2', cases=UNARY_POS),
+    unary('log10', torch.log10, 'aten::log10', cases=UNARY_POS),
+    unary('log1p', torch.log1p, 'aten::log1p', cases=UNARY_POS),
+    unary('expm1', torch.expm1, 'aten::expm1'),
+    unary('sqrt', torch.sqrt, 'aten::sqrt', cases=UNARY_POS),
+    unary('rsqrt', torch.rsqrt, 'aten::rsqrt', cases=UNARY_POS),
+    unary('sin', torch.sin, 'aten::sin'),
+    unary('cos', torch.cos, 'aten::cos'),
+    unary('tan', torch.tan, 'aten::tan', cases=UNARY_UNIT),
+    unary('asin', torch.asin, 'aten::asin', cases=UNARY_UNIT),
+    unary('acos', torch.acos, 'aten::acos', cases=UNARY_UNIT),
+    unary('atan', torch.atan, 'aten::atan'),
+    unary('sinh', torch.sinh, 'aten::sinh'),
+    unary('cosh', torch.cosh, 'aten::cosh'),
+    unary('tanh', torch.tanh, 'aten::tanh', grad_ops=('aten::tanh_backward',)),
+    unary('erf', torch.erf, 'aten::erf'),
+    unary('erfc', torch.erfc, 'aten::erfc'),
+    unary('floor', torch.floor, 'aten::floor'),
+    unary('ceil', torch.ceil, 'aten::ceil'),
+    unary('round', torch.round, 'aten::round'),
+    unary('trunc', torch.trunc, 'aten::trunc'),
+    unary('frac', torch.frac, 'aten::frac'),
+    unary('sign', torch.sign, 'aten::sign', dtypes=FLOAT + INTS),
+    unary('sgn', torch.sgn, 'aten::sgn'),
+    unary('reciprocal', torch.reciprocal, 'aten::reciprocal', cases=UNARY_POS),
+    unary('bitwise_not', torch.bitwise_not, 'aten::bitwise_not', dtypes=INTS + (torch.bool,)),
+    unary('logical_not', torch.logical_not, 'aten::logical_not',
+          dtypes=FLOAT + INTS + (torch.bool,)),
+    unary('clamp', lambda x: torch.clamp(x, -0.5, 0.7), 'aten::clamp', dtypes=FLOAT + INTS),
+    Spec('clamp.Tensor', lambda x, lo, hi: torch.clamp(x, lo, hi),
+         [[rnd(3, 4), rnd(3, 4, lo=-2, hi=-0.5), rnd(4, lo=0.5, hi=2)]], ops=('aten::clamp.Tensor',)),
+    unary('clamp_min', lambda x: torch.clamp_min(x, 0.3), 'aten::clamp_min'),
+    unary('clamp_max', lambda x: torch.clamp_max(x, 0.3), 'aten::clamp_max'),
+    unary('pow.Tensor_Scalar', lambda x: x ** 2.5, 'aten::pow.Tensor_Scalar', cases=UNARY_POS),
+    Spec('pow.Tensor_Tensor', lambda x, y: x ** y, [[pos(3, 4), rnd(3, 4)], [pos(3, 4), rnd(4)]],
+         ops=('aten::pow.Tensor_Tensor',)),
+    unary('pow.Scalar', lambda x: A.pow.Scalar(2.5, x), 'aten::pow.Scalar'),
+    # Activations: the forward op and its backward.
+    unary('relu', torch.relu, 'aten::relu', grad_ops=('aten::threshold_backward',)),
+    unary('threshold', lambda x: F.threshold(x, 0.2, -1.0), 'aten::threshold',
+          grad_ops=('aten::threshold_backward',)),
+    unary('sigmoid', torch.sigmoid, 'aten::sigmoid', grad_ops=('aten::sigmoid_backward',)),
+    unary('gelu', F.gelu, 'aten::gelu', grad_ops=('aten::gelu_backward',)),
+    unary('gelu_tanh', lambda x: F.gelu(x, approximate='tanh'), 'aten::gelu',
+          grad_ops=('aten::gelu_backward',)),
+    unary('silu', F.silu, 'aten::silu'),
+    unary('leaky_relu', lambda x: F.leaky_relu(x, 0.1), 'aten::leaky_relu',
+          grad_ops=('aten::leaky_relu_backward',)),
+    unary('elu', F.elu, 'aten::elu', grad_ops=('aten::elu_backward',)),
+    unary('hardtanh', F.hardtanh, 'aten::hardtanh', grad_ops=('aten::hardtanh_backward',)),
+    unary('softplus', F.softplus, 'aten::softplus', grad_ops=('aten::softplus_backward',)),
+    unary('hardsigmoid', F.hardsigmoid, 'aten::hardsigmoid',
+          grad_ops=('aten::hardsigmoid_backward',)),
+    unary('hardswish', F.hardswish, 'aten::hardswish', grad_ops=('aten::hardswish_backward',)),
+    unary('mish', F.mish, 'aten::mish'),
+    # Elementwise, binary and ternary (broadcasting, 0-dim and empty operands).
+    Spec('add', lambda x, y: x + y, BINARY, ops=('aten::add.Tensor',), dtypes=FLOAT + INTS),
+    Spec('add_alpha', lambda x, y: torch.add(x, y, alpha=2.5), BINARY, ops=('aten::add.Tensor',)),
+    Spec('add_python_scalar', lambda x: x + 2.5, UNARY, ops=('aten::add.Tensor',)),
+    Spec('add.Scalar', lambda x: A.add.Scalar(x, 2.5), UNARY, ops=('aten::add.Scalar',)),
+    Spec('sub', lambda x, y: x - y, BINARY, ops=('aten::sub.Tensor',), dtypes=FLOAT + INTS),
+    Spec('sub.Scalar', lambda x: A.sub.Scalar(x, 2.5), UNARY, ops=('aten::sub.Scalar',)),
+    Spec('rsub', lambda x, y: torch.rsub(x, y), BINARY, ops=('aten::rsub.Tensor',)),
+    Spec('rsub.Scalar', lambda x: A.rsub.Scalar(x, 2.5), UNARY, ops=('aten::rsub.Scalar',)),
+    Spec('mul', lambda x, y: x * y, BINARY, ops=('aten::mul.Tensor',), dtypes=FLOAT + INTS),
+    Spec('mul.Scalar', lambda x: A.mul.Scalar(x, 2.5), UNARY, ops=('aten::mul.Scalar',)),
+    Spec('div', lambda x, y: x / y, BINARY_POS_RHS, ops=('aten::div.Tensor',)),
+    Spec('div_int_promotes', lambda x, y: x / y, [[rnd(3, 4), pos(3, 4)]],
+         ops=('aten::div.Tensor',), dtypes=INTS, transposed=False),
+    Spec('div.Tensor_mode', lambda x, y: torch.div(x, y, rounding_mode='floor'),
+         BINARY_POS_RHS, ops=('aten::div.Tensor_mode',), grad=False),
+    Spec('div.Scalar', lambda x: A.div.Scalar(x, 2.5), UNARY, ops=('aten::div.Scalar',)),
+    Spec('maximum', torch.maximum, BINARY, ops=('aten::maximum',), dtypes=FLOAT + INTS),
+    Spec('minimum', torch.minimum, BINARY, ops=('aten::minimum',), dtypes=FLOAT + INTS),
+    Spec('remainder', torch.remainder, BINARY_POS_RHS, ops=('aten::remainder.Tensor',),
+         grad=False),
+    Spec('remainder.Scalar', lambda x: torch.remainder(x, 0.7), UNARY,
+         ops=('aten::remainder.Scalar',), grad=False),
+    Spec('fmod', torch.fmod, BINARY_POS_RHS, ops=('aten::fmod.Tensor',), grad=False),
+    Spec('fmod.Scalar', lambda x: torch.fmod(x, 0.7), UNARY, ops=('aten::fmod.Scalar',),
+         grad=False),
+    Spec('atan2', torch.atan2, BINARY_POS_RHS, ops=('aten::atan2',)),
+    Spec('where', torch.where, [[mask(3, 4), rnd(3, 4), rnd(3, 4)], [mask(4), rnd(3, 4), rnd(3, 1)]],
+         ops=('aten::where.self',), dtypes=FLOAT + INTS),
+    Spec('addcmul', lambda x, y, z: torch.addcmul(x, y, z, value=0.5),
+         [[rnd(3, 4), rnd(3, 4), rnd(4)]], ops=('aten::addcmul',)),
+    Spec('addcdiv', lambda x, y, z: torch.addcdiv(x, y, z, value=0.5),
+         [[rnd(3, 4), rnd(3, 4), pos(4)]], ops=('aten::addcdiv',)),
+    Spec('lerp.Scalar', lambda x, y: torch.lerp(x, y, 0.3), [[rnd(3, 4), rnd(3, 4)]],
+         ops=('aten::lerp.Scalar',)),
+    Spec('lerp.Tensor', torch.lerp, [[rnd(3, 4), rnd(3, 4), rnd(4, lo=0, hi=1)]],
+         ops=('aten::lerp.Tensor',)),
+    Spec('masked_fill.Scalar', lambda x, m: x.masked_fill(m, -3.5), [[rnd(3, 4), mask(3, 4)]],
+         ops=('aten::masked_fill.Scalar',), dtypes=FLOAT + INTS),
+    Spec('masked_fill.Tensor', lambda x, m, v: x.masked_fill(m, v),
+         [[rnd(3, 4), mask(3, 4), rnd()]], ops=('aten::masked_fill.Tensor',)),
+]
+
+for _name in ('eq', 'ne', 'lt', 'le', 'gt', 'ge'):
+    _op = getattr(torch, _name)
+    SPECS.append(Spec(_name, _op, BINARY, ops=(f'aten::{_name}.Tensor',), dtypes=FLOAT + INTS,
+                      grad=False))
+    SPECS.append(Spec(f'{_name}.Scalar', (lambda op: lambda x: op(x, 0.25))(_op), UNARY,
+                      ops=(f'aten::{_name}.Scalar',), dtypes=FLOAT + INTS, grad=False))
+for _name in ('logical_and', 'logical_or', 'logical_xor'):
+    SPECS.append(Spec(_name, getattr(torch, _name), BINARY, ops=(f'aten::{_name}',),
+                      dtypes=(torch.bool, torch.float32), grad=False))
+for _name in ('bitwise_and', 'bitwise_or', 'bitwise_xor'):
+    SPECS.append(Spec(_name, getattr(torch, _name), BINARY, ops=(f'aten::{_name}.Tensor',),
+                      dtypes=INTS + (torch.bool,), grad=False))
+
+REDUCE = [[rnd(3, 4)], [rnd(2, 3, 4)], [rnd(5)]]
+SPECS += [
+    Spec('sum', torch.sum, REDUCE + [[rnd()], [rnd(0, 3)]], ops=('aten::sum',),
+         dtypes=FLOAT + INTS),
+    Spec('sum.dim', lambda x: x.sum(0), REDUCE, ops=('aten::sum.dim_IntList',),
+         dtypes=FLOAT + INTS),
+    Spec('sum.dim_keepdim', lambda x: x.sum(-1, keepdim=True), REDUCE,
+         ops=('aten::sum.dim_IntList',)),
+    Spec('mean', torch.mean, REDUCE + [[rnd()]], ops=('aten::mean',)),
+    Spec('mean.dim', lambda x: x.mean((0, -1)), REDUCE[:2], ops=('aten::mean.dim',)),
+    Spec('prod', torch.prod, REDUCE, ops=('aten::prod',)),
+    Spec('prod.dim', lambda x: x.prod(0), REDUCE, ops=('aten::prod.dim_int',)),
+    Spec('amax', lambda x: x.amax(0), REDUCE, ops=('aten::amax',), dtypes=FLOAT + INTS),
+    Spec('amin', lambda x: x.amin(-1), REDUCE, ops=('aten::amin',), dtypes=FLOAT + INTS),
+    Spec('max', torch.max, REDUCE, ops=('aten::max',), dtypes=FLOAT + INTS),
+    Spec('min', torch.min, REDUCE, ops=('aten::min',), dtypes=FLOAT + INTS),
+    Spec('max.dim', lambda x: torch.max(x, 0), REDUCE, ops=('aten::max.dim',)),
+    Spec('min.dim', lambda x: torch.min(x, -1, keepdim=True), REDUCE, ops=('aten::min.dim',)),
+    Spec('argmax', lambda x: x.argmax(0), REDUCE, ops=('aten::argmax',), grad=False),
+    Spec('argmin', lambda x: x.argmin(), REDUCE, ops=('aten::argmin',), grad=False),
+    Spec('var', lambda x: x.var(0), REDUCE, ops=('aten::var.correction',)),
+    Spec('std', lambda x: x.std(-1, unbiased=False), REDUCE, ops=('aten::std.correction',)),
+    Spec('linalg_vector_norm', lambda x: torch.linalg.vector_norm(x, 3, -1), REDUCE,
+         ops=('aten::linalg_vector_norm',)),
+    Spec('norm', lambda x: x.norm(), REDUCE, ops=('aten::norm.ScalarOpt_dim',)),
+    Spec('norm.dim', lambda x: x.norm(dim=0), REDUCE, ops=('aten::norm.ScalarOpt_dim',)),
+    Spec('logsumexp', lambda x: x.logsumexp(0), REDUCE, ops=('aten::logsumexp',)),
+    Spec('any', torch.any, [[mask(3, 4)], [mask(0)]], ops=('aten::any',), dtypes=(torch.bool,),
+         grad=False),
+    Spec('any.dim', lambda x: x.any(0), [[mask(3, 4)]], ops=('aten::any.dim',),
+         dtypes=(torch.bool,), grad=False),
+    Spec('all', torch.all, [[mask(3, 4)], [mask(0)]], ops=('aten::all',), dtypes=(torch.bool,),
+         grad=False),
+    Spec('all.dim', lambda x: x.all(1), [[mask(3, 4)]], ops=('aten::all.dim',),
+         dtypes=(torch.bool,), grad=False),
+    Spec('cumsum', lambda x: x.cumsum(0), REDUCE, ops=('aten::cumsum',), dtypes=FLOAT + INTS),
+    Spec('cumprod', lambda x: x.cumprod(-1), REDUCE, ops=('aten::cumprod',)),
+    Spec('sort', lambda x: torch.sort(x, -1), REDUCE, ops=('aten::sort',)),
+    Spec('topk', lambda x: torch.topk(x, 2, -1), REDUCE, ops=('aten::topk',)),
+    # Matrix products.
+    Spec('mm', torch.mm, [[rnd(3, 4), rnd(4, 5)], [rnd(0, 4), rnd(4, 2)]], ops=('aten::mm',)),
+    Spec('matmul_2d_1d', torch.matmul, [[rnd(3, 4), rnd(4)]], ops=('aten::mv',)),
+    Spec('addmm', lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0),
+         [[rnd(5), rnd(3, 4), rnd(4, 5)]], ops=('aten::addmm',)),
+    Spec('linear', F.linear, [[rnd(6, 4), rnd(5, 4), rnd(5)]], ops=('aten::addmm',),
+         grad_ops=('aten::mm',)),
+    Spec('bmm', torch.bmm, [[rnd(2, 3, 4), rnd(2, 4, 5)]], ops=('aten::bmm',)),
+    Spec('baddbmm', lambda b, x, y: torch.baddbmm(b, x, y, alpha=0.5),
+         [[rnd(3, 5), rnd(2, 3, 4), rnd(2, 4, 5)]], ops=('aten::baddbmm',)),
+    Spec('dot', torch.dot, [[rnd(5), rnd(5)]], ops=('aten::dot',)),
+    Spec('mv', torch.mv, [[rnd(3, 4), rnd(4)]], ops=('aten::mv',)),
+    Spec('addmv', torch.addmv, [[rnd(3), rnd(3, 4), rnd(4)]], ops=('aten::addmv',)),
+    # Neural-network layers and losses.
+    Spec('conv2d', lambda x, w, b: F.conv2d(x, w, b, stride=1, padding=1),
+         [[rnd(2, 3, 8, 8), rnd(4, 3, 3, 3), rnd(4)]], ops=('aten::convolution',),
+         grad_ops=('aten::convolution_backward',), atol=1e-4, transposed=False),
+    Spec('conv2d_strided_grouped', lambda x, w: F.conv2d(x, w, stride=2, groups=2, dilation=1),
+         [[rnd(1, 4, 9, 9), rnd(6, 2, 3, 3)]], ops=('aten::convolution',),
+         grad_ops=('aten::convolution_backward',), atol=1e-4, transposed=False),
+    Spec('conv_transpose2d', lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1),
+         [[rnd(1, 3, 5, 5), rnd(3, 2, 3, 3)]], ops=('aten::convolution',),
+         grad_ops=('aten::convolution_backward',), atol=1e-4, transposed=False),
+    Spec('conv1d', lambda x, w: F.conv1d(x, w, padding=2), [[rnd(2, 3, 10), rnd(4, 3, 5)]],
+         ops=('aten::convolution',), grad_ops=('aten::convolution_backward',), atol=1e-4,
+         transposed=False),
+    Spec('batch_norm_train',
+         lambda x, w, b: F.batch_norm(x, torch.zeros(3, dtype=x.dtype, device=x.device),
+                                      torch.ones(3, dtype=x.dtype, device=x.device), w, b,
+                                      training=True),
+         [[rnd(4, 3, 5, 5), rnd(3), rnd(3)], [rnd(6, 3), rnd(3), rnd(3)]],
+         ops=('aten::native_batch_norm',), grad_ops=('aten::native_batch_norm_backward',),
+         atol=1e-4, transposed=False),
+    Spec('batch_norm_eval', lambda x, m, v: F.batch_norm(x, m, v, training=False),
+         [[rnd(4, 3, 5, 5), rnd(3), pos(3)]], ops=('aten::native_batch_norm',),
+         transposed=False, nograd=(1, 2)),
+    Spec('layer_norm', lambda x, w, b: F.layer_norm(x, (5,), w, b),
+         [[rnd(4, 3, 5), rnd(5), rnd(5)]], ops=('aten::native_layer_norm',),
+         grad_ops=('aten::native_layer_norm_backward',), atol=1e-4, transposed=False),
+    Spec('max_pool2d', lambda x: F.max_pool2d(x, 2), IMAGE,
+         ops=('aten::max_pool2d_with_indices',),
+         grad_ops=('aten::max_pool2d_with_indices_backward',)),
+    Spec('max_pool2d_padded', lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),
+         IMAGE, ops=('aten::max_pool2d_with_indices',),
+         grad_ops=('aten::max_pool2d_with_indices_backward',)),
+    Spec('avg_pool2d', lambda x: F.avg_pool2d(x, 2, padding=1), IMAGE, ops=('aten::avg_pool2d',),
+         grad_ops=('aten::avg_pool2d_backward',)),
+    Spec('adaptive_avg_pool2d', lambda x: F.adaptive_avg_pool2d(x, (3, 2)), IMAGE,
+         ops=('aten::_adaptive_avg_pool2d',), grad_ops=('aten::_adaptive_avg_pool2d_backward',)),
+    Spec('softmax', lambda x: F.softmax(x, -1), REDUCE, ops=('aten::_softmax',),
+         grad_ops=('aten::_softmax_backward_data',)),
+    Spec('log_softmax', lambda x: F.log_softmax(x, 0), REDUCE, ops=('aten::_log_softmax',),
+         grad_ops=('aten::_log_softmax_backward_data',)),
+    Spec('nll_loss', lambda x, t: F.nll_loss(x, t), [[rnd(6, 5), idx(6, hi=5)]],
+         ops=('aten::nll_loss_forward',), grad_ops=('aten::nll_loss_backward',)),
+    Spec('nll_loss_weighted_sum',
+         lambda x, t, w: F.nll_loss(x, t, weight=w, reduction='sum', ignore_index=2),
+         [[rnd(6, 5), idx(6, hi=5), pos(5)]], ops=('aten::nll_loss_forward',),
+         grad_ops=('aten::nll_loss_backward',), transposed=False, nograd=(2,)),
+    Spec('nll_loss2d', lambda x, t: F.nll_loss(x, t), [[rnd(2, 4, 3, 3), idx(2, 3, 3, hi=4)]],
+         ops=('aten::nll_loss2d_forward',), grad_ops=('aten::nll_loss2d_backward',),
+         transposed=False),
+    Spec('cross_entropy', lambda x, t: F.cross_entropy(x, t), [[rnd(6, 5), idx(6, hi=5)]],
+         ops=('aten::_log_softmax', 'aten::nll_loss_forward'),
+         grad_ops=('aten::_log_softmax_backward_data',)),
+    Spec('mse_loss', F.mse_loss, [[rnd(3, 4), rnd(3, 4)]], ops=('aten::mse_loss',),
+         grad_ops=('aten::mse_loss_backward',)),
+    Spec('binary_cross_entropy', lambda x, t: F.binary_cross_entropy(x, t),
+         [[rnd(3, 4, lo=0.05, hi=0.95), rnd(3, 4, lo=0, hi=1)]],
+         ops=('aten::binary_cross_entropy',), grad_ops=('aten::binary_cross_entropy_backward',)),
+    Spec('smooth_l1_loss', F.smooth_l1_loss, [[rnd(3, 4), rnd(3, 4)]],
+         ops=('aten::smooth_l1_loss',), grad_ops=('aten::smooth_l1_loss_backward',)),
+    Spec('embedding', lambda w, i: F.embedding(i, w), [[rnd(10, 3), idx(4, 2, hi=10)]],
+         ops=('aten::embedding',), grad_ops=('aten::embedding_dense_backward',),
+         transposed=False),
+    # Views, recorded as the copies functionalization turns them into.
+    Spec('view', lambda x: x.view(4, 3), [[rnd(3, 4)], [rnd(2, 6)]], ops=('aten::view_copy',),
+         transposed=False),
+    Spec('view_infer', lambda x: x.view(-1), [[rnd(3, 4)], [rnd(0, 2)]], ops=('aten::view_copy',),
+         transposed=False),
+    Spec('view.dtype', lambda x: x.view(torch.int32), [[rnd(3, 4)]], dtypes=(torch.float32,),
+         ops=('aten::view_copy.dtype',), grad=False),
+    Spec('_unsafe_view', lambda x: A._unsafe_view(x, [2, 6]), [[rnd(3, 4)]],
+         ops=('aten::_unsafe_view',), grad=False, transposed=False),
+    Spec('reshape', lambda x: x.reshape(2, 6), [[rnd(3, 4)]], ops=('aten::view_copy',),
+         transposed=False),
+    Spec('_reshape_alias', lambda x: A._reshape_alias(x, [2, 6], [6, 1]), [[rnd(3, 4)]],
+         ops=('aten::_reshape_alias_copy',), transposed=False, grad=False),
+    Spec('slice', lambda x: x[1:3], [[rnd(4, 5)], [rnd(4)]], ops=('aten::slice_copy.Tensor',),
+         grad_ops=('aten::slice_backward',)),
+    Spec('slice_step_negative_start', lambda x: x[:, -3::2], [[rnd(4, 5)]],
+         ops=('aten::slice_copy.Tensor',), grad_ops=('aten::slice_backward',)),
+    Spec('select', lambda x: x[1], [[rnd(4, 5)], [rnd(3)]], ops=('aten::select_copy.int',),
+         grad_ops=('aten::select_backward',)),
+    Spec('transpose', lambda x: x.transpose(0, 1), [[rnd(3, 4)], [rnd(2, 3, 4)]],
+         ops=('aten::transpose_copy.int',)),
+    Spec('t', lambda x: x.t(), [[rnd(3, 4)], [rnd(3)]], ops=('aten::t_copy',)),
+    Spec('permute', lambda x: x.permute(2, 0, 1), [[rnd(2, 3, 4)]], ops=('aten::permute_copy',)),
+    Spec('expand', lambda x: x.expand(3, 4), [[rnd(4)], [rnd(3, 1)]], ops=('aten::expand_copy',)),
+    Spec('unsqueeze', lambda x: x.unsqueeze(-1), [[rnd(3, 4)], [rnd()]],
+         ops=('aten::unsqueeze_copy',)),
+    Spec('squeeze', lambda x: x.squeeze(), [[rnd(3, 1, 4)]], ops=('aten::squeeze_copy',),
+         transposed=False),
+    Spec('squeeze.dim', lambda x: x.squeeze(1), [[rnd(3, 1, 4)]], ops=('aten::squeeze_copy.dim',),
+         transposed=False),
+    Spec('diagonal', lambda x: x.diagonal(), [[rnd(4, 4)], [rnd(3, 5)]],
+         ops=('aten::diagonal_copy',), grad_ops=('aten::diagonal_backward',)),
+    Spec('alias', lambda x: A.alias(x), [[rnd(3, 4)]], ops=('aten::alias_copy',), grad=False),
+    Spec('detach', lambda x: x.detach() * 1.5, [[rnd(3, 4)]], ops=('aten::alias_copy',),
+         grad=False),
+    Spec('detach_copy', lambda x: A.detach_copy(x), [[rnd(3, 4)]], ops=('aten::detach_copy',),
+         grad=False),
+    Spec('as_strided', lambda x: x.as_strided((2, 2), (1, 2), 1), [[rnd(3, 4)]],
+         ops=('aten::as_strided_copy',), transposed=False),
+    Spec('unfold', lambda x: x.unfold(0, 2, 1), [[rnd(5, 3)]], ops=('aten::unfold_copy',)),
+    Spec('split', lambda x: torch.split(x, 2), [[rnd(5, 3)]], ops=('aten::split_copy.Tensor',)),
+    Spec('split_with_sizes', lambda x: torch.split(x, [1, 4]), [[rnd(5, 3)]],
+         ops=('aten::split_with_sizes_copy',)),
+    Spec('unbind', lambda x: torch.unbind(x, 1), [[rnd(5, 3)]], ops=('aten::unbind_copy.int',)),
+    # Joining, indexing, reshuffling.
+    Spec('cat', lambda x, y: torch.cat([x, y], 0), [[rnd(2, 3), rnd(4, 3)], [rnd(0, 3), rnd(1, 3)]],
+         ops=('aten::cat',), dtypes=FLOAT + INTS),
+    Spec('stack', lambda x, y: torch.stack([x, y], 1), [[rnd(2, 3), rnd(2, 3)]],
+         ops=('aten::stack',)),
+    Spec('index_select', lambda x, i: x.index_select(1, i), [[rnd(3, 5), idx(4, hi=5)]],
+         ops=('aten::index_select',), dtypes=FLOAT + INTS),
+    Spec('gather', lambda x, i: x.gather(1, i), [[rnd(3, 5), idx(3, 2, hi=5)]],
+         ops=('aten::gather',), transposed=False),
+    Spec('scatter.src', lambda x, i, s: x.scatter(1, i, s),
+         [[rnd(3, 5), fixed(torch.tensor([[0, 1], [2, 3], [4, 0]])), rnd(3, 2)]],
+         ops=('aten::scatter.src',), transposed=False),
+    Spec('scatter.value', lambda x, i: x.scatter(1, i, 2.5),
+         [[rnd(3, 5), fixed(torch.tensor([[0, 1], [2, 3], [4, 0]]))]],
+         ops=('aten::scatter.value',), transposed=False),
+    Spec('scatter_add', lambda x, i, s: x.scatter_add(1, i, s),
+         [[rnd(3, 5), idx(3, 4, hi=5), rnd(3, 4)]], ops=('aten::scatter_add',), transposed=False),
+    Spec('scatter_reduce', lambda x, i, s: x.scatter_reduce(1, i, s, 'amax'),
+         [[rnd(3, 5), idx(3, 4, hi=5), rnd(3, 4)]], ops=('aten::scatter_reduce.two',),
+         grad=False, transposed=False),
+    Spec('index', lambda x, i: x[i], [[rnd(5, 3), idx(4, hi=5)]], ops=('aten::index.Tensor',),
+         dtypes=FLOAT + INTS),
+    Spec('index_put', lambda x, i, v: x.index_put((i,), v, accumulate=True),
+         [[rnd(5, 3), idx(4, hi=5), rnd(4, 3)]], ops=('aten::index_put',), transposed=False),
+    Spec('index_add', lambda x, i, s: x.index_add(0, i, s, alpha=2),
+         [[rnd(5, 3), idx(4, hi=5), rnd(4, 3)]], ops=('aten::index_add',), transposed=False),
+    Spec('flip', lambda x: x.flip(0), [[rnd(3, 4)]], ops=('aten::flip',)),
+    Spec('roll', lambda x: x.roll(1, 1), [[rnd(3, 4)]], ops=('aten::roll',)),
+    Spec('repeat', lambda x: x.repeat(2, 3), [[rnd(3, 4)], [rnd(2)]], ops=('aten::repeat',)),
+    Spec('pad', lambda x: F.pad(x, (1, 2)), [[rnd(3, 4)]], ops=('aten::constant_pad_nd',)),
+    Spec('tril', lambda x: x.tril(), [[rnd(4, 4)]], ops=('aten::tril',)),
+    Spec('triu', lambda x: x.triu(1), [[rnd(4, 5)]], ops=('aten::triu',)),
+    # Fills, copies, casts, factories.
+    Spec('fill.Scalar', lambda x: x.detach().clone().fill_(2.5), [[rnd(3, 4)]],
+         ops=('aten::fill.Scalar',), grad=False),
+    Spec('fill.Tensor', lambda x, v: x.detach().clone().fill_(v), [[rnd(3, 4), rnd()]],
+         ops=('aten::fill.Tensor',), grad=False),
+    Spec('zero_', lambda x: x.detach().clone().zero_(), [[rnd(3, 4)]], ops=('aten::zero',),
+         grad=False),
+    Spec('copy_broadcast', lambda x, y: x.detach().clone().copy_(y), [[rnd(3, 4), rnd(4)]],
+         ops=('aten::copy',), grad=False),
+    Spec('to_dtype', lambda x: x.to(torch.float64) * 2, [[rnd(3, 4)]], ops=('aten::_to_copy',),
+         dtypes=(torch.float32,) + INTS, grad=False),
+    Spec('zeros', lambda x: x + torch.zeros(3, 4, device=x.device), [[rnd(3, 4)]],
+         ops=('aten::zeros',)),
+    Spec('ones', lambda x: x * torch.ones(3, 4, device=x.device), [[rnd(3, 4)]],
+         ops=('aten::ones',)),
+    Spec('full', lambda x: x * torch.full((3, 4), 2.5, device=x.device), [[rnd(3, 4)]],
+         ops=('aten::full',)),
+]
+
+
+def _write_through_view(view, update):
+    """fn(x, y): writes y into a view of a copy of x in place; functionalization records the
+    view's inverse (a *_scatter op) to apply the write to the base."""
+    def fn(x, y):
+        z = x * 1
+        update(view(z), y)
+        return z
+    return fn
+
+
+SPECS += [
+    Spec('write_slice', _write_through_view(lambda z: z[1:3], lambda v, y: v.add_(y)),
+         [[rnd(4, 5), rnd(2, 5)]], ops=('aten::slice_scatter',)),
+    Spec('write_select', _write_through_view(lambda z: z[:, 1], lambda v, y: v.mul_(y)),
+         [[rnd(4, 5), rnd(4)]], ops=('aten::select_scatter',)),
+    Spec('write_diagonal', _write_through_view(lambda z: z.diagonal(), lambda v, y: v.copy_(y)),
+         [[rnd(4, 4), rnd(4)]], ops=('aten::diagonal_scatter',)),
+    Spec('write_as_strided',
+         _write_through_view(lambda z: z.as_strided((2, 2), (1, 2), 1), lambda v, y: v.sub_(y)),
+         [[rnd(3, 4), rnd(2, 2)]], ops=('aten::as_strided_scatter',), transposed=False),
+]

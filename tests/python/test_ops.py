@@ -1,0 +1,89 @@
+"""Every op the device records, against eager CPU PyTorch: values and gradients, over several
+shapes (broadcast, 0-dim, empty), dtypes, and non-contiguous (transposed) device inputs."""
+import pytest
+import torch
+
+import torch_xla
+from op_specs import SPECS
+
+RANDOM_OPS = {  # checked in test_random.py: their values cannot match eager's stream
+    'aten::normal_functional', 'aten::uniform', 'aten::bernoulli.p', 'aten::random',
+    'aten::random.from', 'aten::native_dropout', 'aten::native_dropout_backward',
+}
+
+
+def _ir_text(tensors):
+    tensors = [t for t in tensors if isinstance(t, torch.Tensor) and t.device.type == 'xla']
+    return torch_xla._XLAC._get_xla_tensors_text(tensors) if tensors else ''
+
+
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def _leaf_and_arg(t, transpose):
+    """The leaf to differentiate and the argument to pass. Transposed: the same logical tensor,
+    as a non-contiguous transposed view of a contiguous leaf."""
+    if transpose and t.dim() >= 2:
+        return t.transpose(0, 1).contiguous(), lambda leaf: leaf.transpose(0, 1)
+    return t, lambda leaf: leaf
+
+
+def _run_case(spec, inputs, dev, transpose):
+    floating = [t.is_floating_point() for t in inputs]
+    want_grad = [spec.grad and f and i not in spec.nograd for i, f in enumerate(floating)]
+    prepared = [_leaf_and_arg(t, transpose) for t in inputs]
+    cpu_leaves = [t.clone().requires_grad_(g) for (t, _), g in zip(prepared, want_grad)]
+    xla_leaves = [t.clone().to(dev).requires_grad_(g) for (t, _), g in zip(prepared, want_grad)]
+    out_cpu = _as_tuple(spec.fn(*[view(t) for t, (_, view) in zip(cpu_leaves, prepared)]))
+    out_xla = _as_tuple(spec.fn(*[view(t) for t, (_, view) in zip(xla_leaves, prepared)]))
+
+    text = _ir_text(out_xla)
+    for op in spec.ops:
+        assert f' {op}(' in text, f'{spec.name}: expected {op} in the IR:\n{text}'
+    assert len(out_cpu) == len(out_xla)
+    for c, x in zip(out_cpu, out_xla):
+        assert x.device.type == 'xla'
+        assert x.dtype == c.dtype and x.shape == c.shape, (spec.name, x.dtype, c.dtype, x.shape, c.shape)
+        torch.testing.assert_close(x.cpu(), c.detach(), rtol=spec.rtol, atol=spec.atol,
+                                   equal_nan=True)
+
+    if not any(want_grad):
+        return
+    gen = torch.Generator().manual_seed(1)
+    pairs = [(c, x) for c, x in zip(out_cpu, out_xla) if c.requires_grad and c.is_floating_point()]
+    if not pairs:
+        return
+    weights = [torch.rand(c.shape, generator=gen, dtype=c.dtype) for c, _ in pairs]
+    sum(((c * w).sum() for (c, _), w in zip(pairs, weights))).backward()
+    sum(((x * w.to(dev)).sum() for (_, x), w in zip(pairs, weights))).backward()
+    grads = [x.grad for x in xla_leaves if x.grad is not None]
+    text = _ir_text(grads)
+    for op in spec.grad_ops:
+        assert f' {op}(' in text, f'{spec.name}: expected {op} in the backward IR:\n{text}'
+    for c, x in zip(cpu_leaves, xla_leaves):
+        if c.grad is None:
+            assert x.grad is None
+            continue
+        torch.testing.assert_close(x.grad.cpu(), c.grad, rtol=max(spec.rtol, 1e-5),
+                                   atol=max(spec.atol, 1e-5) * 10, equal_nan=True)
+
+
+@pytest.mark.parametrize('spec', SPECS, ids=lambda s: s.name)
+def test_op_matches_eager(spec, dev):
+    gen = torch.Generator().manual_seed(0)
+    for dtype in spec.dtypes:
+        for case in spec.cases:
+            inputs = [make(dtype, gen) for make in case]
+            _run_case(spec, inputs, dev, transpose=False)
+            if spec.transposed and any(t.dim() >= 2 for t in inputs):
+                _run_case(spec, inputs, dev, transpose=True)
+
+
+def test_every_lowered_op_has_a_differential_spec():
+    covered = set(RANDOM_OPS)
+    for spec in SPECS:
+        covered.update(spec.ops)
+        covered.update(spec.grad_ops)
+    missing = sorted(set(torch_xla._XLAC._xla_op_table()) - covered)
+    assert not missing, f'lowered ops without a differential test: {missing}'
