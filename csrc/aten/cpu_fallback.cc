@@ -19,6 +19,23 @@ bool IsViewOp(const c10::FunctionSchema& schema) {
   return false;
 }
 
+// PyTorch's cpu_fallback moves Tensor and Tensor[] arguments to the CPU, but not Tensor?[] (the
+// indices of index/index_put); those are moved here. They are inputs, never written.
+void MoveOptionalTensorListsToCpu(const c10::FunctionSchema& schema, torch::jit::Stack* stack) {
+  const size_t num_args = schema.arguments().size();
+  for (size_t i = 0; i < num_args; ++i) {
+    c10::IValue& v = (*stack)[stack->size() - num_args + i];
+    if (!v.isList() || v.isTensorList()) continue;
+    auto list = v.toList();
+    if (list.empty() || !list.elementType()->cast<c10::OptionalType>()) continue;
+    c10::List<c10::optional<at::Tensor>> moved;
+    for (const c10::IValue& e : list) {
+      moved.push_back(e.isTensor() ? c10::optional<at::Tensor>(e.toTensor().cpu()) : c10::nullopt);
+    }
+    v = c10::IValue(std::move(moved));
+  }
+}
+
 }  // namespace
 
 void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -28,6 +45,7 @@ void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
               "losing writes. Record the calling op whole: add it to csrc/ir/op_table.cc");
   // PyTorch/XLA names these counters by op name without overload: aten::nonzero.
   metrics::GetCounter(op.schema().name())->Add(1);
+  MoveOptionalTensorListsToCpu(op.schema(), stack);
   at::native::cpu_fallback(op, stack);
 }
 

@@ -336,6 +336,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
         break;
     }
   }
+  if (info.seeds_default_generator) builder.AddGenerator(c10::IValue());
   std::vector<LazyTensorPtr> written_targets;
   for (int i : written) written_targets.push_back(GetLazyTensor(args[i].toTensor(), schema.name().c_str()));
 

@@ -128,6 +128,15 @@ void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& 
         break;
     }
   }
+  // A trailing seed beyond the schema's arguments: the op draws from the default generator, which
+  // is reseeded for the call and restored after it, so re-running the graph redraws the same.
+  // (Tracing and execution share a thread; the generator's lock cannot be held across the call,
+  // which takes it itself.)
+  c10::optional<uint64_t> default_generator_seed;
+  if (stack.size() > instr.op->schema().arguments().size()) {
+    default_generator_seed = stack.back().toGenerator().current_seed();
+    stack.pop_back();
+  }
   // Arguments the op writes without declaring it get private copies, returned as extra outputs.
   std::vector<int> written;
   if (instr.op->written_args) {
@@ -137,7 +146,20 @@ void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& 
   std::vector<at::Tensor> written_values;
   for (int i : written) written_values.push_back(stack[i].toTensor());
 
-  instr.op->handle().callBoxed(stack);
+  if (default_generator_seed) {
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    at::Tensor saved = generator.get_state();
+    generator.set_current_seed(*default_generator_seed);
+    try {
+      instr.op->handle().callBoxed(stack);
+    } catch (...) {
+      generator.set_state(saved);
+      throw;
+    }
+    generator.set_state(saved);
+  } else {
+    instr.op->handle().callBoxed(stack);
+  }
 
   std::vector<at::Tensor> results;
   for (c10::IValue& v : stack) {

@@ -152,7 +152,7 @@ std::string Node::AttrString() const {
   if (kind_ != NodeKind::kOp) return "";
   const auto& arguments = op_->schema().arguments();
   bool first = true;
-  for (size_t i = 0; i < args_.size(); ++i) {
+  for (size_t i = 0; i < args_.size() && i < arguments.size(); ++i) {
     if (args_[i].kind != Arg::Kind::kConst || args_[i].value.isNone()) continue;
     ss << (first ? "" : ", ") << arguments[i].name() << "=" << IValueToString(args_[i].value);
     first = false;

@@ -35,6 +35,7 @@ struct OpDecl {
   ShapeRule shape_rule = nullptr;
   FallbackRule needs_fallback = nullptr;
   WrittenArgsRule written_args = nullptr;
+  bool seeds_default_generator = false;
 };
 
 // One line per op. Elementwise ops are grouped by family; the backward of an op sits beside it.
@@ -211,7 +212,7 @@ const OpDecl kOps[] = {
     {"aten::embedding", nullptr, nullptr},
     {"aten::embedding_dense_backward", EmbeddingDenseBackward, nullptr},
     // Random numbers: each node draws from its own seed, fixed when the node is traced.
-    {"aten::native_dropout", NativeDropout, nullptr},
+    {"aten::native_dropout", NativeDropout, nullptr, nullptr, /*seeds_default_generator=*/true},
     {"aten::native_dropout_backward", SameAsFirst, nullptr},
     {"aten::bernoulli.p", SameAsFirst, nullptr},
     {"aten::normal_functional", SameAsFirst, nullptr},
@@ -291,6 +292,7 @@ struct Table {
       info.shape_rule = decl.shape_rule;
       info.needs_fallback = decl.needs_fallback;
       info.written_args = decl.written_args;
+      info.seeds_default_generator = decl.seeds_default_generator;
       info.name_hash = HashString(info.name);
       ops.push_back(std::move(info));
     }

@@ -29,6 +29,9 @@ struct OpInfo {
   ShapeRule shape_rule = nullptr;
   FallbackRule needs_fallback = nullptr;
   WrittenArgsRule written_args = nullptr;
+  // Random ops whose schema has no Generator argument draw from the default CPU generator; the
+  // node then carries a seed as one extra trailing argument (see the interpreter).
+  bool seeds_default_generator = false;
   hash_t name_hash = 0;
 
   // Resolved on first use, after the ATen library has registered its schemas.

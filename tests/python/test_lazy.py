@@ -1,0 +1,297 @@
+"""Laziness, graph cut, compile cache and recompilation, checked through the metrics."""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+from conftest import CounterDelta, counter
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def executions():
+    data = met.metric_data('ExecuteTime')
+    return data[0] if data else 0
+
+
+def pending(t):
+    return torch_xla._XLAC._xla_has_pending_ir(t)
+
+
+def test_ops_record_and_do_not_run(dev):
+    x = torch.randn(3, 4).to(dev)
+    before = executions()
+    y = (x * 2 + 1).relu().sum(0)
+    assert pending(y)
+    assert executions() == before
+    text = torch_xla._XLAC._get_xla_tensors_text([y])
+    assert 'aten::relu' in text and 'aten::sum.dim_IntList' in text
+
+
+def test_mark_step_executes_every_pending_tensor_as_one_graph(dev):
+    x = torch.randn(3, 4).to(dev)
+    a = x + 1
+    b = x * 3
+    before = executions()
+    with CounterDelta('MarkStep') as d:
+        xm.mark_step()
+    assert d['MarkStep'] == 1
+    assert executions() == before + 1  # one graph for both tensors
+    assert not pending(a) and not pending(b)
+    torch.testing.assert_close(b.cpu(), x.cpu() * 3)
+
+
+def test_torch_xla_sync_is_the_same_barrier(dev):
+    y = torch.randn(2).to(dev) * 2
+    with CounterDelta('MarkStep') as d:
+        torch_xla.sync()
+    assert d['MarkStep'] == 1 and not pending(y)
+
+
+def test_reading_a_value_runs_only_what_it_needs(dev):
+    x = torch.randn(3, 4).to(dev)
+    a = x.exp()
+    b = x.sin()
+    before = executions()
+    a_host = a.cpu()
+    assert executions() == before + 1
+    assert not pending(a)
+    assert pending(b)  # the rest of the graph is not cut
+    torch.testing.assert_close(a_host, x.cpu().exp())
+
+
+@pytest.mark.parametrize('read', ['item', 'tolist', 'bool', 'print', 'numpy'])
+def test_host_reads_materialize(dev, read, capsys):
+    t = (torch.ones(1).to(dev) * 3).sum()
+    value = {
+        'item': lambda: t.item(),
+        'tolist': lambda: t.tolist(),
+        'bool': lambda: bool(t > 2),
+        'print': lambda: print(t),
+        'numpy': lambda: t.cpu().numpy().item(),
+    }[read]()
+    if read == 'print':
+        assert 'tensor(3., device=\'xla:0\')' in capsys.readouterr().out
+    else:
+        assert value in (3.0, True)
+
+
+def test_training_loop_compiles_once_per_distinct_graph(dev):
+    w = torch.randn(4, 4).to(dev)
+    x = torch.randn(8, 4).to(dev)
+    xm.mark_step()
+    with CounterDelta('UncachedCompile', 'CachedCompile') as d:
+        for _ in range(5):
+            w = w - 0.1 * (x @ w).tanh().t() @ x / 8
+            xm.mark_step()
+    assert d['UncachedCompile'] == 1
+    assert d['CachedCompile'] == 4
+
+
+def test_new_input_shape_compiles_again(dev):
+    def step(n):
+        y = (torch.randn(n, 3).to(dev) * 2).sum()
+        xm.mark_step()
+        return y
+    step(5)
+    with CounterDelta('UncachedCompile', 'CachedCompile') as d:
+        step(5)
+        step(6)
+        step(6)
+    assert d['UncachedCompile'] == 1 and d['CachedCompile'] == 2
+
+
+def test_changing_scalars_do_not_recompile(dev):
+    x = torch.randn(3).to(dev)
+    xm.mark_step()
+    results = []
+    with CounterDelta('UncachedCompile', 'CachedCompile') as d:
+        for lr in (0.1, 0.25, 0.5, 2.5):
+            y = x * lr - lr
+            xm.mark_step()
+            results.append(y.cpu())
+    assert d['UncachedCompile'] == 1 and d['CachedCompile'] == 3
+    for lr, y in zip((0.1, 0.25, 0.5, 2.5), results):
+        torch.testing.assert_close(y, x.cpu() * lr - lr)
+
+
+def test_zero_and_one_are_baked_into_the_graph(dev):
+    x = torch.randn(3).to(dev)
+    text_one = torch_xla._XLAC._get_xla_tensors_text([x * 1.0])
+    text_two = torch_xla._XLAC._get_xla_tensors_text([x * 2.0])
+    assert 'prim::Constant()' in text_one and 'value=1' in text_one
+    assert 'prim::Constant()' not in text_two
+
+
+def test_no_special_scalars_env_makes_zero_and_one_parameters():
+    script = (
+        "import torch, torch_xla, torch_xla.core.xla_model as xm\n"
+        "x = torch.randn(3).to(xm.xla_device())\n"
+        "print('Constant' in torch_xla._XLAC._get_xla_tensors_text([x * 1.0]))\n")
+    env = dict(os.environ, XLA_NO_SPECIAL_SCALARS='1', PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == 'False'
+
+
+def test_nonzero_falls_back_to_cpu_and_is_counted(dev):
+    x = torch.tensor([0., 1., 0., 2., 3.]).to(dev)
+    with CounterDelta('aten::nonzero') as d:
+        nz = torch.nonzero(x)
+    assert d['aten::nonzero'] == 1
+    assert nz.device.type == 'xla'
+    assert nz.cpu().flatten().tolist() == [1, 3, 4]
+
+
+def test_masked_indexing_falls_back_and_is_correct(dev):
+    x = torch.randn(4, 3)
+    mask = x[:, 0] > 0
+    with CounterDelta('aten::index') as d:
+        y = x.to(dev)[mask.to(dev)]
+    assert d['aten::index'] == 1
+    torch.testing.assert_close(y.cpu(), x[mask])
+    assert 'aten::index' in met.executed_fallback_ops()
+
+
+def test_fallback_result_keeps_working_lazily(dev):
+    x = torch.tensor([3., 1., 2.]).to(dev)
+    z = torch.nonzero(x).float() * 2  # a fallback result feeds lazy ops
+    assert pending(z)
+    assert z.cpu().flatten().tolist() == [0., 2., 4.]
+
+
+def test_shape_mismatch_raises_at_the_op(dev):
+    a = torch.randn(3, 4).to(dev)
+    b = torch.randn(5).to(dev)
+    with pytest.raises(RuntimeError, match='must match the size of tensor b'):
+        a + b
+    with pytest.raises(RuntimeError, match='cannot be multiplied'):
+        a @ torch.randn(5, 2).to(dev)
+    with pytest.raises(RuntimeError, match='invalid for input of size 12'):
+        a.view(5, 2)
+    with pytest.raises(RuntimeError, match='channels'):
+        torch.nn.functional.conv2d(torch.randn(1, 3, 8, 8).to(dev), torch.randn(4, 2, 3, 3).to(dev))
+
+
+def test_cpu_tensor_in_an_xla_op_is_a_clear_error(dev):
+    linear = torch.nn.Linear(10, 20)  # left on the CPU
+    with pytest.raises(RuntimeError, match='Input tensor is not an XLA tensor: torch.FloatTensor'):
+        linear(torch.randn(10, device=dev))
+
+
+def test_cpu_zero_dim_tensor_is_accepted_as_a_scalar(dev):
+    x = torch.randn(3).to(dev)
+    y = x * torch.tensor(2.5)
+    torch.testing.assert_close(y.cpu(), x.cpu() * 2.5)
+
+
+def test_unsupported_dtype_is_named(dev):
+    with pytest.raises(TypeError, match='ComplexFloat'):
+        torch.randn(2, dtype=torch.cfloat).to(dev)
+
+
+def test_views_and_in_place_ops_behave_as_on_cpu(dev):
+    def program(a):
+        b = a.view(4, 3)
+        b.add_(1)                   # write through a view reaches the base
+        a[1:].zero_()               # slice assignment
+        v = a[0]                    # view taken before a later write to the base
+        a.mul_(2)
+        c = a.t_()                  # in-place transpose
+        c[0, 0] = 7.
+        return a.clone(), v.clone(), b.clone()
+    base = torch.arange(12.).view(3, 4)
+    want = program(base.clone())
+    got = program(base.clone().to(dev))
+    for w, g in zip(want, got):
+        assert w.shape == g.shape
+        torch.testing.assert_close(g.cpu(), w)
+
+
+def test_optimizer_updates_parameters_in_place(dev):
+    p = torch.nn.Parameter(torch.ones(3).to(dev))
+    opt = torch.optim.SGD([p], lr=0.5)
+    (p * torch.tensor([1., 2., 3.]).to(dev)).sum().backward()
+    opt.step()
+    xm.mark_step()
+    assert p.cpu().tolist() == [0.5, 0.0, -0.5]
+
+
+def test_to_and_from_device_and_between_dtypes(dev):
+    x = torch.arange(6).view(2, 3)
+    xd = x.to(dev)
+    assert xd.device == torch.device('xla', 0) and xd.dtype == torch.int64
+    assert torch.equal(xd.cpu(), x)
+    assert xd.to(torch.float32).cpu().dtype == torch.float32
+    assert torch.equal(x.to(dev, torch.float64).cpu(), x.double())
+    assert torch.equal(xd.to('cpu'), x)
+
+
+def test_factories_on_the_device(dev):
+    torch.testing.assert_close(torch.zeros(2, 3, device=dev).cpu(), torch.zeros(2, 3))
+    torch.testing.assert_close(torch.ones(2, device=dev, dtype=torch.int32).cpu(),
+                               torch.ones(2, dtype=torch.int32))
+    torch.testing.assert_close(torch.full((2,), 4.5, device=dev).cpu(), torch.full((2,), 4.5))
+    torch.testing.assert_close(torch.arange(5, device=dev).cpu(), torch.arange(5))
+    torch.testing.assert_close(torch.tensor([1., 2.], device=dev).cpu(), torch.tensor([1., 2.]))
+    assert torch.randn(4, 2, device=dev).shape == (4, 2)
+
+
+def test_save_and_load(dev, tmp_path):
+    t = torch.randn(3, 2)
+    data = {'w': t.to(dev), 'list': [t.to(dev) * 2, 5], 'step': 3}
+    path = tmp_path / 'ckpt.pt'
+    xm.save(data, str(path))
+    loaded = torch.load(str(path))
+    assert loaded['w'].device.type == 'cpu'
+    torch.testing.assert_close(loaded['w'], t)
+    torch.testing.assert_close(loaded['list'][0], t * 2)
+    assert loaded['step'] == 3
+    back = loaded['w'].to(dev)
+    torch.testing.assert_close((back + 1).cpu(), t + 1)
+    torch.save(data['w'].cpu(), str(tmp_path / 't.pt'))
+    torch.testing.assert_close(torch.load(str(tmp_path / 't.pt')), t)
+
+    import torch_xla.utils.serialization as xser
+    xser.save({'a': t.to(dev)}, str(tmp_path / 'x.pt'))
+    torch.testing.assert_close(xser.load(str(tmp_path / 'x.pt'))['a'], t)
+
+
+def test_devices():
+    assert xm.xla_device() == torch.device('xla', 0)
+    assert torch_xla.device() == torch.device('xla', 0)
+    assert xm.get_xla_supported_devices() == ['xla:0']
+    assert xm.xla_device_hw(xm.xla_device()) == 'CPU'
+    with pytest.raises(RuntimeError, match='does not exist'):
+        xm.xla_device(5)
+
+
+def test_ir_dump_file(tmp_path):
+    path = tmp_path / 'graphs.txt'
+    script = (
+        "import torch, torch_xla, torch_xla.core.xla_model as xm\n"
+        "x = torch.randn(3).to(xm.xla_device())\n"
+        "y = (x + 2).exp()\n"
+        "xm.mark_step()\n")
+    env = dict(os.environ, XLA_SAVE_TENSORS_FILE=str(path), XLA_IR_DEBUG='1', PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, '-c', script], env=env, check=True)
+    text = path.read_text()
+    assert 'aten::exp' in text and 'aten::add.Tensor' in text and 'Graph Hash' in text
+    assert '<string>' in text  # XLA_IR_DEBUG: the Python frame that made the node
+
+
+def test_metrics_file_is_appended_every_step(tmp_path):
+    path = tmp_path / 'metrics.txt'
+    script = (
+        "import torch, torch_xla, torch_xla.core.xla_model as xm\n"
+        "for _ in range(2):\n"
+        "    y = torch.ones(2).to(xm.xla_device()) * 3\n"
+        "    xm.mark_step()\n")
+    env = dict(os.environ, XLA_METRICS_FILE=str(path), PYTHONPATH=ROOT)
+    subprocess.run([sys.executable, '-c', script], env=env, check=True)
+    assert path.read_text().count('Counter: MarkStep') == 2

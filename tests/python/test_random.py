@@ -1,0 +1,89 @@
+"""Random ops: seeded from torch's default generator when traced, so torch.manual_seed makes them
+reproducible and re-running a graph (to read another tensor) reproduces the same draws."""
+import torch
+import torch.nn.functional as F
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+
+def _draw(dev, seed):
+    torch.manual_seed(seed)
+    return torch.randn(64, device=dev).cpu()
+
+
+def test_manual_seed_reproduces_draws(dev):
+    assert torch.equal(_draw(dev, 7), _draw(dev, 7))
+    assert not torch.equal(_draw(dev, 7), _draw(dev, 8))
+
+
+def test_normal_uniform_random_distributions(dev):
+    torch.manual_seed(0)
+    n = torch.randn(20000, device=dev)
+    u = torch.rand(20000, device=dev)
+    r = torch.empty(20000, device=dev).random_(0, 10)
+    r_any = torch.empty(1000, dtype=torch.int32, device=dev).random_()
+    text = torch_xla._XLAC._get_xla_tensors_text([n, u, r, r_any])
+    for op in ('aten::normal_functional', 'aten::uniform', 'aten::random.from', 'aten::random('):
+        assert op in text
+    n, u, r, r_any = n.cpu(), u.cpu(), r.cpu(), r_any.cpu()
+    assert abs(n.mean()) < 0.05 and abs(n.std() - 1) < 0.05
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
+    assert set(r.long().unique().tolist()) == set(range(10))
+    assert (r_any >= 0).all()
+
+
+def test_bernoulli(dev):
+    torch.manual_seed(0)
+    b = torch.bernoulli(torch.empty(20000, device=dev), 0.3)
+    assert 'aten::bernoulli.p' in torch_xla._XLAC._get_xla_tensors_text([b])
+    b = b.cpu()
+    assert set(b.unique().tolist()) <= {0., 1.}
+    assert abs(b.mean() - 0.3) < 0.02
+
+
+def _check_dropout(x, y, grad):
+    xs, ys, gs = x.detach().cpu(), y.detach().cpu(), grad.cpu()
+    kept = ys != 0
+    torch.testing.assert_close(ys[kept], xs[kept] / 0.75)
+    assert abs((~kept).float().mean() - 0.25) < 0.02
+    torch.testing.assert_close(gs, kept.float() / 0.75)
+
+
+def test_dropout_values_and_gradient(dev):
+    # F.dropout on a non-CUDA device is bernoulli_ and a multiply in PyTorch 1.13.
+    torch.manual_seed(0)
+    x = torch.rand(200, 50).add(0.5).to(dev).requires_grad_()
+    y = F.dropout(x, p=0.25, training=True)
+    assert 'aten::bernoulli.p' in torch_xla._XLAC._get_xla_tensors_text([y])
+    y.sum().backward()
+    _check_dropout(x, y, x.grad)
+
+
+def test_native_dropout_and_its_backward(dev):
+    torch.manual_seed(0)
+    x = torch.rand(200, 50).add(0.5).to(dev).requires_grad_()
+    y, mask = torch.native_dropout(x, 0.25, True)
+    assert 'aten::native_dropout' in torch_xla._XLAC._get_xla_tensors_text([y])
+    assert mask.dtype == torch.bool
+    y.sum().backward()
+    assert 'aten::native_dropout_backward' in torch_xla._XLAC._get_xla_tensors_text([x.grad])
+    _check_dropout(x, y, x.grad)
+    torch.testing.assert_close(mask.cpu(), y.detach().cpu() != 0)
+
+
+def test_rerunning_a_graph_reproduces_its_draws(dev):
+    a = torch.rand(100, device=dev)
+    b = a * 2
+    b_host = b.cpu()   # runs the graph of b (which includes the draw of a)
+    a_host = a.cpu()   # runs the draw again, for a: same seed, same values
+    torch.testing.assert_close(b_host, a_host * 2)
+
+
+def test_cached_random_graph_draws_new_values(dev):
+    xm.mark_step()
+    first = torch.rand(16, device=dev)
+    xm.mark_step()
+    second = torch.rand(16, device=dev)
+    xm.mark_step()
+    assert not torch.equal(first.cpu(), second.cpu())
