@@ -6,6 +6,7 @@ import sys
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
+sys.path.insert(0, os.path.join(_ROOT, 'examples'))  # the example models are shared with tests
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
