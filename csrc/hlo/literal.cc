@@ -1,0 +1,94 @@
+#include "hlo/literal.h"
+
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+
+namespace txla::hlo {
+namespace {
+
+std::string FormatDouble(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::ostringstream ss;
+  ss.precision(17);
+  ss << v;
+  return ss.str();
+}
+
+}  // namespace
+
+Literal Literal::Scalar(ElementType type, double value) {
+  Shape shape = Shape::Scalar(type);
+  if (IsFloating(type)) return FromDoubles(shape, {value});
+  return FromInts(shape, {static_cast<int64_t>(value)});
+}
+
+Literal Literal::FromDoubles(Shape shape, std::vector<double> values) {
+  if (static_cast<int64_t>(values.size()) != shape.element_count())
+    throw std::invalid_argument("literal of " + shape.ToString() + " needs " +
+                                std::to_string(shape.element_count()) + " values");
+  Literal l;
+  l.shape_ = std::move(shape);
+  if (l.is_floating()) {
+    l.doubles_ = std::move(values);
+  } else {
+    for (double v : values) l.ints_.push_back(static_cast<int64_t>(v));
+  }
+  return l;
+}
+
+Literal Literal::FromInts(Shape shape, std::vector<int64_t> values) {
+  std::vector<double> as_doubles;
+  Literal l;
+  if (static_cast<int64_t>(values.size()) != shape.element_count())
+    throw std::invalid_argument("literal of " + shape.ToString() + " needs " +
+                                std::to_string(shape.element_count()) + " values");
+  l.shape_ = std::move(shape);
+  if (l.is_floating()) {
+    for (int64_t v : values) l.doubles_.push_back(static_cast<double>(v));
+  } else {
+    l.ints_ = std::move(values);
+  }
+  return l;
+}
+
+bool Literal::IsAll(double value) const {
+  for (int64_t i = 0; i < size(); ++i)
+    if (GetDouble(i) != value) return false;
+  return true;
+}
+
+std::string Literal::ToString() const {
+  auto element = [&](int64_t i) -> std::string {
+    if (shape_.type == ElementType::kPred) return GetInt(i) ? "true" : "false";
+    return is_floating() ? FormatDouble(doubles_[i]) : std::to_string(ints_[i]);
+  };
+  if (shape_.dims.empty()) return element(0);
+  std::ostringstream ss;
+  int64_t next = 0;
+  // Nested braces, one level per dimension.
+  std::function<void(size_t)> emit = [&](size_t dim) {
+    ss << "{";
+    for (int64_t i = 0; i < shape_.dims[dim]; ++i) {
+      if (i) ss << ", ";
+      if (dim + 1 == shape_.dims.size()) ss << element(next++);
+      else emit(dim + 1);
+    }
+    ss << "}";
+  };
+  emit(0);
+  return ss.str();
+}
+
+bool Literal::operator==(const Literal& other) const {
+  if (shape_ != other.shape_) return false;
+  for (int64_t i = 0; i < size(); ++i) {
+    double a = GetDouble(i), b = other.GetDouble(i);
+    if (!(a == b || (std::isnan(a) && std::isnan(b)))) return false;
+  }
+  return true;
+}
+
+}  // namespace txla::hlo
