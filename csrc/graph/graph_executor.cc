@@ -3,10 +3,12 @@
 #include <mutex>
 
 #include "debug/env.h"
+#include "compiler/compile.h"
 #include "graph/compile_cache.h"
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
+#include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "tensor/bridge.h"
 #include "tensor/registry.h"
@@ -26,8 +28,31 @@ std::mutex& SyncMutex() {
   return mu;
 }
 
-std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut) {
-  if (auto cached = Cache().Get(cut.hash)) {
+// Native code when every op lowers and codegen handles the module; otherwise the whole graph
+// runs on the interpreter, counted (InterpretedGraph, and the reason) so it is never silent.
+std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op) {
+  if (op_by_op) return BuildInterpreterProgram(cut);
+  std::string missing = lower::FirstUnloweredOp(cut);
+  if (!missing.empty()) {
+    TXLA_COUNTER("InterpretedGraph", 1);
+    metrics::GetCounter("NoLowering:" + missing)->Add(1);
+    return BuildInterpreterProgram(cut);
+  }
+  try {
+    return compiler::Compile(lower::LowerGraph(cut));
+  } catch (const compiler::Unsupported& e) {
+    TXLA_COUNTER("InterpretedGraph", 1);
+    metrics::GetCounter(std::string("NoCodegen:") + e.what())->Add(1);
+    return BuildInterpreterProgram(cut);
+  } catch (const compiler::BuildError& e) {
+    TORCH_CHECK(false, "compiling the xla graph failed (the tensors keep their pending values): ",
+                e.what());
+  }
+}
+
+std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op) {
+  ir::hash_t key = ir::Mix(cut.hash, op_by_op);
+  if (auto cached = Cache().Get(key)) {
     TXLA_COUNTER("CachedCompile", 1);
     return cached;
   }
@@ -35,15 +60,15 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut) {
   std::shared_ptr<runtime::Executable> executable;
   {
     TXLA_TIMED("CompileTime");
-    executable = BuildInterpreterProgram(cut);
+    executable = Compile(cut, op_by_op);
   }
-  Cache().Put(cut.hash, executable);
+  Cache().Put(key, executable);
   return executable;
 }
 
 }  // namespace
 
-void SyncTensors(const std::vector<LazyTensorPtr>& tensors) {
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   std::lock_guard<std::mutex> lock(SyncMutex());
   std::vector<LazyTensorPtr> pending;
   std::vector<ir::Value> values;
@@ -58,7 +83,10 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors) {
   std::vector<size_t> root_index;
   GraphCut cut = CutGraph(values, &root_index);
   ir::DumpGraphIfRequested(cut, values);
-  std::shared_ptr<runtime::Executable> executable = GetOrCompile(cut);
+  // The seeds' debugging modes: run every node on its own (the interpreter) when values are read
+  // (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
+  bool op_by_op = debug::EnvBool(for_read ? "GET_TENSORS_OPBYOP" : "SYNC_TENSORS_OPBYOP");
+  std::shared_ptr<runtime::Executable> executable = GetOrCompile(cut, op_by_op);
   std::vector<runtime::BufferPtr> results;
   {
     TXLA_TIMED("ExecuteTime");
@@ -74,11 +102,11 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors) {
 
 void MarkStep(int device) {
   TXLA_COUNTER("MarkStep", 1);
-  SyncTensors(registry::PendingTensors(device));
+  SyncTensors(registry::PendingTensors(device), /*for_read=*/false);
 }
 
 at::Tensor ToHost(const LazyTensorPtr& tensor) {
-  if (tensor->pending()) SyncTensors({tensor});
+  if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);
   return TransferFromDevice(tensor->data());
 }
 

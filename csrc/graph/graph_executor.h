@@ -15,7 +15,9 @@
 
 namespace txla::graph {
 
-void SyncTensors(const std::vector<LazyTensorPtr>& tensors);
+// `for_read`: the sync serves a host read (GET_TENSORS_OPBYOP applies) rather than a barrier
+// (SYNC_TENSORS_OPBYOP applies).
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read);
 void MarkStep(int device);
 // The tensor's value as a new host tensor (executing its pending graph if it has one).
 at::Tensor ToHost(const LazyTensorPtr& tensor);

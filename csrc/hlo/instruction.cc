@@ -75,8 +75,7 @@ Instruction* Computation::Add(Opcode opcode, Shape shape, std::vector<Instructio
   instruction->parent_ = this;
   instruction->name_ = parent_ ? parent_->UniqueName(OpcodeName(opcode)) : std::string(OpcodeName(opcode));
   instructions_.push_back(std::move(instruction));
-  root_ = instructions_.back().get();
-  return root_;
+  return instructions_.back().get();
 }
 
 Instruction* Computation::AddParameter(int64_t number, Shape shape, std::string name) {

@@ -120,7 +120,8 @@ class Computation {
   const std::string& name() const { return name_; }
   Module* parent() const { return parent_; }
 
-  // Appends an instruction; its operands must already be in this computation.
+  // Appends an instruction; its operands must already be in this computation. The root is
+  // set explicitly (set_root), never moved by adding.
   Instruction* Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands,
                    Attributes attrs = {});
   Instruction* AddParameter(int64_t number, Shape shape, std::string name = "");

@@ -83,7 +83,7 @@ std::string Literal::ToString() const {
 }
 
 bool Literal::operator==(const Literal& other) const {
-  if (shape_ != other.shape_) return false;
+  if (shape_ != other.shape_ || size() != other.size()) return false;
   for (int64_t i = 0; i < size(); ++i) {
     double a = GetDouble(i), b = other.GetDouble(i);
     if (!(a == b || (std::isnan(a) && std::isnan(b)))) return false;

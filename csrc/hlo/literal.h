@@ -19,7 +19,8 @@ class Literal {
 
   const Shape& shape() const { return shape_; }
   bool is_floating() const { return IsFloating(shape_.type); }
-  int64_t size() const { return shape_.element_count(); }
+  // Number of stored elements (0 for a default-constructed literal).
+  int64_t size() const { return static_cast<int64_t>(is_floating() ? doubles_.size() : ints_.size()); }
   double GetDouble(int64_t i) const { return is_floating() ? doubles_[i] : static_cast<double>(ints_[i]); }
   int64_t GetInt(int64_t i) const { return is_floating() ? static_cast<int64_t>(doubles_[i]) : ints_[i]; }
   // True when every element equals `value` (0 and 1 drive algebraic simplification).

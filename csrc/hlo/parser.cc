@@ -184,12 +184,13 @@ class Parser {
     Expect("{");
     std::unordered_map<std::string, Instruction*> by_name;
     Instruction* root = nullptr;
+    Instruction* last = nullptr;
     while (!Accept("}")) {
       bool is_root = Accept("ROOT");
-      Instruction* i = ParseInstruction(module, *c, by_name);
-      if (is_root) root = i;
+      last = ParseInstruction(module, *c, by_name);
+      if (is_root) root = last;
     }
-    if (root) c->set_root(root);
+    c->set_root(root ? root : last);  // without ROOT, the last instruction is the result
   }
 
   Instruction* ParseInstruction(Module& module, Computation& c,

@@ -94,7 +94,7 @@ PYBIND11_MODULE(_XLAC, m) {
          bool wait, bool sync_xla_data) {
         auto lazy = LazyTensors(tensors);
         py::gil_scoped_release no_gil;
-        graph::SyncTensors(lazy);
+        graph::SyncTensors(lazy, /*for_read=*/false);
       },
       py::arg("tensors"), py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true, py::arg("sync_xla_data") = true);

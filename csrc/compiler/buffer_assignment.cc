@@ -1,0 +1,80 @@
+#include "compiler/buffer_assignment.h"
+
+#include <algorithm>
+#include <map>
+
+namespace txla::compiler {
+
+bool IsVirtualTranspose(const hlo::Instruction& i) {
+  if (i.opcode() != hlo::Opcode::kTranspose || i.shape().rank() != 2 || i.users().empty())
+    return false;
+  return std::all_of(i.users().begin(), i.users().end(),
+                     [](const hlo::Instruction* u) { return u->opcode() == hlo::Opcode::kDot; });
+}
+
+int64_t ByteSize(const hlo::Shape& shape) {
+  return shape.element_count() * static_cast<int64_t>(runtime::ByteWidth(shape.type));
+}
+
+BufferPlan AssignBuffers(const hlo::Module& module) {
+  const hlo::Computation& entry = *module.entry();
+  auto order = entry.instructions();
+  BufferPlan plan;
+  const hlo::Instruction* root = entry.root();
+
+  for (const hlo::Instruction* i : order) {
+    if (i->opcode() == hlo::Opcode::kParameter) {
+      plan.slots[i] = {BufferSlot::Kind::kParameter, i->attrs().parameter_number, 0};
+    } else if (i->opcode() == hlo::Opcode::kConstant && i->shape().IsScalar()) {
+      plan.slots[i] = {BufferSlot::Kind::kInline, 0, 0};
+    } else if (IsVirtualTranspose(*i)) {
+      plan.slots[i] = {BufferSlot::Kind::kVirtual, 0, 0};
+    }
+  }
+  if (root->opcode() == hlo::Opcode::kTuple) {
+    for (size_t k = 0; k < root->operands().size(); ++k) {
+      const hlo::Instruction* v = root->operand(k);
+      if (plan.slots.count(v)) {
+        plan.output_copies.emplace_back(static_cast<int64_t>(k), v);
+      } else {
+        plan.slots[v] = {BufferSlot::Kind::kOutput, static_cast<int64_t>(k), 0};
+      }
+    }
+  }
+
+  // Temps: live from their definition to their last use; a freed range is reused first-fit.
+  std::unordered_map<const hlo::Instruction*, size_t> position, last_use;
+  for (size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+  for (size_t p = 0; p < order.size(); ++p)
+    for (const hlo::Instruction* op : order[p]->operands()) last_use[op] = p;
+  std::map<int64_t, int64_t> free_ranges;  // offset -> size
+  std::multimap<size_t, std::pair<int64_t, int64_t>> release_at;  // position -> (offset, size)
+  constexpr int64_t kAlign = 64;
+  for (size_t p = 0; p < order.size(); ++p) {
+    for (auto it = release_at.begin(); it != release_at.end() && it->first < p;) {
+      free_ranges[it->second.first] = it->second.second;
+      it = release_at.erase(it);
+    }
+    const hlo::Instruction* i = order[p];
+    if (plan.slots.count(i) || i == root || i->shape().is_tuple) continue;
+    int64_t size = (ByteSize(i->shape()) + kAlign - 1) / kAlign * kAlign;
+    int64_t offset = -1;
+    for (auto& [off, sz] : free_ranges) {
+      if (sz >= size) {
+        offset = off;
+        if (sz > size) free_ranges[off + size] = sz - size;
+        free_ranges.erase(off);
+        break;
+      }
+    }
+    if (offset < 0) {
+      offset = plan.arena_bytes;
+      plan.arena_bytes += size;
+    }
+    plan.slots[i] = {BufferSlot::Kind::kTemp, 0, offset};
+    release_at.emplace(last_use.count(i) ? last_use[i] : p, std::make_pair(offset, size));
+  }
+  return plan;
+}
+
+}  // namespace txla::compiler

@@ -1,0 +1,34 @@
+// Buffer assignment: where each materialized value of the entry computation lives when the
+// compiled code runs. Parameters are the caller's buffers; values the graph returns are written
+// straight into the output buffers; every other kernel result gets a slice of one arena, and a
+// slice is reused once the value in it is dead (first fit over freed ranges).
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "hlo/instruction.h"
+
+namespace txla::compiler {
+
+struct BufferSlot {
+  enum class Kind { kParameter, kOutput, kTemp, kInline, kVirtual };
+  Kind kind = Kind::kTemp;
+  int64_t index = 0;   // parameter number or output index
+  int64_t offset = 0;  // arena offset (kTemp)
+};
+
+struct BufferPlan {
+  std::unordered_map<const hlo::Instruction*, BufferSlot> slots;
+  int64_t arena_bytes = 0;
+  // Outputs whose value lives elsewhere (a parameter, or a value returned twice): copied.
+  std::vector<std::pair<int64_t, const hlo::Instruction*>> output_copies;
+};
+
+// A 2-D transpose whose users are all dots is never materialized: the dot reads its operand
+// with the transpose flag.
+bool IsVirtualTranspose(const hlo::Instruction& i);
+int64_t ByteSize(const hlo::Shape& shape);
+BufferPlan AssignBuffers(const hlo::Module& module);
+
+}  // namespace txla::compiler

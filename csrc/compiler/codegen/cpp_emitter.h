@@ -1,0 +1,35 @@
+// Emits the entry computation of a fused, buffer-assigned HLO module as one self-contained C++
+// translation unit with no #includes at all, so the system compiler builds it in a
+// fraction of a second:
+//
+//   extern "C" void txla_run(const TxlaSupport* support, const void* const* params,
+//                            void* const* outputs, char* arena);
+//
+// Each fusion is one loop nest over its output; the values inside it are expressions at the loop
+// index (broadcast, transpose, reshape and slice only remap the index). A reduce-rooted fusion
+// adds an inner loop over the reduced dimensions. Dots call the GEMM in the support table the
+// runtime passes in (OpenBLAS), so generated code links against nothing.
+#pragma once
+
+#include <string>
+
+#include "compiler/buffer_assignment.h"
+#include "hlo/instruction.h"
+
+namespace txla::compiler {
+
+// The ABI between generated code and the runtime; the emitter prints the same declaration.
+struct TxlaSupport {
+  void (*gemm_f32)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+  void (*gemm_f64)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a,
+                   int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc);
+};
+
+// Throws std::invalid_argument for what it cannot emit (an opcode or element type); callers run
+// such graphs on the interpreter instead.
+std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan);
+// Number of kernels (loop nests and library calls) the emitted code runs.
+int CountKernels(const hlo::Module& module);
+
+}  // namespace txla::compiler

@@ -1,0 +1,88 @@
+#include "compiler/compile.h"
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "compiler/buffer_assignment.h"
+#include "compiler/codegen/cpp_emitter.h"
+#include "compiler/codegen/native_library.h"
+#include "compiler/native_executable.h"
+#include "compiler/passes/cse.h"
+#include "compiler/passes/dce.h"
+#include "compiler/passes/fusion.h"
+#include "debug/env.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
+#include "metrics/metrics.h"
+
+namespace txla::compiler {
+namespace {
+
+void DumpAfter(const std::string& pass, const hlo::Module& module) {
+  std::string path = debug::EnvString("TXLA_DUMP_PASSES");
+  if (path.empty()) return;
+  std::ofstream out(path, std::ios::app);
+  out << "// after " << pass << "\n" << hlo::ToText(module) << "\n";
+}
+
+std::string Hex(size_t h) {
+  std::ostringstream ss;
+  ss << std::hex << h;
+  return ss.str();
+}
+
+}  // namespace
+
+void RunPipeline(hlo::Module& module) {
+  hlo::Verify(module);
+  DumpAfter("lowering", module);
+  CommonSubexpressionElimination cse;
+  DeadCodeElimination dce;
+  Fusion fusion;
+  while (cse.Run(module)) {
+  }
+  DumpAfter(cse.name(), module);
+  dce.Run(module);
+  DumpAfter(dce.name(), module);
+  fusion.Run(module);
+  DumpAfter(fusion.name(), module);
+  dce.Run(module);
+  hlo::Verify(module);
+}
+
+std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module,
+                                             CompileStats* stats) {
+  int before = static_cast<int>(module->entry()->instruction_count());
+  RunPipeline(*module);
+  BufferPlan plan = AssignBuffers(*module);
+  std::string source;
+  try {
+    source = EmitCpp(*module, plan);
+  } catch (const std::invalid_argument& e) {
+    throw Unsupported(e.what());
+  }
+  if (stats) {
+    stats->hlo_instructions = before;
+    stats->kernels = CountKernels(*module);
+  }
+  std::string base = WorkDirectory() + "/graph_" + Hex(std::hash<std::string>()(source));
+  {
+    std::ofstream(base + ".cc") << source;
+    std::ofstream(base + ".hlo.txt") << hlo::ToText(*module);
+  }
+  {
+    static metrics::Metric* cpp_time = metrics::GetMetric("CppCompileTime");
+    metrics::ScopedTimer timer(cpp_time);
+    try {
+      BuildSharedObject(base + ".cc", base + ".so");
+    } catch (const std::runtime_error& e) {
+      throw BuildError(std::string(e.what()) + "\nHLO: " + base + ".hlo.txt\nsource: " + base + ".cc");
+    }
+  }
+  std::vector<hlo::Shape> outputs = module->entry()->root()->shape().tuple_shapes;
+  return std::make_shared<NativeExecutable>(NativeLibrary::Load(base + ".so"), std::move(outputs),
+                                            plan.arena_bytes);
+}
+
+}  // namespace txla::compiler

@@ -1,0 +1,41 @@
+// The compiler driver: HLO module in, native executable out.
+//
+//   verify -> cse (to a fixed point) -> dce -> fusion -> dce -> verify
+//   -> buffer assignment -> C++ emission -> system compiler -> dlopen
+//
+// With TXLA_DUMP_PASSES=path, the module is appended to `path` after every pass.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "hlo/instruction.h"
+#include "runtime/executable.h"
+
+namespace txla::compiler {
+
+// Codegen cannot handle something in the module (an op or element type): the caller may run the
+// graph another way. Distinct from a failed build, which is an error.
+class Unsupported : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Building the generated code failed; `what()` names the dumped HLO and source files.
+class BuildError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CompileStats {
+  int hlo_instructions = 0;  // entry instructions before fusion
+  int kernels = 0;           // loop nests and library calls after it
+};
+
+// Runs the pipeline in place (exposed for tests).
+void RunPipeline(hlo::Module& module);
+std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module,
+                                             CompileStats* stats = nullptr);
+
+}  // namespace txla::compiler

@@ -1,0 +1,131 @@
+#include "compiler/passes/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace txla::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+bool IsCheapToDuplicate(const Instruction& i) {
+  if (i.opcode() == Opcode::kConstant || i.opcode() == Opcode::kIota) return i.shape().rank() <= 1;
+  if (i.opcode() == Opcode::kBroadcast) return i.operand(0)->shape().IsScalar();
+  return false;
+}
+
+// Can start a fusion: loop-fusible ops and reductions.
+bool IsFusionRoot(const Instruction& i) {
+  return IsLoopFusible(i) || i.opcode() == Opcode::kReduce;
+}
+
+}  // namespace
+
+bool IsLoopFusible(const Instruction& i) {
+  if (i.shape().is_tuple) return false;
+  switch (i.opcode()) {
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kConvert:
+    case Opcode::kIota:
+    case Opcode::kConstant:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+      return true;
+    default:
+      return hlo::KindOf(i.opcode()) != hlo::OpcodeKind::kOther;
+  }
+}
+
+bool Fusion::Run(hlo::Module& module) {
+  hlo::Computation* entry = module.entry();
+  auto order = entry->instructions();
+  std::unordered_map<Instruction*, int> group;  // instruction -> fusion group id
+  std::map<int, std::vector<Instruction*>> members;
+  int next_group = 0;
+  // Consumers before producers: a producer's users are all decided when we reach it.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Instruction* i = *it;
+    if (i->opcode() == Opcode::kParameter || i->opcode() == Opcode::kTuple) continue;
+    if (!IsFusionRoot(*i)) continue;
+    int g = -1;
+    if (IsLoopFusible(*i) && !i->users().empty()) {
+      auto first = group.find(i->users()[0]);
+      bool all_in_one = first != group.end() &&
+                        std::all_of(i->users().begin(), i->users().end(), [&](Instruction* u) {
+                          auto f = group.find(u);
+                          return f != group.end() && f->second == first->second;
+                        });
+      if (all_in_one && i != entry->root()) g = first->second;
+    }
+    if (g < 0) {
+      if (i->opcode() == Opcode::kConstant && i->shape().IsScalar()) continue;  // inlined by users
+      g = next_group++;
+    }
+    group[i] = g;
+    members[g].push_back(i);
+  }
+
+  bool changed = false;
+  for (auto& [g, list] : members) {
+    std::reverse(list.begin(), list.end());  // operands first
+    Instruction* root = list.back();
+    std::set<Instruction*> inside(list.begin(), list.end());
+    // Cheap producers used by this group but living elsewhere are copied in.
+    std::vector<Instruction*> copied;
+    for (Instruction* m : list)
+      for (Instruction* op : m->operands())
+        if (!inside.count(op) && IsCheapToDuplicate(*op) && op->opcode() != Opcode::kBroadcast &&
+            std::find(copied.begin(), copied.end(), op) == copied.end())
+          copied.push_back(op);
+
+    hlo::Computation* fused = module.AddComputation(module.UniqueName("fused_computation"));
+    std::unordered_map<Instruction*, Instruction*> mapped;
+    std::vector<Instruction*> fusion_operands;
+    auto map_operand = [&](Instruction* op) -> Instruction* {
+      auto f = mapped.find(op);
+      if (f != mapped.end()) return f->second;
+      Instruction* clone;
+      if (op->opcode() == Opcode::kConstant &&
+          (op->shape().IsScalar() || std::find(copied.begin(), copied.end(), op) != copied.end())) {
+        clone = fused->AddConstant(op->attrs().literal);
+      } else {
+        clone = fused->AddParameter(static_cast<int64_t>(fusion_operands.size()), op->shape(),
+                                    "param_" + std::to_string(fusion_operands.size()));
+        fusion_operands.push_back(op);
+      }
+      mapped[op] = clone;
+      return clone;
+    };
+    for (Instruction* m : list) {
+      std::vector<Instruction*> ops;
+      for (Instruction* op : m->operands()) ops.push_back(map_operand(op));
+      Instruction* clone = fused->Add(m->opcode(), m->shape(), ops, m->attrs());
+      mapped[m] = clone;
+    }
+    fused->set_root(mapped[root]);
+    hlo::Attributes attrs;
+    attrs.fusion_kind = root->opcode() == Opcode::kReduce ? hlo::FusionKind::kInput : hlo::FusionKind::kLoop;
+    attrs.called = {fused};
+    Instruction* fusion = entry->Add(Opcode::kFusion, root->shape(), fusion_operands, attrs);
+    root->ReplaceAllUsesWith(fusion);
+    changed = true;
+  }
+  if (changed) {
+    entry->SortTopologically();
+    // The fused originals are now unused.
+    auto instructions = entry->instructions();
+    for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
+      Instruction* i = *it;
+      if (i->users().empty() && i != entry->root() && i->opcode() != Opcode::kParameter) entry->Remove(i);
+    }
+  }
+  return changed;
+}
+
+}  // namespace txla::compiler

@@ -1,0 +1,17 @@
+// A compiler pass: a named function over a module that reports whether it changed anything.
+#pragma once
+
+#include <string>
+
+#include "hlo/instruction.h"
+
+namespace txla::compiler {
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual std::string name() const = 0;
+  virtual bool Run(hlo::Module& module) = 0;
+};
+
+}  // namespace txla::compiler

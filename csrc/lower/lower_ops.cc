@@ -1,0 +1,453 @@
+// Lowering rules, one function per ATen op family, and the table mapping op names to them.
+#include <ATen/ATen.h>
+#include <ATen/native/TypeProperties.h>
+
+#include <cmath>
+#include <unordered_map>
+
+#include "lower/lowering.h"
+#include "ir/op_table.h"
+#include "lower/lowering_context.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+using RK = LoweringContext::ReduceKind;
+
+ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
+
+// The dtype ATen computes a comparison or a mixed op in: promotion over the operands, with
+// 0-dim tensors and Python numbers ranking below dimensioned tensors.
+ElementType PromotedInputType(const ir::Node& n) {
+  at::native::ResultTypeState state{};
+  for (const ir::Arg& a : n.args()) {
+    if (a.kind == ir::Arg::Kind::kTensor) {
+      const ir::Shape& s = n.operands()[a.operand].shape();
+      at::Tensor t = at::empty(std::vector<int64_t>(s.sizes.size(), 1),
+                               at::TensorOptions().dtype(s.dtype).device(c10::kMeta));
+      if (a.wrapped_number) t.unsafeGetTensorImpl()->set_wrapped_number(true);
+      state = at::native::update_result_type_state(t, state);
+    } else if (a.kind == ir::Arg::Kind::kScalar) {
+      const ir::Shape& s = n.operands()[a.operand].shape();
+      c10::Scalar scalar = s.dtype == c10::kBool ? c10::Scalar(true)
+                           : c10::isFloatingType(s.dtype) ? c10::Scalar(1.0) : c10::Scalar(int64_t{1});
+      state = at::native::update_result_type_state(scalar, state);
+    } else if (a.kind == ir::Arg::Kind::kConst && a.value.isScalar()) {
+      state = at::native::update_result_type_state(a.value.toScalar(), state);
+    }
+  }
+  return ToHlo(at::native::result_type(state));
+}
+
+// x (+|-) alpha * y, the shape of add.Tensor and sub.Tensor.
+template <Opcode kOp>
+Outs AddSub(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* y = c.Operand(n, 1);
+  if (!(c.IsNone(n, 2) || (n.args()[2].kind == ir::Arg::Kind::kConst &&
+                           n.args()[2].value.toScalar().toDouble() == 1.0)))
+    y = c.Elementwise(Opcode::kMultiply, {y, c.ScalarArg(n, 2, t)}, t);
+  return {c.Elementwise(kOp, {c.Operand(n, 0), y}, t)};
+}
+
+template <Opcode kOp>
+Outs ScalarOverload(LoweringContext& c, const ir::Node& n) {  // add.Scalar(self, other, alpha)
+  ElementType t = OutType(n);
+  Instruction* y = c.ScalarArg(n, 1, t);
+  if (n.args().size() > 2 && !(n.args()[2].kind == ir::Arg::Kind::kConst &&
+                               n.args()[2].value.toScalar().toDouble() == 1.0))
+    y = c.Elementwise(Opcode::kMultiply, {y, c.ScalarArg(n, 2, t)}, t);
+  return {c.Elementwise(kOp, {c.Operand(n, 0), y}, t)};
+}
+
+template <Opcode kOp>
+Outs Binary(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  return {c.Elementwise(kOp, {c.Operand(n, 0), c.Operand(n, 1)}, t)};
+}
+
+Outs Rsub(LoweringContext& c, const ir::Node& n) {  // other - alpha * self
+  ElementType t = OutType(n);
+  Instruction* x = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), c.ScalarArg(n, 2, t)}, t);
+  return {c.Elementwise(Opcode::kSubtract, {c.Operand(n, 1), x}, t)};
+}
+
+template <hlo::Comparison kDir, bool kScalarRhs>
+Outs Compare(LoweringContext& c, const ir::Node& n) {
+  ElementType t = PromotedInputType(n);
+  Instruction* rhs = kScalarRhs ? c.ScalarArg(n, 1, t) : c.Operand(n, 1);
+  return {c.Elementwise(Opcode::kCompare, {c.Operand(n, 0), rhs}, t, kDir)};
+}
+
+template <Opcode kOp>
+Outs Unary(LoweringContext& c, const ir::Node& n) {
+  return {c.Elementwise(kOp, {c.Operand(n, 0)}, OutType(n))};
+}
+
+Outs Relu(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  return {c.Elementwise(Opcode::kMaximum, {c.Operand(n, 0), c.Constant(0, t)}, t)};
+}
+
+Outs ThresholdBackward(LoweringContext& c, const ir::Node& n) {  // 0 where self <= threshold
+  ElementType t = OutType(n);
+  Instruction* zero = c.Elementwise(Opcode::kCompare, {c.Operand(n, 1), c.ScalarArg(n, 2, t)}, t,
+                                    hlo::Comparison::kLe);
+  return {c.Elementwise(Opcode::kSelect, {zero, c.Constant(0, t), c.Operand(n, 0)}, t)};
+}
+
+Outs Where(LoweringContext& c, const ir::Node& n) {
+  return {c.Elementwise(Opcode::kSelect, {c.Operand(n, 0), c.Operand(n, 1), c.Operand(n, 2)},
+                        OutType(n))};
+}
+
+Outs PowTensorScalar(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  return {c.Elementwise(Opcode::kPower, {c.Operand(n, 0), c.ScalarArg(n, 1, t)}, t)};
+}
+
+template <Opcode kOp>
+Outs AddcOp(LoweringContext& c, const ir::Node& n) {  // self + value * (t1 op t2)
+  ElementType t = OutType(n);
+  Instruction* prod = c.Elementwise(kOp, {c.Operand(n, 1), c.Operand(n, 2)}, t);
+  prod = c.Elementwise(Opcode::kMultiply, {prod, c.ScalarArg(n, 3, t)}, t);
+  return {c.Elementwise(Opcode::kAdd, {c.Operand(n, 0), prod}, t)};
+}
+
+// Matrix products.
+Instruction* MatMul(LoweringContext& c, Instruction* a, Instruction* b) {
+  hlo::DotDims d;
+  d.lhs_contracting = {a->shape().rank() - 1};
+  d.rhs_contracting = {b->shape().rank() == 1 ? 0 : b->shape().rank() - 2};
+  if (a->shape().rank() == 3) d.lhs_batch = d.rhs_batch = {0};
+  return c.Dot(a, b, d);
+}
+
+Outs Mm(LoweringContext& c, const ir::Node& n) { return {MatMul(c, c.Operand(n, 0), c.Operand(n, 1))}; }
+
+Outs Addmm(LoweringContext& c, const ir::Node& n) {  // beta * self + alpha * (m1 @ m2)
+  ElementType t = OutType(n);
+  Instruction* prod = MatMul(c, c.Operand(n, 1), c.Operand(n, 2));
+  const ir::Arg& alpha = n.args()[4];
+  if (!(alpha.kind == ir::Arg::Kind::kConst && alpha.value.toScalar().toDouble() == 1.0))
+    prod = c.Elementwise(Opcode::kMultiply, {prod, c.ScalarArg(n, 4, t)}, t);
+  Instruction* bias = c.Operand(n, 0);
+  const ir::Arg& beta = n.args()[3];
+  if (!(beta.kind == ir::Arg::Kind::kConst && beta.value.toScalar().toDouble() == 1.0))
+    bias = c.Elementwise(Opcode::kMultiply, {bias, c.ScalarArg(n, 3, t)}, t);
+  return {c.Elementwise(Opcode::kAdd, {bias, prod}, t)};
+}
+
+// Shapes and copies.
+Outs Identity(LoweringContext& c, const ir::Node& n) { return {c.Operand(n, 0)}; }
+
+Outs ReshapeToNode(LoweringContext& c, const ir::Node& n) {
+  return {c.Reshape(c.Operand(n, 0), n.shape().sizes)};
+}
+
+Outs TCopy(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() < 2) return {x};
+  return {c.Transpose(x, {1, 0})};
+}
+
+Outs TransposeCopy(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  int64_t rank = x->shape().rank();
+  if (rank < 2) return {x};
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[WrapDim(c.ConstArg(n, 1).toInt(), rank)], perm[WrapDim(c.ConstArg(n, 2).toInt(), rank)]);
+  return {c.Transpose(x, perm)};
+}
+
+Outs PermuteCopy(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  std::vector<int64_t> perm = IntList(c.ConstArg(n, 1));
+  for (int64_t& p : perm) p = WrapDim(p, x->shape().rank());
+  return {c.Transpose(x, perm)};
+}
+
+Outs ExpandCopy(LoweringContext& c, const ir::Node& n) {
+  return {c.BroadcastTo(c.Operand(n, 0), n.shape().sizes)};
+}
+
+Outs FillLike(LoweringContext& c, const ir::Node& n, Instruction* value) {
+  return {c.BroadcastTo(c.Convert(value, OutType(n)), n.shape().sizes)};
+}
+
+Outs Zero(LoweringContext& c, const ir::Node& n) { return FillLike(c, n, c.Constant(0, OutType(n))); }
+Outs One(LoweringContext& c, const ir::Node& n) { return FillLike(c, n, c.Constant(1, OutType(n))); }
+Outs FillScalar(LoweringContext& c, const ir::Node& n) {
+  return FillLike(c, n, c.ScalarArg(n, 1, OutType(n)));
+}
+Outs Full(LoweringContext& c, const ir::Node& n) { return FillLike(c, n, c.ScalarArg(n, 1, OutType(n))); }
+Outs Copy(LoweringContext& c, const ir::Node& n) { return FillLike(c, n, c.Operand(n, 1)); }
+Outs ToCopy(LoweringContext& c, const ir::Node& n) { return {c.Convert(c.Operand(n, 0), OutType(n))}; }
+
+// Reductions.
+std::vector<int64_t> ReduceDims(LoweringContext& c, const ir::Node& n, size_t arg, int64_t rank) {
+  std::vector<int64_t> dims;
+  if (arg < n.args().size() && !c.IsNone(n, arg)) dims = IntList(c.ConstArg(n, arg));
+  if (dims.empty()) {  // all dimensions
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  }
+  for (int64_t& d : dims) d = WrapDim(d, rank);
+  return dims;
+}
+
+Outs Sum(LoweringContext& c, const ir::Node& n) {  // sum(self, dtype) / sum.dim_IntList(self, dim, keepdim, dtype)
+  Instruction* x = c.Convert(c.Operand(n, 0), OutType(n));
+  bool with_dims = n.args().size() == 4;
+  auto dims = ReduceDims(c, n, with_dims ? 1 : 99, x->shape().rank());
+  bool keepdim = with_dims && c.ConstArg(n, 2).toBool();
+  return {c.Reduce(x, dims, RK::kSum, keepdim)};
+}
+
+Outs Mean(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Convert(c.Operand(n, 0), OutType(n));
+  bool with_dims = n.args().size() == 4;
+  auto dims = ReduceDims(c, n, with_dims ? 1 : 99, x->shape().rank());
+  int64_t count = 1;
+  for (int64_t d : dims) count *= x->shape().dims[d];
+  Instruction* sum = c.Reduce(x, dims, RK::kSum, with_dims && c.ConstArg(n, 2).toBool());
+  return {c.Elementwise(Opcode::kDivide, {sum, c.Constant(static_cast<double>(count), OutType(n))},
+                        OutType(n))};
+}
+
+// log_softmax(x) = x - max - log(sum(exp(x - max))), along one dimension.
+Outs LogSoftmax(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  if (x->shape().rank() == 0) return {c.Elementwise(Opcode::kSubtract, {x, x}, t)};
+  Instruction* shifted = c.Elementwise(Opcode::kSubtract, {x, c.Reduce(x, {dim}, RK::kMax, true)}, t);
+  Instruction* sum = c.Reduce(c.Elementwise(Opcode::kExp, {shifted}, t), {dim}, RK::kSum, true);
+  return {c.Elementwise(Opcode::kSubtract, {shifted, c.Elementwise(Opcode::kLog, {sum}, t)}, t)};
+}
+
+Outs Softmax(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  if (x->shape().rank() == 0) return {c.Elementwise(Opcode::kDivide, {x, x}, t)};
+  Instruction* e = c.Elementwise(
+      Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, c.Reduce(x, {dim}, RK::kMax, true)}, t)}, t);
+  return {c.Elementwise(Opcode::kDivide, {e, c.Reduce(e, {dim}, RK::kSum, true)}, t)};
+}
+
+// d log_softmax: grad - exp(output) * sum(grad, dim).
+Outs LogSoftmaxBackward(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* grad = c.Operand(n, 0);
+  Instruction* out = c.Operand(n, 1);
+  if (grad->shape().rank() == 0) return {c.Elementwise(Opcode::kSubtract, {grad, grad}, t)};
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), grad->shape().rank());
+  Instruction* sum = c.Reduce(grad, {dim}, RK::kSum, true);
+  Instruction* scaled = c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kExp, {out}, t), sum}, t);
+  return {c.Elementwise(Opcode::kSubtract, {grad, scaled}, t)};
+}
+
+// d softmax: output * (grad - sum(grad * output, dim)).
+Outs SoftmaxBackward(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* grad = c.Operand(n, 0);
+  Instruction* out = c.Operand(n, 1);
+  if (grad->shape().rank() == 0) return {c.Elementwise(Opcode::kSubtract, {grad, grad}, t)};
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), grad->shape().rank());
+  Instruction* dot = c.Reduce(c.Elementwise(Opcode::kMultiply, {grad, out}, t), {dim}, RK::kSum, true);
+  return {c.Elementwise(Opcode::kMultiply, {out, c.Elementwise(Opcode::kSubtract, {grad, dot}, t)}, t)};
+}
+
+// nll_loss on [N, C] (or [C]) log-probabilities: the target class's entry is picked with a
+// one-hot mask (iota == target), so the whole loss is elementwise work and reductions.
+struct NllParts {
+  Instruction* picked_weight;  // [N, C]: w[c] where c == target[n] and target[n] != ignore, else 0
+  int64_t rank;
+};
+
+NllParts NllWeights(LoweringContext& c, const ir::Node& n, size_t self_arg, size_t target_arg,
+                    size_t weight_arg, size_t ignore_arg, ElementType t) {
+  Instruction* self = c.Operand(n, self_arg);
+  Instruction* target = c.Convert(c.Operand(n, target_arg), ElementType::kS64);
+  const auto& dims = self->shape().dims;
+  int64_t rank = self->shape().rank();
+  int64_t class_dim = rank == 1 ? 0 : 1;
+  hlo::Attributes iota_attrs;
+  iota_attrs.index = class_dim;
+  Instruction* classes = c.Add(Opcode::kIota, hlo::Shape::Array(ElementType::kS64, dims), {}, iota_attrs);
+  Instruction* target_b = rank == 1 ? target : c.Reshape(target, {dims[0], 1});
+  Instruction* hit = c.Elementwise(Opcode::kCompare, {classes, target_b}, ElementType::kS64, hlo::Comparison::kEq);
+  Instruction* keep = c.Elementwise(Opcode::kCompare, {target_b, c.Constant(c.ConstArg(n, ignore_arg).toInt(), ElementType::kS64)},
+                                    ElementType::kS64, hlo::Comparison::kNe);
+  hit = c.Elementwise(Opcode::kAnd, {hit, keep}, ElementType::kPred);
+  Instruction* w = c.IsNone(n, weight_arg) ? c.Constant(1, t) : c.Operand(n, weight_arg);
+  return {c.Elementwise(Opcode::kSelect, {hit, w, c.Constant(0, t)}, t), rank};
+}
+
+Outs NllLossForward(LoweringContext& c, const ir::Node& n) {  // (self, target, weight, reduction, ignore_index)
+  ElementType t = OutType(n);
+  NllParts p = NllWeights(c, n, 0, 1, 2, 4, t);
+  Instruction* weighted = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), p.picked_weight}, t);
+  int64_t reduction = c.ConstArg(n, 3).toInt();  // 0 none, 1 mean, 2 sum
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < p.rank; ++d) all.push_back(d);
+  Instruction* total_weight = c.Reduce(p.picked_weight, all, RK::kSum);
+  Instruction* loss;
+  if (reduction == 0) {
+    loss = c.Elementwise(Opcode::kNegate, {c.Reduce(weighted, {p.rank - 1}, RK::kSum)}, t);
+    if (p.rank == 1) loss = c.Reshape(loss, {});
+  } else {
+    loss = c.Elementwise(Opcode::kNegate, {c.Reduce(weighted, all, RK::kSum)}, t);
+    if (reduction == 1) loss = c.Elementwise(Opcode::kDivide, {loss, total_weight}, t);
+  }
+  return {loss, total_weight};
+}
+
+Outs NllLossBackward(LoweringContext& c, const ir::Node& n) {
+  // (grad_output, self, target, weight, reduction, ignore_index, total_weight)
+  ElementType t = OutType(n);
+  NllParts p = NllWeights(c, n, 1, 2, 3, 5, t);
+  int64_t reduction = c.ConstArg(n, 4).toInt();
+  Instruction* grad = c.Operand(n, 0);
+  if (reduction == 0 && p.rank == 2) grad = c.Reshape(grad, {grad->shape().dims[0], 1});
+  Instruction* scale = c.Elementwise(Opcode::kNegate, {grad}, t);
+  if (reduction == 1) scale = c.Elementwise(Opcode::kDivide, {scale, c.Operand(n, 6)}, t);
+  return {c.Elementwise(Opcode::kMultiply, {p.picked_weight, scale}, t)};
+}
+
+const std::unordered_map<std::string, LowerFn>& Table() {
+  static const auto* table = new std::unordered_map<std::string, LowerFn>{
+      {"aten::add.Tensor", AddSub<Opcode::kAdd>},
+      {"aten::sub.Tensor", AddSub<Opcode::kSubtract>},
+      {"aten::add.Scalar", ScalarOverload<Opcode::kAdd>},
+      {"aten::sub.Scalar", ScalarOverload<Opcode::kSubtract>},
+      {"aten::mul.Scalar", ScalarOverload<Opcode::kMultiply>},
+      {"aten::div.Scalar", ScalarOverload<Opcode::kDivide>},
+      {"aten::mul.Tensor", Binary<Opcode::kMultiply>},
+      {"aten::div.Tensor", Binary<Opcode::kDivide>},
+      {"aten::maximum", Binary<Opcode::kMaximum>},
+      {"aten::minimum", Binary<Opcode::kMinimum>},
+      {"aten::rsub.Tensor", Rsub},
+      {"aten::eq.Tensor", Compare<hlo::Comparison::kEq, false>},
+      {"aten::ne.Tensor", Compare<hlo::Comparison::kNe, false>},
+      {"aten::lt.Tensor", Compare<hlo::Comparison::kLt, false>},
+      {"aten::le.Tensor", Compare<hlo::Comparison::kLe, false>},
+      {"aten::gt.Tensor", Compare<hlo::Comparison::kGt, false>},
+      {"aten::ge.Tensor", Compare<hlo::Comparison::kGe, false>},
+      {"aten::eq.Scalar", Compare<hlo::Comparison::kEq, true>},
+      {"aten::ne.Scalar", Compare<hlo::Comparison::kNe, true>},
+      {"aten::lt.Scalar", Compare<hlo::Comparison::kLt, true>},
+      {"aten::le.Scalar", Compare<hlo::Comparison::kLe, true>},
+      {"aten::gt.Scalar", Compare<hlo::Comparison::kGt, true>},
+      {"aten::ge.Scalar", Compare<hlo::Comparison::kGe, true>},
+      {"aten::where.self", Where},
+      {"aten::neg", Unary<Opcode::kNegate>},
+      {"aten::abs", Unary<Opcode::kAbs>},
+      {"aten::exp", Unary<Opcode::kExp>},
+      {"aten::log", Unary<Opcode::kLog>},
+      {"aten::sqrt", Unary<Opcode::kSqrt>},
+      {"aten::rsqrt", Unary<Opcode::kRsqrt>},
+      {"aten::tanh", Unary<Opcode::kTanh>},
+      {"aten::sigmoid", Unary<Opcode::kLogistic>},
+      {"aten::sin", Unary<Opcode::kSin>},
+      {"aten::cos", Unary<Opcode::kCos>},
+      {"aten::relu", Relu},
+      {"aten::threshold_backward", ThresholdBackward},
+      {"aten::pow.Tensor_Scalar", PowTensorScalar},
+      {"aten::addcmul", AddcOp<Opcode::kMultiply>},
+      {"aten::addcdiv", AddcOp<Opcode::kDivide>},
+      {"aten::mm", Mm},
+      {"aten::bmm", Mm},
+      {"aten::addmm", Addmm},
+      {"aten::t_copy", TCopy},
+      {"aten::transpose_copy.int", TransposeCopy},
+      {"aten::permute_copy", PermuteCopy},
+      {"aten::view_copy", ReshapeToNode},
+      {"aten::_unsafe_view", ReshapeToNode},
+      {"aten::_reshape_alias_copy", ReshapeToNode},
+      {"aten::unsqueeze_copy", ReshapeToNode},
+      {"aten::squeeze_copy", ReshapeToNode},
+      {"aten::squeeze_copy.dim", ReshapeToNode},
+      {"aten::expand_copy", ExpandCopy},
+      {"aten::alias_copy", Identity},
+      {"aten::detach_copy", Identity},
+      {"aten::zero", Zero},
+      {"aten::zeros", Zero},
+      {"aten::ones", One},
+      {"aten::fill.Scalar", FillScalar},
+      {"aten::full", Full},
+      {"aten::copy", Copy},
+      {"aten::_to_copy", ToCopy},
+      {"aten::sum", Sum},
+      {"aten::sum.dim_IntList", Sum},
+      {"aten::mean", Mean},
+      {"aten::mean.dim", Mean},
+      {"aten::_log_softmax", LogSoftmax},
+      {"aten::_log_softmax_backward_data", LogSoftmaxBackward},
+      {"aten::_softmax", Softmax},
+      {"aten::_softmax_backward_data", SoftmaxBackward},
+      {"aten::nll_loss_forward", NllLossForward},
+      {"aten::nll_loss_backward", NllLossBackward},
+  };
+  return *table;
+}
+
+}  // namespace
+
+std::string FirstUnloweredOp(const graph::GraphCut& cut) {
+  for (const ir::Node* node : cut.nodes)
+    if (node->kind() == ir::NodeKind::kOp && !Table().count(node->op()->name)) return node->op()->name;
+  return "";
+}
+
+std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
+  auto module = std::make_unique<hlo::Module>("graph");
+  hlo::Computation* entry = module->AddComputation("main", /*is_entry=*/true);
+  LoweringContext ctx(module.get(), entry);
+  std::vector<Instruction*> params;
+  for (size_t i = 0; i < cut.parameters.size(); ++i) {
+    const runtime::Buffer& b = *cut.parameters[i];
+    params.push_back(entry->AddParameter(static_cast<int64_t>(i), hlo::Shape::Array(b.type(), b.dims()),
+                                         "p" + std::to_string(i)));
+  }
+  size_t data_seen = 0;
+  for (const ir::Node* node : cut.nodes) {
+    switch (node->kind()) {
+      case ir::NodeKind::kDeviceData:
+        ctx.Set(node, {params[cut.parameter_sequence[data_seen++]]});
+        break;
+      case ir::NodeKind::kConstant:
+        ctx.Set(node, {ctx.Constant(node->constant().toDouble(), ToHlo(node->shape().dtype))});
+        break;
+      case ir::NodeKind::kOp: {
+        auto it = Table().find(node->op()->name);
+        if (it == Table().end())
+          throw std::invalid_argument("no HLO lowering for " + node->op()->name);
+        Outs outs = it->second(ctx, *node);
+        for (size_t k = 0; k < outs.size(); ++k) {
+          if (outs[k] && outs[k]->shape() != ToHlo(node->shape(k)))
+            throw std::logic_error("lowering " + node->op()->name + " output " + std::to_string(k) +
+                                   " gives " + outs[k]->shape().ToString() + ", the IR says " +
+                                   node->shape(k).ToString());
+        }
+        ctx.Set(node, std::move(outs));
+        break;
+      }
+    }
+  }
+  std::vector<Instruction*> roots;
+  std::vector<hlo::Shape> shapes;
+  for (const ir::Value& v : cut.roots) {
+    roots.push_back(ctx.Get(v));
+    shapes.push_back(roots.back()->shape());
+  }
+  entry->set_root(entry->Add(Opcode::kTuple, hlo::Shape::Tuple(shapes), roots));
+  return module;
+}
+
+}  // namespace txla::lower

@@ -1,0 +1,80 @@
+// Lowering: lazy IR (ATen-level ops) -> HLO primitives.
+//
+// A LoweringContext builds the entry computation of an HLO module for one cut graph: each graph
+// parameter becomes an HLO parameter, each lazy-IR op node is lowered by the rule the lowering
+// table holds for its op, and the roots become the entry's result tuple. The helpers here do what
+// every rule needs: numpy-style broadcasting, dtype conversion, scalar constants, reductions.
+#pragma once
+
+#include <ATen/core/ivalue.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/post_order.h"
+#include "hlo/instruction.h"
+#include "ir/node.h"
+
+namespace txla::lower {
+
+hlo::ElementType ToHlo(c10::ScalarType dtype);
+hlo::Shape ToHlo(const ir::Shape& shape);
+
+class LoweringContext {
+ public:
+  LoweringContext(hlo::Module* module, hlo::Computation* entry)
+      : module_(module), entry_(entry) {}
+
+  hlo::Module* module() const { return module_; }
+  hlo::Computation* computation() const { return entry_; }
+
+  // The lowered value of an IR value (its node must have been lowered already).
+  hlo::Instruction* Get(const ir::Value& value) const;
+  void Set(const ir::Node* node, std::vector<hlo::Instruction*> outputs);
+
+  // The node's argument `i` as an HLO value: a tensor operand, or a Scalar (constant or
+  // parameter), converted to `type`. `shape_for_scalar` unused for tensors.
+  hlo::Instruction* Operand(const ir::Node& node, size_t arg) const;
+  hlo::Instruction* ScalarArg(const ir::Node& node, size_t arg, hlo::ElementType type);
+  const c10::IValue& ConstArg(const ir::Node& node, size_t arg) const;
+  bool IsNone(const ir::Node& node, size_t arg) const;
+
+  // Builders.
+  hlo::Instruction* Add(hlo::Opcode op, hlo::Shape shape, std::vector<hlo::Instruction*> operands,
+                        hlo::Attributes attrs = {});
+  hlo::Instruction* Constant(double value, hlo::ElementType type);
+  hlo::Instruction* Convert(hlo::Instruction* x, hlo::ElementType type);
+  // numpy broadcasting of x to `dims` (trailing alignment; size-1 dims stretch).
+  hlo::Instruction* BroadcastTo(hlo::Instruction* x, const std::vector<int64_t>& dims);
+  hlo::Instruction* Reshape(hlo::Instruction* x, const std::vector<int64_t>& dims);
+  hlo::Instruction* Transpose(hlo::Instruction* x, const std::vector<int64_t>& perm);
+  // Elementwise op on operands broadcast to their common shape and converted to `type`;
+  // compare ops produce pred.
+  hlo::Instruction* Elementwise(hlo::Opcode op, std::vector<hlo::Instruction*> operands,
+                                hlo::ElementType type,
+                                hlo::Comparison comparison = hlo::Comparison::kEq);
+  enum class ReduceKind { kSum, kMax, kMin, kProd, kAnd, kOr };
+  // Reduces `dims` of x (kept as size-1 dims when keepdim).
+  hlo::Instruction* Reduce(hlo::Instruction* x, std::vector<int64_t> dims, ReduceKind kind,
+                           bool keepdim = false);
+  hlo::Instruction* Dot(hlo::Instruction* lhs, hlo::Instruction* rhs, hlo::DotDims dims);
+
+ private:
+  hlo::Computation* ReducerComputation(ReduceKind kind, hlo::ElementType type);
+
+  hlo::Module* module_;
+  hlo::Computation* entry_;
+  std::unordered_map<const ir::Node*, std::vector<hlo::Instruction*>> values_;
+  std::unordered_map<std::string, hlo::Computation*> reducers_;
+};
+
+// A rule lowers one node; it returns one HLO value per node output (nullptr for an undefined
+// output such as a masked-off gradient).
+using LowerFn = std::vector<hlo::Instruction*> (*)(LoweringContext& ctx, const ir::Node& node);
+
+// Dimension wrapping as ATen does it (negative counts from the end).
+int64_t WrapDim(int64_t dim, int64_t rank);
+std::vector<int64_t> IntList(const c10::IValue& v);
+
+}  // namespace txla::lower
