@@ -47,6 +47,14 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
   for (size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
   for (size_t p = 0; p < order.size(); ++p)
     for (const hlo::Instruction* op : order[p]->operands()) last_use[op] = p;
+  // A virtual instruction is read where its users run: its operand lives until then too.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const hlo::Instruction* v = *it;
+    auto slot = plan.slots.find(v);
+    if (slot == plan.slots.end() || slot->second.kind != BufferSlot::Kind::kVirtual) continue;
+    for (const hlo::Instruction* op : v->operands())
+      last_use[op] = std::max(last_use[op], last_use[v]);
+  }
   std::map<int64_t, int64_t> free_ranges;  // offset -> size
   std::multimap<size_t, std::pair<int64_t, int64_t>> release_at;  // position -> (offset, size)
   constexpr int64_t kAlign = 64;

@@ -8,6 +8,7 @@
 #include "compiler/codegen/cpp_emitter.h"
 #include "compiler/codegen/native_library.h"
 #include "compiler/native_executable.h"
+#include "compiler/passes/algebraic_simplifier.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/fusion.h"
@@ -32,20 +33,33 @@ std::string Hex(size_t h) {
   return ss.str();
 }
 
+// TXLA_DISABLE_PASSES=name,name: a debugging switch to bisect miscompiles.
+bool Enabled(const Pass& pass) {
+  std::string disabled = "," + debug::EnvString("TXLA_DISABLE_PASSES") + ",";
+  return disabled.find("," + pass.name() + ",") == std::string::npos;
+}
+
 }  // namespace
 
 void RunPipeline(hlo::Module& module) {
   hlo::Verify(module);
   DumpAfter("lowering", module);
   CommonSubexpressionElimination cse;
+  AlgebraicSimplifier simplifier;
   DeadCodeElimination dce;
   Fusion fusion;
-  while (cse.Run(module)) {
+  // Simplification and CSE feed each other: run both to a fixed point (bounded, in case a rule
+  // ever undoes another).
+  for (int round = 0; round < 8; ++round) {
+    bool changed = Enabled(simplifier) && simplifier.Run(module);
+    changed |= Enabled(cse) && cse.Run(module);
+    changed |= dce.Run(module);
+    if (!changed) break;
   }
-  DumpAfter(cse.name(), module);
+  DumpAfter(simplifier.name() + "+" + cse.name(), module);
   dce.Run(module);
   DumpAfter(dce.name(), module);
-  fusion.Run(module);
+  if (Enabled(fusion)) fusion.Run(module);
   DumpAfter(fusion.name(), module);
   dce.Run(module);
   hlo::Verify(module);

@@ -1,9 +1,10 @@
 // The compiler driver: HLO module in, native executable out.
 //
-//   verify -> cse (to a fixed point) -> dce -> fusion -> dce -> verify
+//   verify -> (simplify, cse, dce) to a fixed point -> fusion -> dce -> verify
 //   -> buffer assignment -> C++ emission -> system compiler -> dlopen
 //
-// With TXLA_DUMP_PASSES=path, the module is appended to `path` after every pass.
+// With TXLA_DUMP_PASSES=path, the module is appended to `path` after every pass;
+// TXLA_DISABLE_PASSES=algebraic-simplifier,cse,fusion turns passes off (to bisect a miscompile).
 #pragma once
 
 #include <memory>

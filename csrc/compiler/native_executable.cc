@@ -1,9 +1,9 @@
 #include "compiler/native_executable.h"
 
-#include <cstdlib>
 #include <memory>
 
 #include "compiler/support.h"
+#include "metrics/metrics.h"
 
 namespace txla::compiler {
 
@@ -25,12 +25,13 @@ std::vector<runtime::BufferPtr> NativeExecutable::Execute(
     results.push_back(std::make_shared<runtime::Buffer>(s.type, s.dims, device));
     outs.push_back(results.back()->data());
   }
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> arena(
-      static_cast<char*>(std::aligned_alloc(64, static_cast<size_t>(std::max<int64_t>(arena_bytes_, 64)))));
-  run_(GetSupportTable(), params.data(), outs.data(), arena.get());
+  size_t arena_bytes = static_cast<size_t>(std::max<int64_t>(arena_bytes_, 64));
+  char* arena = static_cast<char*>(runtime::AllocateBlock(arena_bytes));
+  {
+    TXLA_TIMED("NativeRunTime");
+    run_(GetSupportTable(), params.data(), outs.data(), arena);
+  }
+  runtime::FreeBlock(arena, arena_bytes);
   return results;
 }
 

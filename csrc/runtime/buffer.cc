@@ -5,19 +5,74 @@
 #include <numeric>
 #include <sstream>
 
+#include <mutex>
+#include <unordered_map>
+
+#include "debug/env.h"
 #include "metrics/metrics.h"
 
 namespace txla::runtime {
 namespace {
 constexpr size_t kAlignment = 64;  // a cache line, and enough for AVX-512 loads
+
+// Freed blocks by exact size, reused before asking malloc: a training loop allocates the same
+// sizes every step, and fresh large blocks come from mmap and page-fault on first touch (a few
+// milliseconds a step for an MLP). Bounded by XLA_BUFFER_POOL_BYTES (default 1 GiB).
+class BlockPool {
+ public:
+  void* Take(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(bytes);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        pooled_ -= bytes;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(kAlignment, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+
+  void Give(void* p, size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (pooled_ + bytes <= capacity_) {
+        free_[bytes].push_back(p);
+        pooled_ += bytes;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t pooled_ = 0;
+  size_t capacity_ = static_cast<size_t>(debug::EnvInt("XLA_BUFFER_POOL_BYTES", int64_t{1} << 30));
+};
+
+BlockPool& Pool() {
+  static BlockPool* pool = new BlockPool();  // never destroyed: buffers may die at exit
+  return *pool;
 }
+
+size_t RoundedBytes(size_t bytes) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  return rounded == 0 ? kAlignment : rounded;
+}
+
+}  // namespace
+
+void* AllocateBlock(size_t bytes) { return Pool().Take(RoundedBytes(bytes)); }
+void FreeBlock(void* p, size_t bytes) { Pool().Give(p, RoundedBytes(bytes)); }
 
 Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal)
     : type_(type), dims_(std::move(dims)), device_ordinal_(device_ordinal), owns_(true) {
-  size_t bytes = size_bytes();
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  data_ = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-  if (data_ == nullptr) throw std::bad_alloc();
+  data_ = AllocateBlock(size_bytes());
   TXLA_COUNTER("CreateDataHandles", 1);
 }
 
@@ -32,7 +87,7 @@ Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, 
 }
 
 Buffer::~Buffer() {
-  if (owns_) std::free(data_);
+  if (owns_) FreeBlock(data_, size_bytes());
   TXLA_COUNTER("DestroyDataHandles", 1);
 }
 

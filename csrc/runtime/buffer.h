@@ -45,4 +45,8 @@ class Buffer {
 
 using BufferPtr = std::shared_ptr<Buffer>;
 
+// 64-byte aligned host memory from the runtime's pool of freed blocks (scratch arenas use it too).
+void* AllocateBlock(size_t bytes);
+void FreeBlock(void* p, size_t bytes);
+
 }  // namespace txla::runtime

@@ -1,5 +1,7 @@
 #include "compiler/passes/fusion.h"
 
+#include "compiler/buffer_assignment.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -42,10 +44,18 @@ bool IsLoopFusible(const Instruction& i) {
   }
 }
 
+// Cheap enough to compute again inside each consumer fusion rather than materialize once:
+// elementwise work and index remapping (a memory round trip costs more than recomputing).
+bool IsDuplicable(const Instruction& i) {
+  return IsLoopFusible(i) && i.opcode() != Opcode::kConstant && i.opcode() != Opcode::kIota;
+}
+
+constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be copied into
+
 bool Fusion::Run(hlo::Module& module) {
   hlo::Computation* entry = module.entry();
   auto order = entry->instructions();
-  std::unordered_map<Instruction*, int> group;  // instruction -> fusion group id
+  std::unordered_map<Instruction*, std::vector<int>> groups;  // instruction -> its fusions
   std::map<int, std::vector<Instruction*>> members;
   int next_group = 0;
   // Consumers before producers: a producer's users are all decided when we reach it.
@@ -53,22 +63,32 @@ bool Fusion::Run(hlo::Module& module) {
     Instruction* i = *it;
     if (i->opcode() == Opcode::kParameter || i->opcode() == Opcode::kTuple) continue;
     if (!IsFusionRoot(*i)) continue;
-    int g = -1;
-    if (IsLoopFusible(*i) && !i->users().empty()) {
-      auto first = group.find(i->users()[0]);
-      bool all_in_one = first != group.end() &&
-                        std::all_of(i->users().begin(), i->users().end(), [&](Instruction* u) {
-                          auto f = group.find(u);
-                          return f != group.end() && f->second == first->second;
-                        });
-      if (all_in_one && i != entry->root()) g = first->second;
+    // A 2-D transpose that only feeds dots stays outside: the GEMM reads it through its
+    // transpose flag, so it is never materialized.
+    if (IsVirtualTranspose(*i)) continue;
+    std::vector<int> joined;
+    if (IsLoopFusible(*i) && !i->users().empty() && i != entry->root()) {
+      // The fusions of all users, if every user is inside one.
+      std::set<int> user_groups;
+      bool all_fused = true;
+      for (Instruction* u : i->users()) {
+        auto f = groups.find(u);
+        if (f == groups.end()) {
+          all_fused = false;
+          break;
+        }
+        user_groups.insert(f->second.begin(), f->second.end());
+      }
+      if (all_fused && (user_groups.size() == 1 ||
+                        (IsDuplicable(*i) && user_groups.size() <= kMaxDuplication)))
+        joined.assign(user_groups.begin(), user_groups.end());
     }
-    if (g < 0) {
+    if (joined.empty()) {
       if (i->opcode() == Opcode::kConstant && i->shape().IsScalar()) continue;  // inlined by users
-      g = next_group++;
+      joined.push_back(next_group++);
     }
-    group[i] = g;
-    members[g].push_back(i);
+    groups[i] = joined;
+    for (int g : joined) members[g].push_back(i);
   }
 
   bool changed = false;

@@ -1,0 +1,122 @@
+"""Training-step benchmark: eager CPU PyTorch, PyTorch's torch._lazy (TorchScript backend) and
+this project's xla device, on the same models, in one run.
+
+Each measurement runs in its own process (one per system and model, interleaved over rounds, so
+machine noise hits all systems alike). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for every
+system so eager's GEMMs run at their best. Prints, per system and model: first step (includes
+compilation), steady-state median ms/step, compile time, peak RSS, and the ratio to eager.
+
+    /usr/bin/python3 bench/train_step.py                 # both models, 3 rounds
+    /usr/bin/python3 bench/train_step.py --models mlp --rounds 1 --steps 20
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SYSTEMS = ['eager', 'lazy_ts', 'xla']
+
+
+def build_model(name):
+    import torch.nn as nn
+    if name == 'mlp':
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512),
+                             nn.ReLU(), nn.Linear(512, 10), nn.LogSoftmax(dim=1))
+    sys.path.insert(0, os.path.join(HERE, '..', 'examples'))
+    from mnist_model import MNIST
+    return MNIST()
+
+
+def child(system, model_name, steps, batch):
+    import torch
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+    if system == 'eager':
+        device, barrier = torch.device('cpu'), lambda: None
+    elif system == 'lazy_ts':
+        import torch._lazy
+        import torch._lazy.ts_backend
+        torch._lazy.ts_backend.init()
+        device, barrier = torch.device('lazy'), torch._lazy.mark_step
+    else:
+        import torch_xla.core.xla_model as xm
+        device, barrier = xm.xla_device(), xm.mark_step
+    model = build_model(model_name).train().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    data = torch.randn(batch, 1, 28, 28)
+    target = torch.randint(0, 10, (batch,))
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        opt.zero_grad()
+        loss = F.nll_loss(model(data.to(device)), target.to(device))
+        loss.backward()
+        opt.step()
+        barrier()
+        loss_value = loss.item()  # every system finishes the step before the clock stops
+        times.append(time.perf_counter() - start)
+    compile_ms = None
+    if system == 'xla':
+        import torch_xla.debug.metrics as met
+        data_ = met.metric_data('CompileTime')
+        compile_ms = data_[1] / 1e6 if data_ else 0.0
+    return {
+        'first_ms': times[0] * 1e3,
+        'median_ms': statistics.median(times[3:]) * 1e3,
+        'compile_ms': compile_ms,
+        'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        'loss': loss_value,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--models', default='mlp,cnn')
+    parser.add_argument('--systems', default=','.join(SYSTEMS))
+    parser.add_argument('--rounds', type=int, default=3)
+    parser.add_argument('--steps', type=int, default=25)
+    parser.add_argument('--batch', type=int, default=128)
+    parser.add_argument('--child', nargs=2, metavar=('SYSTEM', 'MODEL'))
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child[0], args.child[1], args.steps, args.batch)))
+        return
+
+    env = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
+    results = {}
+    for r in range(args.rounds):
+        for model in args.models.split(','):
+            for system in args.systems.split(','):
+                out = subprocess.run([sys.executable, __file__, '--child', system, model,
+                                      '--steps', str(args.steps), '--batch', str(args.batch)],
+                                     env=env, capture_output=True, text=True)
+                if out.returncode != 0:
+                    print(f'{system}/{model} failed:\n{out.stderr[-2000:]}', file=sys.stderr)
+                    continue
+                results.setdefault((model, system), []).append(json.loads(out.stdout.splitlines()[-1]))
+    print(f'{"model":5} {"system":8} {"first ms":>9} {"step ms":>8} {"vs eager":>8} '
+          f'{"compile ms":>10} {"RSS MB":>7} {"loss":>8}')
+    for model in args.models.split(','):
+        eager = results.get((model, 'eager'))
+        eager_ms = statistics.median(x['median_ms'] for x in eager) if eager else None
+        for system in args.systems.split(','):
+            runs = results.get((model, system))
+            if not runs:
+                continue
+            med = statistics.median(x['median_ms'] for x in runs)
+            first = statistics.median(x['first_ms'] for x in runs)
+            comp = [x['compile_ms'] for x in runs if x['compile_ms'] is not None]
+            ratio = f'{eager_ms / med:.2f}x' if eager_ms else '-'
+            print(f'{model:5} {system:8} {first:9.1f} {med:8.2f} {ratio:>8} '
+                  f'{(statistics.median(comp) if comp else float("nan")):10.1f} '
+                  f'{max(x["peak_rss_mb"] for x in runs):7.0f} {runs[-1]["loss"]:8.4f}')
+    print('(vs eager: eager step time / system step time; above 1 is faster than eager)')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,92 @@
+#include "compiler/passes/algebraic_simplifier.h"
+
+namespace txla::compiler {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+// A scalar constant equal to `value`, possibly broadcast.
+bool IsConstantValue(const Instruction* i, double value) {
+  if (i->opcode() == Opcode::kBroadcast) i = i->operand(0);
+  return i->opcode() == Opcode::kConstant && i->shape().IsScalar() && i->attrs().literal.size() == 1 &&
+         i->attrs().literal.IsAll(value);
+}
+
+// Returns the instruction that replaces `i`, or nullptr when no rule applies.
+Instruction* Simplify(Instruction* i) {
+  hlo::Computation* c = i->parent();
+  auto operand = [&](size_t k) { return i->operand(k); };
+  switch (i->opcode()) {
+    case Opcode::kAdd:
+      if (IsConstantValue(operand(1), 0) && operand(0)->shape() == i->shape()) return operand(0);  // x+0
+      if (IsConstantValue(operand(0), 0) && operand(1)->shape() == i->shape()) return operand(1);  // 0+x
+      return nullptr;
+    case Opcode::kSubtract:
+      if (IsConstantValue(operand(1), 0)) return operand(0);  // x-0
+      return nullptr;
+    case Opcode::kMultiply:
+      if (IsConstantValue(operand(1), 1)) return operand(0);  // x*1
+      if (IsConstantValue(operand(0), 1)) return operand(1);  // 1*x
+      return nullptr;
+    case Opcode::kDivide:
+      if (IsConstantValue(operand(1), 1)) return operand(0);  // x/1
+      return nullptr;
+    case Opcode::kConvert:
+      if (operand(0)->shape().type == i->shape().type) return operand(0);  // convert to own type
+      return nullptr;
+    case Opcode::kReshape:
+      if (operand(0)->shape().dims == i->shape().dims) return operand(0);  // no-op reshape
+      if (operand(0)->opcode() == Opcode::kReshape)                         // reshape chain
+        return c->Add(Opcode::kReshape, i->shape(), {operand(0)->operand(0)});
+      return nullptr;
+    case Opcode::kTranspose: {
+      const auto& perm = i->attrs().dimensions;
+      bool identity = true;
+      for (size_t k = 0; k < perm.size(); ++k) identity &= perm[k] == static_cast<int64_t>(k);
+      if (identity) return operand(0);  // transpose(x, identity)
+      Instruction* in = operand(0);
+      if (in->opcode() == Opcode::kTranspose) {  // transpose(transpose(x, p), q) = transpose(x, p o q)
+        hlo::Attributes attrs;
+        bool composed_identity = true;
+        for (size_t k = 0; k < perm.size(); ++k) {
+          attrs.dimensions.push_back(in->attrs().dimensions[perm[k]]);
+          composed_identity &= attrs.dimensions.back() == static_cast<int64_t>(k);
+        }
+        if (composed_identity) return in->operand(0);
+        return c->Add(Opcode::kTranspose, i->shape(), {in->operand(0)}, attrs);
+      }
+      if (in->opcode() == Opcode::kDot && in->shape().rank() == 2 && in->users().size() == 1 &&
+          in->attrs().dot.lhs_batch.empty() && in->operand(0)->shape().rank() == 2 &&
+          in->operand(1)->shape().rank() == 2) {  // (ab)^T = b^T a^T
+        hlo::Attributes attrs;
+        attrs.dot.lhs_contracting = in->attrs().dot.rhs_contracting;
+        attrs.dot.rhs_contracting = in->attrs().dot.lhs_contracting;
+        return c->Add(Opcode::kDot, i->shape(), {in->operand(1), in->operand(0)}, attrs);
+      }
+      return nullptr;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+bool AlgebraicSimplifier::Run(hlo::Module& module) {
+  bool changed = false;
+  for (hlo::Computation* c : module.computations()) {
+    for (Instruction* i : c->instructions()) {
+      if (i->users().empty() && i != c->root()) continue;  // dead: DCE's business
+      Instruction* replacement = Simplify(i);
+      if (replacement && replacement != i) {
+        i->ReplaceAllUsesWith(replacement);
+        changed = true;
+      }
+    }
+    if (changed) c->SortTopologically();
+  }
+  return changed;
+}
+
+}  // namespace txla::compiler

@@ -1,0 +1,225 @@
+// Compiler passes: hand-written HLO in, expected HLO out.
+#include <gtest/gtest.h>
+
+#include "compiler/buffer_assignment.h"
+#include "compiler/codegen/cpp_emitter.h"
+#include "compiler/compile.h"
+#include "compiler/passes/algebraic_simplifier.h"
+#include "compiler/passes/cse.h"
+#include "compiler/passes/dce.h"
+#include "compiler/passes/fusion.h"
+#include "hlo/parser.h"
+#include "hlo/printer.h"
+#include "hlo/verifier.h"
+
+namespace txla::compiler {
+namespace {
+
+std::string Entry(const std::string& body) { return "HloModule m\n\nENTRY %main {\n" + body + "}\n"; }
+
+// The entry computation's text with instructions renamed by position: names are labels, so
+// comparing this compares structure.
+std::string Structure(hlo::Module& module) {
+  int k = 0;
+  for (hlo::Instruction* i : module.entry()->instructions()) i->set_name("v" + std::to_string(k++));
+  return hlo::ToText(*module.entry());
+}
+
+// Runs `pass` on `before` and compares the entry computation's text with `after` (parsed and
+// reprinted, so spacing and optional operand shapes do not matter).
+void ExpectPass(Pass& pass, const std::string& before, const std::string& after, bool changed = true) {
+  auto module = hlo::ParseModule(before);
+  hlo::Verify(*module);
+  EXPECT_EQ(pass.Run(*module), changed);
+  DeadCodeElimination().Run(*module);
+  hlo::Verify(*module);
+  auto expected = hlo::ParseModule(after);
+  EXPECT_EQ(Structure(*module), Structure(*expected));
+}
+
+TEST(DceTest, RemovesUnusedInstructions) {
+  DeadCodeElimination dce;
+  ExpectPass(dce,
+             Entry("  %p = f32[4] parameter(0)\n  %dead = f32[4] exponential(%p)\n"
+                   "  ROOT %n = f32[4] negate(%p)\n"),
+             Entry("  %p = f32[4] parameter(0)\n  ROOT %n = f32[4] negate(%p)\n"));
+}
+
+TEST(CseTest, MergesIdenticalInstructions) {
+  CommonSubexpressionElimination cse;
+  ExpectPass(cse,
+             Entry("  %p = f32[4] parameter(0)\n  %a = f32[4] exponential(%p)\n"
+                   "  %b = f32[4] exponential(%p)\n  ROOT %s = f32[4] add(%a, %b)\n"),
+             Entry("  %p = f32[4] parameter(0)\n  %a = f32[4] exponential(%p)\n"
+                   "  ROOT %s = f32[4] add(%a, %a)\n"));
+}
+
+TEST(CseTest, KeepsDistinctParametersAndAttributes) {
+  CommonSubexpressionElimination cse;
+  std::string text = Entry(
+      "  %p = f32[2,3] parameter(0)\n  %q = f32[2,3] parameter(1)\n"
+      "  %a = f32[2] reduce(%p, %z), dimensions={1}, to_apply=%add\n");
+  auto module = hlo::ParseModule(Entry(
+      "  %p = f32[4] parameter(0)\n  %q = f32[4] parameter(1)\n"
+      "  %a = pred[4] compare(%p, %q), direction=LT\n  %b = pred[4] compare(%p, %q), direction=GT\n"
+      "  ROOT %t = (pred[4], pred[4]) tuple(%a, %b)\n"));
+  EXPECT_FALSE(cse.Run(*module));
+}
+
+TEST(SimplifierTest, AdditiveAndMultiplicativeIdentities) {
+  AlgebraicSimplifier simplifier;
+  ExpectPass(simplifier,
+             Entry("  %p = f32[4] parameter(0)\n  %zero = f32[] constant(0)\n"
+                   "  %z = f32[4] broadcast(%zero), dimensions={}\n  %one = f32[] constant(1)\n"
+                   "  %o = f32[4] broadcast(%one), dimensions={}\n"
+                   "  %a = f32[4] add(%p, %z)\n  %m = f32[4] multiply(%o, %a)\n"
+                   "  ROOT %d = f32[4] divide(%m, %o)\n"),
+             Entry("  ROOT %p = f32[4] parameter(0)\n"));
+}
+
+TEST(SimplifierTest, DoesNotFoldTimesZero) {  // x * 0 is NaN for x = inf or NaN
+  AlgebraicSimplifier simplifier;
+  auto module = hlo::ParseModule(Entry(
+      "  %p = f32[4] parameter(0)\n  %zero = f32[] constant(0)\n"
+      "  %z = f32[4] broadcast(%zero), dimensions={}\n  ROOT %m = f32[4] multiply(%p, %z)\n"));
+  EXPECT_FALSE(simplifier.Run(*module));
+}
+
+TEST(SimplifierTest, TransposeAndReshapeChains) {
+  AlgebraicSimplifier simplifier;
+  ExpectPass(simplifier,
+             Entry("  %p = f32[2,3,4] parameter(0)\n"
+                   "  %t1 = f32[3,4,2] transpose(%p), dimensions={1,2,0}\n"
+                   "  %t2 = f32[2,3,4] transpose(%t1), dimensions={2,0,1}\n"
+                   "  %r1 = f32[6,4] reshape(%t2)\n  ROOT %r2 = f32[24] reshape(%r1)\n"),
+             Entry("  %p = f32[2,3,4] parameter(0)\n  ROOT %r2 = f32[24] reshape(%p)\n"));
+}
+
+TEST(SimplifierTest, TransposeOfDotSwapsOperands) {
+  AlgebraicSimplifier simplifier;
+  ExpectPass(simplifier,
+             Entry("  %a = f32[3,4] parameter(0)\n  %b = f32[4,5] parameter(1)\n"
+                   "  %d = f32[3,5] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                   "  ROOT %t = f32[5,3] transpose(%d), dimensions={1,0}\n"),
+             Entry("  %a = f32[3,4] parameter(0)\n  %b = f32[4,5] parameter(1)\n"
+                   "  ROOT %t = f32[5,3] dot(%b, %a), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"));
+}
+
+TEST(FusionTest, ElementwiseChainBecomesOneLoop) {
+  auto module = hlo::ParseModule(Entry(
+      "  %p = f32[8,4] parameter(0)\n  %q = f32[4] parameter(1)\n"
+      "  %b = f32[8,4] broadcast(%q), dimensions={1}\n  %a = f32[8,4] add(%p, %b)\n"
+      "  %e = f32[8,4] exponential(%a)\n  %zero = f32[] constant(0)\n"
+      "  %z = f32[8,4] broadcast(%zero), dimensions={}\n  %r = f32[8,4] maximum(%e, %z)\n"
+      "  ROOT %t = (f32[8,4]) tuple(%r)\n"));
+  EXPECT_TRUE(Fusion().Run(*module));
+  hlo::Verify(*module);
+  EXPECT_EQ(CountKernels(*module), 1);
+  std::string text = hlo::ToText(*module->entry());
+  EXPECT_NE(text.find("kind=kLoop"), std::string::npos) << text;
+  EXPECT_EQ(module->entry()->instruction_count(), 4u) << text;  // p, q, fusion, tuple
+}
+
+TEST(FusionTest, ReductionFusesItsProducersButIsMaterialized) {
+  auto module = hlo::ParseModule(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[8,4] parameter(0)
+  %e = f32[8,4] exponential(%p)
+  %zero = f32[] constant(0)
+  %sum = f32[8] reduce(%e, %zero), dimensions={1}, to_apply=%add
+  %b = f32[8,4] broadcast(%sum), dimensions={0}
+  %d = f32[8,4] divide(%e, %b)
+  ROOT %t = (f32[8,4]) tuple(%d)
+}
+)");
+  EXPECT_TRUE(Fusion().Run(*module));
+  hlo::Verify(*module);
+  // softmax-like: the reduction (exp inside) and the division (exp computed again inside it,
+  // cheaper than a round trip through memory).
+  EXPECT_EQ(CountKernels(*module), 2);
+  std::string text = hlo::ToText(*module->entry());
+  EXPECT_NE(text.find("kind=kInput"), std::string::npos) << text;
+}
+
+TEST(FusionTest, DotsStayOutsideAndTransposesFeedThemForFree) {
+  auto module = hlo::ParseModule(Entry(
+      "  %x = f32[8,16] parameter(0)\n  %w = f32[4,16] parameter(1)\n"
+      "  %wt = f32[16,4] transpose(%w), dimensions={1,0}\n"
+      "  %d = f32[8,4] dot(%x, %wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+      "  %zero = f32[] constant(0)\n  %z = f32[8,4] broadcast(%zero), dimensions={}\n"
+      "  %r = f32[8,4] maximum(%d, %z)\n  ROOT %t = (f32[8,4]) tuple(%r)\n"));
+  Fusion().Run(*module);
+  EXPECT_EQ(CountKernels(*module), 2);  // the GEMM and the relu loop; no transpose kernel
+  BufferPlan plan = AssignBuffers(*module);
+  std::string source = EmitCpp(*module, plan);
+  EXPECT_NE(source.find("support->gemm_f32(0, 1, 8, 4, 16"), std::string::npos) << source;
+}
+
+TEST(BufferAssignmentTest, ReusesDeadTempsAndExtendsVirtualOperands) {
+  auto module = hlo::ParseModule(Entry(
+      "  %p = f32[64] parameter(0)\n"
+      "  %a = f32[64] exponential(%p)\n  %b = f32[64] negate(%a)\n"
+      "  %c = f32[64] exponential(%b)\n  %d = f32[64] negate(%c)\n"
+      "  ROOT %t = (f32[64]) tuple(%d)\n"));
+  // Unfused: each op is its own kernel, so a..c are temps; a is dead when c is made.
+  BufferPlan plan = AssignBuffers(*module);
+  EXPECT_EQ(plan.arena_bytes, 2 * 256);
+  EXPECT_EQ(plan.slots.at(module->entry()->root()->operand(0)).kind, BufferSlot::Kind::kOutput);
+}
+
+TEST(PipelineTest, MlpForwardHasFarFewerKernelsThanInstructions) {
+  auto module = hlo::ParseModule(R"(HloModule mlp
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x, %y)
+}
+ENTRY %main {
+  %x = f32[128,784] parameter(0)
+  %w1 = f32[512,784] parameter(1)
+  %b1 = f32[512] parameter(2)
+  %w2 = f32[10,512] parameter(3)
+  %b2 = f32[10] parameter(4)
+  %w1t = f32[784,512] transpose(%w1), dimensions={1,0}
+  %h = f32[128,512] dot(%x, %w1t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %b1b = f32[128,512] broadcast(%b1), dimensions={1}
+  %hb = f32[128,512] add(%h, %b1b)
+  %zero = f32[] constant(0)
+  %zb = f32[128,512] broadcast(%zero), dimensions={}
+  %r = f32[128,512] maximum(%hb, %zb)
+  %w2t = f32[512,10] transpose(%w2), dimensions={1,0}
+  %o = f32[128,10] dot(%r, %w2t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %b2b = f32[128,10] broadcast(%b2), dimensions={1}
+  %ob = f32[128,10] add(%o, %b2b)
+  %ninf = f32[] constant(-inf)
+  %mx = f32[128] reduce(%ob, %ninf), dimensions={1}, to_apply=%max
+  %mxb = f32[128,10] broadcast(%mx), dimensions={0}
+  %s = f32[128,10] subtract(%ob, %mxb)
+  %e = f32[128,10] exponential(%s)
+  %se = f32[128] reduce(%e, %zero), dimensions={1}, to_apply=%add
+  %l = f32[128] log(%se)
+  %lb = f32[128,10] broadcast(%l), dimensions={0}
+  %out = f32[128,10] subtract(%s, %lb)
+  ROOT %t = (f32[128,10]) tuple(%out)
+}
+)");
+  int instructions = static_cast<int>(module->entry()->instruction_count());
+  RunPipeline(*module);
+  int kernels = CountKernels(*module);
+  // 2 GEMMs + bias/relu loop + max reduce + exp-sum reduce + output loop.
+  EXPECT_EQ(kernels, 6);
+  EXPECT_LE(kernels * 4, instructions) << hlo::ToText(*module);
+}
+
+}  // namespace
+}  // namespace txla::compiler
