@@ -1,4 +1,6 @@
-// Corrections to PyTorch 1.13's functionalization, for `detach` of a view.
+// Corrections to PyTorch 1.13's functionalization.
+//
+// 1. detach of a view.
 //
 // Symptom: g.masked_fill_(...); v = g.t(); d = v.detach() gives d the right sizes, but the next
 // sync regenerates d's value from the storage base without the transpose (autograd hits this
@@ -8,13 +10,51 @@
 // Fix: below autograd a detach is an alias; record it as one at the Functionalize key (a fresh
 // wrapper that keeps the view chain and shares storage, so `g.detach().mul_(c)` still writes
 // through), and at ADInplaceOrView hand that wrapper out instead of a shallow copy of it.
+//
+// 2. In-place ops on functional tensors leak. 1.13's commit_update() records each in-place
+// result in the storage's update list and marks the tensor up to date, so the list is never
+// applied or cleared while no view needs regenerating: every optimizer step kept every old
+// parameter, gradient and optimizer-state value (and its device buffer) alive, ~10 MB a step for
+// an MLP, until the buffer pool overflowed and steps slowed down twice over. For the in-place
+// ops training loops use, the kernel below runs the op in place on the unwrapped lazy tensor,
+// records the update for any aliases (views of the same storage) and folds it into the storage
+// at once, which empties the list.
 #include <ATen/FunctionalTensorWrapper.h>
 #include <ATen/Operators.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/library.h>
 
 namespace txla::aten {
 namespace {
+
+void FunctionalInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                       torch::jit::Stack* stack) {
+  const size_t num_args = op.schema().arguments().size();
+  const size_t first = stack->size() - num_args;
+  at::Tensor self = (*stack)[first].toTensor();
+  if (!at::functionalization::impl::isFunctionalTensor(self)) {
+    op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER,
+                                                  c10::DispatchKey::Functionalize),
+                       stack);
+    return;
+  }
+  for (size_t i = first; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && at::functionalization::impl::isFunctionalTensor(v.toTensor())) {
+      at::functionalization::impl::sync(v.toTensor());
+      v = at::functionalization::impl::from_functional_tensor(v.toTensor());
+    }
+  }
+  {
+    c10::impl::ExcludeDispatchKeyGuard below(c10::DispatchKey::Functionalize);
+    op.callBoxed(stack);  // the xla in-place kernel updates the unwrapped lazy tensor
+  }
+  auto* wrapper = at::functionalization::impl::unsafeGetFunctionalWrapper(self);
+  wrapper->commit_update();
+  wrapper->apply_updates();
+  stack->back() = self;
+}
 
 at::Tensor DetachAsAlias(const at::Tensor& self) { return at::_ops::alias::call(self); }
 
@@ -56,7 +96,19 @@ WarningScope silence_overrides(&quiet);
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, Functionalize, m) { m.impl("detach", TORCH_FN(DetachAsAlias)); }
+// The in-place ops of optimizers and gradient accumulation; each has an xla in-place kernel
+// (register.cc) that the functional path above calls.
+const char* const kLeakFixedInplaceOps[] = {
+    "add_.Tensor", "sub_.Tensor", "mul_.Tensor", "div_.Tensor", "add_.Scalar", "mul_.Scalar",
+    "div_.Scalar", "addcmul_", "addcdiv_", "zero_", "fill_.Scalar", "lerp_.Scalar", "sqrt_",
+    "copy_",
+};
+
+TORCH_LIBRARY_IMPL(aten, Functionalize, m) {
+  m.impl("detach", TORCH_FN(DetachAsAlias));
+  for (const char* name : kLeakFixedInplaceOps)
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&FunctionalInplace>());
+}
 
 TORCH_LIBRARY_IMPL(aten, ADInplaceOrView, m) {
   m.impl("detach", TORCH_FN(DetachNonDifferentiableView));

@@ -72,7 +72,7 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
   BufferPlan plan = AssignBuffers(*module);
   std::string source;
   try {
-    source = EmitCpp(*module, plan);
+    source = EmitCpp(*module, plan, debug::EnvBool("TXLA_PROFILE_KERNELS"));
   } catch (const std::invalid_argument& e) {
     throw Unsupported(e.what());
   }

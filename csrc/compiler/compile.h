@@ -4,7 +4,8 @@
 //   -> buffer assignment -> C++ emission -> system compiler -> dlopen
 //
 // With TXLA_DUMP_PASSES=path, the module is appended to `path` after every pass;
-// TXLA_DISABLE_PASSES=algebraic-simplifier,cse,fusion turns passes off (to bisect a miscompile).
+// TXLA_DISABLE_PASSES=algebraic-simplifier,cse,fusion turns passes off (to bisect a miscompile);
+// TXLA_PROFILE_KERNELS=1 times every kernel into the metric KernelTime:<kernel name>.
 #pragma once
 
 #include <memory>

@@ -3,6 +3,9 @@
 #include <cblas.h>
 
 #include <cstring>
+#include <string>
+
+#include "metrics/metrics.h"
 
 namespace txla::compiler {
 namespace {
@@ -29,10 +32,17 @@ void GemmF64(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, i
   GemmCommon<double>(cblas_dgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
+int64_t KernelBegin() { return metrics::NowNs(); }
+
+void KernelEnd(const char* kernel, int64_t token) {
+  metrics::GetMetric(std::string("KernelTime:") + kernel)->AddSample(
+      static_cast<double>(metrics::NowNs() - token));
+}
+
 }  // namespace
 
 const TxlaSupport* GetSupportTable() {
-  static const TxlaSupport table{&GemmF32, &GemmF64};
+  static const TxlaSupport table{&GemmF32, &GemmF64, &KernelBegin, &KernelEnd};
   return &table;
 }
 

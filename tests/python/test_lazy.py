@@ -295,3 +295,34 @@ def test_metrics_file_is_appended_every_step(tmp_path):
     env = dict(os.environ, XLA_METRICS_FILE=str(path), PYTHONPATH=ROOT)
     subprocess.run([sys.executable, '-c', script], env=env, check=True)
     assert path.read_text().count('Counter: MarkStep') == 2
+
+
+def test_training_steps_do_not_accumulate_tensors(dev):
+    # PyTorch 1.13's functionalization kept every in-place result alive (see
+    # csrc/aten/functionalize_fixes.cc); the live-tensor count must stay flat across steps.
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)).to(dev)
+    for opt in (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+                torch.optim.Adam(model.parameters(), lr=0.01)):
+        x = torch.randn(5, 8).to(dev)
+        counts = []
+        for _ in range(6):
+            opt.zero_grad()
+            model(x).pow(2).mean().backward()
+            opt.step()
+            xm.mark_step()
+            counts.append(torch_xla._XLAC._xla_live_tensor_count('xla:0'))
+        assert counts[2:] == [counts[2]] * 4, counts
+
+
+def test_in_place_ops_do_not_accumulate_tensors(dev):
+    w = torch.zeros(3).to(dev)
+    xm.mark_step()
+    counts = []
+    for _ in range(5):
+        w.add_(1.0).mul_(2.0)
+        w.copy_(w * 0.5)
+        xm.mark_step()
+        counts.append(torch_xla._XLAC._xla_live_tensor_count('xla:0'))
+    assert counts == [counts[0]] * 5, counts
+    assert w.cpu().tolist() == [5.0] * 3  # w <- ((w + 1) * 2) * 0.5

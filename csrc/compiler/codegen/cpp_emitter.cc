@@ -66,6 +66,8 @@ struct TxlaSupport {
                    int64_t, float*, int64_t);
   void (*gemm_f64)(int, int, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
                    int64_t, double*, int64_t);
+  int64_t (*kernel_begin)();
+  void (*kernel_end)(const char*, int64_t);
 };
 
 #define TXLA_UNARY(name, f32, f64) \
@@ -104,7 +106,8 @@ static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp
 
 class Emitter {
  public:
-  Emitter(const hlo::Module& module, const BufferPlan& plan) : module_(module), plan_(plan) {}
+  Emitter(const hlo::Module& module, const BufferPlan& plan, bool profile)
+      : module_(module), plan_(plan), profile_(profile) {}
 
   std::string Emit() {
     const hlo::Computation& entry = *module_.entry();
@@ -112,7 +115,21 @@ class Emitter {
     out_ << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
             "                         void* const* outputs, char* arena) {\n";
     for (const Instruction* i : entry.instructions()) DeclareBuffer(*i);
-    for (const Instruction* i : entry.instructions()) EmitKernel(*i);
+    for (const Instruction* i : entry.instructions()) {
+      std::streampos before = out_.tellp();
+      if (profile_) out_ << "  { const int64_t t = support->kernel_begin();\n";
+      std::streampos body = out_.tellp();
+      EmitKernel(*i);
+      if (profile_) {
+        if (out_.tellp() == body) {  // nothing emitted: drop the bracket
+          std::string text = out_.str();
+          out_.str(text.substr(0, static_cast<size_t>(before)));
+          out_.seekp(0, std::ios::end);
+        } else {
+          out_ << "  support->kernel_end(\"" << i->name() << "\", t); }\n";
+        }
+      }
+    }
     for (auto& [k, value] : plan_.output_copies) {
       if (plan_.slots.at(value).kind == BufferSlot::Kind::kInline) {
         out_ << "  *(" << CType(value->shape().type) << "*)outputs[" << k << "] = "
@@ -426,6 +443,7 @@ class Emitter {
 
   const hlo::Module& module_;
   const BufferPlan& plan_;
+  bool profile_;
   std::ostringstream out_;
   std::ostringstream body_;
   std::map<std::string, std::string> memo_;
@@ -435,8 +453,8 @@ class Emitter {
 
 }  // namespace
 
-std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan) {
-  return Emitter(module, plan).Emit();
+std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan, bool profile) {
+  return Emitter(module, plan, profile).Emit();
 }
 
 int CountKernels(const hlo::Module& module) {

@@ -24,11 +24,15 @@ struct TxlaSupport {
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
   void (*gemm_f64)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a,
                    int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc);
+  // Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end.
+  int64_t (*kernel_begin)();
+  void (*kernel_end)(const char* kernel, int64_t token);
 };
 
 // Throws std::invalid_argument for what it cannot emit (an opcode or element type); callers run
 // such graphs on the interpreter instead.
-std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan);
+// With `profile`, every kernel is bracketed by support->kernel_begin/kernel_end.
+std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan, bool profile = false);
 // Number of kernels (loop nests and library calls) the emitted code runs.
 int CountKernels(const hlo::Module& module);
 
