@@ -253,6 +253,16 @@ class Emitter {
     const auto& in_dims = input.shape().dims;
     std::vector<bool> reduced(in_dims.size(), false);
     for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
+    // Reducing leading dimensions (a sum over the batch): accumulate whole output rows, so the
+    // inner loop walks memory contiguously instead of striding down a column.
+    size_t leading = 0;
+    while (leading < in_dims.size() && reduced[leading]) ++leading;
+    bool rows = leading > 0 && leading < in_dims.size();
+    for (size_t k = leading; k < in_dims.size(); ++k) rows &= !reduced[k];
+    if (rows) {
+      EmitRowReduce(reduce, out, leading);
+      return;
+    }
     std::string type = CType(reduce.shape().type);
     out_ << "  {\n";
     Index out_idx, full(in_dims.size());
@@ -281,6 +291,39 @@ class Emitter {
     out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n";
     out_ << "      }\n";
     out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = acc;\n";
+    out_ << "    }\n  }\n";
+  }
+
+  // out[o...] = init; for r...: for o...: out[o...] = combine(out[o...], input[r..., o...])
+  void EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading) {
+    const Instruction& input = *reduce.operand(0);
+    const auto& in_dims = input.shape().dims;
+    const auto& out_dims = reduce.shape().dims;
+    out_ << "  {\n";
+    body_.str("");
+    memo_.clear();
+    std::string init = Value(*reduce.operand(1), {});
+    out_ << body_.str();
+    out_ << "    for (int64_t o = 0; o < " << reduce.shape().element_count() << "; ++o) " << out
+         << "[o] = " << init << ";\n";
+    Index full(in_dims.size()), out_idx;
+    for (size_t k = 0; k < leading; ++k) {
+      full[k] = "r" + std::to_string(k);
+      out_ << "    for (int64_t " << full[k] << " = 0; " << full[k] << " < " << in_dims[k] << "; ++"
+           << full[k] << ")\n";
+    }
+    for (size_t k = leading; k < in_dims.size(); ++k) {
+      full[k] = "o" + std::to_string(k);
+      out_idx.push_back(full[k]);
+      out_ << "    for (int64_t " << full[k] << " = 0; " << full[k] << " < " << in_dims[k] << "; ++"
+           << full[k] << ")\n";
+    }
+    out_ << "    {\n";
+    body_.str("");
+    memo_.clear();
+    std::string value = Value(input, full);
+    std::string slot = out + "[" + Linear(out_idx, out_dims) + "]";
+    out_ << body_.str() << "      " << slot << " = " << Combiner(reduce, slot, value) << ";\n";
     out_ << "    }\n  }\n";
   }
 

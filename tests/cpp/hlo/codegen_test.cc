@@ -1,0 +1,55 @@
+// Generated code for known graphs: a change to what the emitter writes shows up here.
+#include <gtest/gtest.h>
+
+#include "compiler/buffer_assignment.h"
+#include "compiler/codegen/cpp_emitter.h"
+#include "compiler/compile.h"
+#include "hlo/parser.h"
+
+namespace txla::compiler {
+namespace {
+
+std::string Emit(const std::string& text) {
+  auto module = hlo::ParseModule(text);
+  RunPipeline(*module);
+  return EmitCpp(*module, AssignBuffers(*module));
+}
+
+const char* kSumOverBatch = R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[128,512] parameter(0)
+  %zero = f32[] constant(0)
+  %r = f32[512] reduce(%p, %zero), dimensions={0}, to_apply=%add
+  ROOT %t = (f32[512]) tuple(%r)
+}
+)";
+
+TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
+  std::string code = Emit(kSumOverBatch);
+  // Rows are accumulated with a contiguous inner loop over the kept dimension.
+  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t o1 = 0; o1 < 512; ++o1)"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("[o1] = b_"), std::string::npos) << code;
+}
+
+TEST(CodegenTest, TrailingDimensionReductionKeepsAnAccumulator) {
+  std::string text = kSumOverBatch;
+  text.replace(text.find("f32[512] reduce"), 15, "f32[128] reduce");
+  text.replace(text.find("dimensions={0}"), 14, "dimensions={1}");
+  text.replace(text.find("(f32[512]) tuple"), 16, "(f32[128]) tuple");
+  std::string code = Emit(text);
+  EXPECT_NE(code.find("float acc = "), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t r1 = 0; r1 < 512; ++r1)"), std::string::npos) << code;
+}
+
+TEST(CodegenTest, GeneratedCodeIncludesNoHeaders) {
+  EXPECT_EQ(Emit(kSumOverBatch).find("\n#include"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace txla::compiler
