@@ -12,6 +12,20 @@ from . import _XLAC  # noqa: F401  (registers the xla device kernels)
 __version__ = "0.1.0"
 
 
+def _wait_for_device_work():
+    # Graphs run asynchronously after mark_step; let queued work finish before the interpreter
+    # tears down the modules it may still be writing buffers for.
+    try:
+        _XLAC._xla_wait_device_ops([])
+    except Exception:
+        pass
+
+
+import atexit as _atexit  # noqa: E402
+
+_atexit.register(_wait_for_device_work)
+
+
 def device(index=None):
     """The current process's xla device, as `torch.device('xla', index)`."""
     from .core import xla_model as _xm

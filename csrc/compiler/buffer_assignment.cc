@@ -34,8 +34,13 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
   if (root->opcode() == hlo::Opcode::kTuple) {
     for (size_t k = 0; k < root->operands().size(); ++k) {
       const hlo::Instruction* v = root->operand(k);
-      if (plan.slots.count(v)) {
-        plan.output_copies.emplace_back(static_cast<int64_t>(k), v);
+      auto found = plan.slots.find(v);
+      if (found != plan.slots.end()) {
+        const BufferSlot& slot = found->second;
+        int64_t out = static_cast<int64_t>(k);
+        if (slot.kind == BufferSlot::Kind::kOutput) plan.output_aliases.emplace_back(out, slot.index);
+        else if (slot.kind == BufferSlot::Kind::kParameter) plan.parameter_outputs.emplace_back(out, slot.index);
+        else plan.output_copies.emplace_back(out, v);
       } else {
         plan.slots[v] = {BufferSlot::Kind::kOutput, static_cast<int64_t>(k), 0};
       }

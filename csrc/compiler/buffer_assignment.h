@@ -21,8 +21,12 @@ struct BufferSlot {
 struct BufferPlan {
   std::unordered_map<const hlo::Instruction*, BufferSlot> slots;
   int64_t arena_bytes = 0;
-  // Outputs whose value lives elsewhere (a parameter, or a value returned twice): copied.
+  // Outputs that are a scalar constant: written by the generated code.
   std::vector<std::pair<int64_t, const hlo::Instruction*>> output_copies;
+  // Outputs that repeat another output (output index) or pass a parameter through (parameter
+  // number): device buffers are immutable, so the runtime hands out the same buffer, no copy.
+  std::vector<std::pair<int64_t, int64_t>> output_aliases;
+  std::vector<std::pair<int64_t, int64_t>> parameter_outputs;
 };
 
 // A 2-D transpose whose users are all dots is never materialized: the dot reads its operand

@@ -8,23 +8,39 @@
 namespace txla::compiler {
 
 NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
-                                   std::vector<hlo::Shape> outputs, int64_t arena_bytes)
+                                   std::vector<hlo::Shape> outputs, int64_t arena_bytes,
+                                   std::vector<std::pair<int64_t, int64_t>> output_aliases,
+                                   std::vector<std::pair<int64_t, int64_t>> parameter_outputs)
     : library_(std::move(library)),
       run_(reinterpret_cast<RunFn>(library_->Symbol("txla_run"))),
       outputs_(std::move(outputs)),
-      arena_bytes_(arena_bytes) {}
+      arena_bytes_(arena_bytes),
+      output_aliases_(std::move(output_aliases)),
+      parameter_outputs_(std::move(parameter_outputs)) {
+  for (auto [out, param] : parameter_outputs_) shared_.insert(out);
+  for (auto [out, other] : output_aliases_) shared_.insert(out);
+}
 
-std::vector<runtime::BufferPtr> NativeExecutable::Execute(
-    const std::vector<runtime::BufferPtr>& parameters, int device) {
+std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
+    const std::vector<runtime::BufferPtr>& parameters, int device) const {
+  std::vector<runtime::BufferPtr> results(outputs_.size());
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    if (!shared_.count(static_cast<int64_t>(k)))
+      results[k] = std::make_shared<runtime::Buffer>(outputs_[k].type, outputs_[k].dims, device);
+  }
+  for (auto [out, param] : parameter_outputs_) results[out] = parameters[param];
+  for (auto [out, other] : output_aliases_) results[out] = results[other];
+  return results;
+}
+
+void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
+                           const std::vector<runtime::BufferPtr>& outputs) const {
   std::vector<const void*> params;
   params.reserve(parameters.size());
   for (const auto& p : parameters) params.push_back(p->data());
-  std::vector<runtime::BufferPtr> results;
-  std::vector<void*> outs;
-  for (const hlo::Shape& s : outputs_) {
-    results.push_back(std::make_shared<runtime::Buffer>(s.type, s.dims, device));
-    outs.push_back(results.back()->data());
-  }
+  std::vector<void*> outs(outputs.size(), nullptr);
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (!shared_.count(static_cast<int64_t>(k))) outs[k] = outputs[k]->data();
   size_t arena_bytes = static_cast<size_t>(std::max<int64_t>(arena_bytes_, 64));
   char* arena = static_cast<char*>(runtime::AllocateBlock(arena_bytes));
   {
@@ -32,6 +48,28 @@ std::vector<runtime::BufferPtr> NativeExecutable::Execute(
     run_(GetSupportTable(), params.data(), outs.data(), arena);
   }
   runtime::FreeBlock(arena, arena_bytes);
+}
+
+std::vector<runtime::BufferPtr> NativeExecutable::Execute(
+    const std::vector<runtime::BufferPtr>& parameters, int device) {
+  std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
+  Run(parameters, results);
+  return results;
+}
+
+std::vector<runtime::BufferPtr> NativeExecutable::Submit(
+    const std::vector<runtime::BufferPtr>& parameters, int device) {
+  std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
+  auto done = std::make_shared<runtime::Readiness>();
+  for (size_t k = 0; k < results.size(); ++k)
+    if (!shared_.count(static_cast<int64_t>(k))) results[k]->set_readiness(done);
+  // The work keeps the executable, the inputs and the outputs alive until it has run.
+  runtime::QueueFor(device).Submit(
+      [self = shared_from_this(), parameters, results] {
+        TXLA_TIMED("ExecuteTime");
+        self->Run(parameters, results);
+      },
+      done);
   return results;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "compiler/codegen/native_library.h"
@@ -11,21 +12,35 @@
 
 namespace txla::compiler {
 
-class NativeExecutable final : public runtime::Executable {
+class NativeExecutable final : public runtime::Executable,
+                               public std::enable_shared_from_this<NativeExecutable> {
  public:
+  // `output_aliases`: (output, earlier output) pairs sharing a buffer; `parameter_outputs`:
+  // (output, parameter) pairs where the graph returns a parameter unchanged.
   NativeExecutable(std::unique_ptr<NativeLibrary> library, std::vector<hlo::Shape> outputs,
-                   int64_t arena_bytes);
+                   int64_t arena_bytes, std::vector<std::pair<int64_t, int64_t>> output_aliases,
+                   std::vector<std::pair<int64_t, int64_t>> parameter_outputs);
   std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters,
                                           int device) override;
+  std::vector<runtime::BufferPtr> Submit(const std::vector<runtime::BufferPtr>& parameters,
+                                         int device) override;
   std::string kind() const override { return "native"; }
 
  private:
+  // Output buffers, with shared outputs (aliases, returned parameters) filled in.
+  std::vector<runtime::BufferPtr> AllocateOutputs(const std::vector<runtime::BufferPtr>& parameters,
+                                                  int device) const;
+  void Run(const std::vector<runtime::BufferPtr>& parameters,
+           const std::vector<runtime::BufferPtr>& outputs) const;
   using RunFn = void (*)(const void* support, const void* const* params, void* const* outputs,
                          char* arena);
   std::unique_ptr<NativeLibrary> library_;
   RunFn run_;
   std::vector<hlo::Shape> outputs_;
   int64_t arena_bytes_;
+  std::vector<std::pair<int64_t, int64_t>> output_aliases_;
+  std::vector<std::pair<int64_t, int64_t>> parameter_outputs_;
+  std::set<int64_t> shared_;  // outputs that reuse another buffer
 };
 
 }  // namespace txla::compiler

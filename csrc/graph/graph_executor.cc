@@ -10,6 +10,7 @@
 #include "ir/ir_dump.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
+#include "runtime/execution_queue.h"
 #include "tensor/bridge.h"
 #include "tensor/registry.h"
 
@@ -88,7 +89,10 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   bool op_by_op = debug::EnvBool(for_read ? "GET_TENSORS_OPBYOP" : "SYNC_TENSORS_OPBYOP");
   std::shared_ptr<runtime::Executable> executable = GetOrCompile(cut, op_by_op);
   std::vector<runtime::BufferPtr> results;
-  {
+  if (runtime::AsyncExecution()) results = executable->Submit(cut.parameters, device);
+  if (results.empty()) {
+    // Synchronous: the inputs may still be being written by queued work.
+    runtime::QueueFor(device).Drain();
     TXLA_TIMED("ExecuteTime");
     results = executable->Execute(cut.parameters, device);
   }
@@ -100,10 +104,13 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   }
 }
 
-void MarkStep(int device) {
+void MarkStep(int device, bool wait) {
   TXLA_COUNTER("MarkStep", 1);
   SyncTensors(registry::PendingTensors(device), /*for_read=*/false);
+  if (wait || !runtime::AsyncExecution()) WaitDeviceOps(device);
 }
+
+void WaitDeviceOps(int device) { runtime::QueueFor(device).Drain(); }
 
 at::Tensor ToHost(const LazyTensorPtr& tensor) {
   if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);

@@ -18,7 +18,10 @@ namespace txla::graph {
 // `for_read`: the sync serves a host read (GET_TENSORS_OPBYOP applies) rather than a barrier
 // (SYNC_TENSORS_OPBYOP applies).
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read);
-void MarkStep(int device);
+// Submits the step's graph; returns without waiting for it unless `wait` (or XLA_SYNC_WAIT=1).
+void MarkStep(int device, bool wait = false);
+// Blocks until every graph submitted to the device has executed.
+void WaitDeviceOps(int device);
 // The tensor's value as a new host tensor (executing its pending graph if it has one).
 at::Tensor ToHost(const LazyTensorPtr& tensor);
 // Executed graphs: how many programs the in-memory cache holds.

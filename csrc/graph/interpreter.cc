@@ -198,7 +198,10 @@ std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   c10::impl::ExcludeDispatchKeyGuard no_functionalize(c10::DispatchKey::Functionalize);
   std::vector<at::Tensor> slots(num_slots_);
-  for (size_t i = 0; i < parameters.size(); ++i) slots[i] = BufferAsTensor(parameters[i]);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    parameters[i]->WaitReady();
+    slots[i] = BufferAsTensor(parameters[i]);
+  }
   for (const Instruction& instr : program_) {
     try {
       Run(instr, slots);

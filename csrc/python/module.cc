@@ -84,7 +84,7 @@ PYBIND11_MODULE(_XLAC, m) {
       "_xla_step_marker",
       [](const std::string& device, const std::vector<std::string>& devices, bool wait) {
         py::gil_scoped_release no_gil;
-        graph::MarkStep(ParseDevice(device));
+        graph::MarkStep(ParseDevice(device), wait);
       },
       py::arg("device") = "", py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true);
@@ -95,11 +95,21 @@ PYBIND11_MODULE(_XLAC, m) {
         auto lazy = LazyTensors(tensors);
         py::gil_scoped_release no_gil;
         graph::SyncTensors(lazy, /*for_read=*/false);
+        if (wait && !lazy.empty()) graph::WaitDeviceOps(lazy.front()->device());
       },
       py::arg("tensors"), py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true, py::arg("sync_xla_data") = true);
-  m.def("_xla_wait_device_ops", [](const std::vector<std::string>& devices) {},
-        py::arg("devices") = std::vector<std::string>{});
+  m.def(
+      "_xla_wait_device_ops",
+      [](const std::vector<std::string>& devices) {
+        py::gil_scoped_release no_gil;
+        if (devices.empty()) {
+          for (const auto& d : runtime::Devices()) graph::WaitDeviceOps(d.ordinal);
+        } else {
+          for (const std::string& d : devices) graph::WaitDeviceOps(ParseDevice(d));
+        }
+      },
+      py::arg("devices") = std::vector<std::string>{});
   m.def("_xla_get_default_device", [] { return runtime::DeviceName(0); });
   m.def("_xla_get_all_devices", [] {
     std::vector<std::string> names;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/element_type.h"
+#include "runtime/execution_queue.h"
 
 namespace txla::runtime {
 
@@ -34,6 +35,13 @@ class Buffer {
   const void* data() const { return data_; }
   std::string ToString() const;  // "f32[2,3] on xla:0"
 
+  // A buffer an asynchronous execution is still writing: reads from the host wait for it.
+  void set_readiness(std::shared_ptr<Readiness> readiness) { readiness_ = std::move(readiness); }
+  // Blocks until the data is written; throws the execution's error if it failed.
+  void WaitReady() const {
+    if (readiness_) readiness_->Wait();
+  }
+
  private:
   ElementType type_;
   std::vector<int64_t> dims_;
@@ -41,6 +49,7 @@ class Buffer {
   void* data_ = nullptr;
   bool owns_ = false;
   std::shared_ptr<void> owner_;
+  std::shared_ptr<Readiness> readiness_;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

@@ -14,6 +14,12 @@ class Executable {
   virtual ~Executable() = default;
   virtual std::vector<BufferPtr> Execute(const std::vector<BufferPtr>& parameters,
                                          int device) = 0;
+  // Asynchronous form: returns the (not yet written) outputs at once and queues the run on the
+  // device's execution queue. Executables that cannot pre-allocate their outputs return an
+  // empty vector, and the caller runs Execute instead.
+  virtual std::vector<BufferPtr> Submit(const std::vector<BufferPtr>& parameters, int device) {
+    return {};
+  }
   // What ran it: "interpreter", "native", ...
   virtual std::string kind() const = 0;
 };

@@ -62,6 +62,7 @@ runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
 }
 
 at::Tensor TransferFromDevice(const runtime::BufferPtr& buffer) {
+  buffer->WaitReady();  // an asynchronous execution may still be writing it
   TXLA_TIMED("TransferFromDeviceTime");
   at::Tensor out = at::empty(buffer->dims(), at::TensorOptions().dtype(
                                                  ir::ToScalarType(buffer->type())));

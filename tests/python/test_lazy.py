@@ -15,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def executions():
+    xm.wait_device_ops()  # mark_step returns before the graph has run
     data = met.metric_data('ExecuteTime')
     return data[0] if data else 0
 
@@ -326,3 +327,36 @@ def test_in_place_ops_do_not_accumulate_tensors(dev):
         counts.append(torch_xla._XLAC._xla_live_tensor_count('xla:0'))
     assert counts == [counts[0]] * 5, counts
     assert w.cpu().tolist() == [5.0] * 3  # w <- ((w + 1) * 2) * 0.5
+
+
+def test_mark_step_does_not_wait_and_reads_do(dev):
+    # Asynchronous execution: the barrier submits, a read waits for the value.
+    x = torch.randn(256, 256).to(dev)
+    y = x
+    for _ in range(4):
+        y = (y @ x).tanh()
+    xm.mark_step()
+    assert not pending(y)  # it holds its (possibly still being written) buffer
+    torch.testing.assert_close(y.cpu(), _reference_chain(x.cpu()), rtol=1e-3, atol=1e-4)
+    xm.mark_step(wait=True)
+    xm.wait_device_ops()
+
+
+def _reference_chain(x):
+    y = x
+    for _ in range(4):
+        y = (y @ x).tanh()
+    return y
+
+
+def test_sync_wait_env_makes_barriers_blocking():
+    script = (
+        "import torch, torch_xla, torch_xla.core.xla_model as xm, torch_xla.debug.metrics as met\n"
+        "x = torch.randn(64, 64).to(xm.xla_device())\n"
+        "y = (x @ x).relu()\n"
+        "xm.mark_step()\n"
+        "print(met.metric_data('ExecuteTime')[0])\n")
+    env = dict(os.environ, XLA_SYNC_WAIT='1', PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == '1'

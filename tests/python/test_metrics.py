@@ -10,7 +10,7 @@ import torch_xla.debug.metrics as met
 
 def _run_a_step(dev):
     y = torch.randn(4, 4).to(dev) @ torch.randn(4, 4).to(dev)
-    xm.mark_step()
+    xm.mark_step(wait=True)  # graphs run asynchronously; metrics land when they finish
     return y
 
 

@@ -1,6 +1,7 @@
 #include "compiler/codegen/cpp_emitter.h"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -111,9 +112,6 @@ class Emitter {
 
   std::string Emit() {
     const hlo::Computation& entry = *module_.entry();
-    out_ << kPrelude;
-    out_ << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
-            "                         void* const* outputs, char* arena) {\n";
     for (const Instruction* i : entry.instructions()) DeclareBuffer(*i);
     for (const Instruction* i : entry.instructions()) {
       std::streampos before = out_.tellp();
@@ -131,16 +129,17 @@ class Emitter {
       }
     }
     for (auto& [k, value] : plan_.output_copies) {
-      if (plan_.slots.at(value).kind == BufferSlot::Kind::kInline) {
-        out_ << "  *(" << CType(value->shape().type) << "*)outputs[" << k << "] = "
-             << Literal(value->attrs().literal.GetDouble(0), value->shape().type) << ";\n";
-      } else {
-        out_ << "  __builtin_memcpy(outputs[" << k << "], " << Buffer(*value) << ", "
-             << ByteSize(value->shape()) << ");\n";
-      }
+      if (plan_.slots.at(value).kind != BufferSlot::Kind::kInline)
+        throw std::invalid_argument("codegen: output " + value->name() + " cannot be copied");
+      out_ << "  *(" << CType(value->shape().type) << "*)outputs[" << k << "] = "
+           << Literal(value->attrs().literal.GetDouble(0), value->shape().type) << ";\n";
     }
-    out_ << "}\n";
-    return out_.str();
+    std::ostringstream unit;
+    unit << kPrelude << functions_.str();
+    unit << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
+            "                         void* const* outputs, char* arena) {\n"
+         << declarations_.str() << out_.str() << "}\n";
+    return unit.str();
   }
 
  private:
@@ -158,6 +157,7 @@ class Emitter {
     if (it == plan_.slots.end()) return;
     const BufferSlot& s = it->second;
     std::string type = CType(i.shape().type);
+    std::ostringstream& out_ = declarations_;
     switch (s.kind) {
       case BufferSlot::Kind::kParameter:
         out_ << "  const " << type << "* " << Buffer(i) << " = (const " << type << "*)params["
@@ -200,7 +200,6 @@ class Emitter {
     }
     if (!Materialized(i))
       throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
-    out_ << "  // " << i.name() << "\n";
     const Instruction* root = &i;
     fusion_params_.clear();
     if (i.opcode() == Opcode::kFusion) {
@@ -209,8 +208,26 @@ class Emitter {
         fusion_params_[p] = i.operand(p->attrs().parameter_number);
       root = fused->root();
     }
+    // The loop nest becomes a function of its own whose buffers are __restrict__ parameters:
+    // nothing aliases, so the compiler hoists scalar loads and vectorizes without checks.
+    std::ostringstream kernel;
+    std::swap(kernel, out_);
+    used_.clear();
+    current_output_ = &i;
     if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
     else EmitLoop(*root, Buffer(i));
+    std::swap(kernel, out_);
+    std::string fn = "k_" + Sanitize(i.name());
+    std::string type = CType(i.shape().type);
+    functions_ << "// " << i.name() << "\nstatic void " << fn << "(" << type << "* __restrict__ "
+               << Buffer(i);
+    std::string call = "  " + fn + "(" + Buffer(i);
+    for (const Instruction* b : used_) {
+      functions_ << ", const " << CType(b->shape().type) << "* __restrict__ " << Buffer(*b);
+      call += ", " + Buffer(*b);
+    }
+    functions_ << ") {\n" << kernel.str() << "}\n\n";
+    out_ << call << ");\n";
   }
 
   // for (i0..) for (i1..) { out[linear] = value; }
@@ -333,7 +350,11 @@ class Emitter {
     if (pit != fusion_params_.end()) return Value(*pit->second, idx);
     if (i.opcode() == Opcode::kConstant && i.shape().IsScalar())
       return Literal(i.attrs().literal.GetDouble(0), i.shape().type);
-    if (Materialized(i)) return Buffer(i) + "[" + Linear(idx, i.shape().dims) + "]";
+    if (Materialized(i)) {
+      if (&i != current_output_ && std::find(used_.begin(), used_.end(), &i) == used_.end())
+        used_.push_back(&i);
+      return Buffer(i) + "[" + Linear(idx, i.shape().dims) + "]";
+    }
     std::string key = i.name() + "@";
     for (const std::string& s : idx) key += s + ",";
     auto mit = memo_.find(key);
@@ -487,7 +508,12 @@ class Emitter {
   const hlo::Module& module_;
   const BufferPlan& plan_;
   bool profile_;
-  std::ostringstream out_;
+  std::ostringstream out_;           // the body of txla_run
+  std::ostringstream declarations_;  // buffer pointers, at the top of txla_run
+  std::ostringstream functions_;     // one function per loop kernel, before txla_run
+  // Buffers the kernel being emitted reads, in order of first use (deterministic source).
+  std::vector<const Instruction*> used_;
+  const Instruction* current_output_ = nullptr;
   std::ostringstream body_;
   std::map<std::string, std::string> memo_;
   std::map<const Instruction*, const Instruction*> fusion_params_;

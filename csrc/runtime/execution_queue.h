@@ -1,0 +1,65 @@
+// Asynchronous execution: one worker thread per device runs submitted work in submission order.
+//
+// mark_step submits a compiled graph and returns; tensors already hold their output buffers,
+// which become ready when the work ran. Work submitted later may use those buffers as inputs
+// (the queue is in order); only a host read waits (Buffer::WaitReady). A failure is recorded in
+// the outputs' readiness and raised where they are read.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace txla::runtime {
+
+// Ready, or not yet, or failed with a message; shared by the outputs of one submission.
+class Readiness {
+ public:
+  void MarkReady();
+  void MarkFailed(std::string error);
+  // Blocks until ready; throws std::runtime_error with the failure message if it failed.
+  void Wait() const;
+  bool IsReady() const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool done_ = false;
+  std::string error_;
+};
+
+class ExecutionQueue {
+ public:
+  ExecutionQueue();
+  ~ExecutionQueue();
+  ExecutionQueue(const ExecutionQueue&) = delete;
+  ExecutionQueue& operator=(const ExecutionQueue&) = delete;
+
+  // Runs `work` after everything submitted before it; `done` is marked ready (or failed with
+  // the exception's message) afterwards.
+  void Submit(std::function<void()> work, std::shared_ptr<Readiness> done);
+  // Blocks until everything submitted so far has run.
+  void Drain();
+
+ private:
+  void Loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::deque<std::pair<std::function<void()>, std::shared_ptr<Readiness>>> work_;
+  bool running_ = false;  // an item is executing
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+// The queue of a device (created on first use).
+ExecutionQueue& QueueFor(int device);
+// Whether graphs run asynchronously (XLA_SYNC_WAIT=1 makes every barrier wait).
+bool AsyncExecution();
+
+}  // namespace txla::runtime
