@@ -1,5 +1,6 @@
 #include "runtime/execution_queue.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -31,7 +32,9 @@ bool Readiness::IsReady() const {
   return done_;
 }
 
-ExecutionQueue::ExecutionQueue() : worker_([this] { Loop(); }) {}
+ExecutionQueue::ExecutionQueue()
+    : max_waiting_(static_cast<size_t>(std::max<int64_t>(1, debug::EnvInt("XLA_MAX_INFLIGHT_STEPS", 2)))),
+      worker_([this] { Loop(); }) {}
 
 ExecutionQueue::~ExecutionQueue() {
   {
@@ -43,7 +46,8 @@ ExecutionQueue::~ExecutionQueue() {
 }
 
 void ExecutionQueue::Submit(std::function<void()> work, std::shared_ptr<Readiness> done) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [&] { return work_.size() < max_waiting_; });
   work_.emplace_back(std::move(work), std::move(done));
   cv_.notify_all();
 }
@@ -63,6 +67,7 @@ void ExecutionQueue::Loop() {
       item = std::move(work_.front());
       work_.pop_front();
       running_ = true;
+      idle_cv_.notify_all();  // a submitter may be waiting for room
     }
     try {
       item.first();

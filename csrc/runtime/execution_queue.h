@@ -40,7 +40,9 @@ class ExecutionQueue {
   ExecutionQueue& operator=(const ExecutionQueue&) = delete;
 
   // Runs `work` after everything submitted before it; `done` is marked ready (or failed with
-  // the exception's message) afterwards.
+  // the exception's message) afterwards. Blocks while XLA_MAX_INFLIGHT_STEPS (default 2)
+  // submissions are already waiting: tracing may run one step ahead, not unboundedly (each
+  // step in flight holds its buffers).
   void Submit(std::function<void()> work, std::shared_ptr<Readiness> done);
   // Blocks until everything submitted so far has run.
   void Drain();
@@ -53,6 +55,7 @@ class ExecutionQueue {
   std::condition_variable idle_cv_;
   std::deque<std::pair<std::function<void()>, std::shared_ptr<Readiness>>> work_;
   bool running_ = false;  // an item is executing
+  size_t max_waiting_;
   bool stop_ = false;
   std::thread worker_;
 };

@@ -14,6 +14,13 @@ from conftest import CounterDelta, counter
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def run_python(script, **env):
+    """Runs `script` in a fresh interpreter with extra environment variables; its stdout."""
+    full_env = dict(os.environ, PYTHONPATH=ROOT, **env)
+    return subprocess.run([sys.executable, '-c', script], env=full_env, capture_output=True,
+                          text=True, check=True).stdout
+
+
 def executions():
     xm.wait_device_ops()  # mark_step returns before the graph has run
     data = met.metric_data('ExecuteTime')
@@ -134,10 +141,7 @@ def test_no_special_scalars_env_makes_zero_and_one_parameters():
         "import torch, torch_xla, torch_xla.core.xla_model as xm\n"
         "x = torch.randn(3).to(xm.xla_device())\n"
         "print('Constant' in torch_xla._XLAC._get_xla_tensors_text([x * 1.0]))\n")
-    env = dict(os.environ, XLA_NO_SPECIAL_SCALARS='1', PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == 'False'
+    assert run_python(script, XLA_NO_SPECIAL_SCALARS='1').strip() == 'False'
 
 
 def test_nonzero_falls_back_to_cpu_and_is_counted(dev):
@@ -279,8 +283,7 @@ def test_ir_dump_file(tmp_path):
         "x = torch.randn(3).to(xm.xla_device())\n"
         "y = (x + 2).exp()\n"
         "xm.mark_step()\n")
-    env = dict(os.environ, XLA_SAVE_TENSORS_FILE=str(path), XLA_IR_DEBUG='1', PYTHONPATH=ROOT)
-    subprocess.run([sys.executable, '-c', script], env=env, check=True)
+    run_python(script, XLA_SAVE_TENSORS_FILE=str(path), XLA_IR_DEBUG='1')
     text = path.read_text()
     assert 'aten::exp' in text and 'aten::add.Tensor' in text and 'Graph Hash' in text
     assert '<string>' in text  # XLA_IR_DEBUG: the Python frame that made the node
@@ -293,8 +296,7 @@ def test_metrics_file_is_appended_every_step(tmp_path):
         "for _ in range(2):\n"
         "    y = torch.ones(2).to(xm.xla_device()) * 3\n"
         "    xm.mark_step()\n")
-    env = dict(os.environ, XLA_METRICS_FILE=str(path), PYTHONPATH=ROOT)
-    subprocess.run([sys.executable, '-c', script], env=env, check=True)
+    run_python(script, XLA_METRICS_FILE=str(path))
     assert path.read_text().count('Counter: MarkStep') == 2
 
 
@@ -356,7 +358,4 @@ def test_sync_wait_env_makes_barriers_blocking():
         "y = (x @ x).relu()\n"
         "xm.mark_step()\n"
         "print(met.metric_data('ExecuteTime')[0])\n")
-    env = dict(os.environ, XLA_SYNC_WAIT='1', PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == '1'
+    assert run_python(script, XLA_SYNC_WAIT='1').strip() == '1'
