@@ -8,6 +8,7 @@
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
+#include "hlo/instruction.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "runtime/execution_queue.h"
@@ -39,8 +40,17 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
     metrics::GetCounter("NoLowering:" + missing)->Add(1);
     return BuildInterpreterProgram(cut);
   }
+  std::unique_ptr<hlo::Module> module;
   try {
-    return compiler::Compile(lower::LowerGraph(cut));
+    module = lower::LowerGraph(cut);
+  } catch (const std::exception& e) {
+    // A rule that does not handle this form of its op: the interpreter runs it correctly.
+    TXLA_COUNTER("InterpretedGraph", 1);
+    metrics::GetCounter(std::string("NoLowering:") + e.what())->Add(1);
+    return BuildInterpreterProgram(cut);
+  }
+  try {
+    return compiler::Compile(std::move(module));
   } catch (const compiler::Unsupported& e) {
     TXLA_COUNTER("InterpretedGraph", 1);
     metrics::GetCounter(std::string("NoCodegen:") + e.what())->Add(1);
@@ -48,6 +58,10 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
   } catch (const compiler::BuildError& e) {
     TORCH_CHECK(false, "compiling the xla graph failed (the tensors keep their pending values): ",
                 e.what());
+  } catch (const std::exception& e) {
+    // The verifier or a pass rejected the module: a compiler bug, reported, never hidden.
+    TORCH_CHECK(false, "internal compiler error (the tensors keep their pending values; "
+                "SYNC_TENSORS_OPBYOP=1 runs graphs on the interpreter): ", e.what());
   }
 }
 
