@@ -22,11 +22,6 @@ void RecordTableOp(const char* name, torch::jit::Stack* stack) {
   RecordOp(*info, info->handle(), stack);
 }
 
-int CurrentDevice(const c10::IValue& device) {
-  if (device.isDevice() && device.toDevice().has_index()) return device.toDevice().index();
-  return 0;
-}
-
 at::Tensor ShareValue(const LazyTensorPtr& lt) {
   return MakeXlaTensor(LazyTensor::FromValue(lt->GetIrValue(), lt->device()));
 }

@@ -13,7 +13,6 @@ namespace txla::graph {
 namespace {
 
 struct Instruction {
-  const ir::Node* node = nullptr;  // kept for names in errors; valid while the program is built
   std::string name;
   const ir::OpInfo* op = nullptr;  // nullptr: a constant
   std::vector<ir::Arg> args;
@@ -79,8 +78,6 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
     if (last_use[s] >= 0) program_[last_use[s]].release.push_back(s);
 }
 
-c10::Scalar ScalarFromTensor(const at::Tensor& t) { return t.item(); }
-
 void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& slots) const {
   if (instr.op == nullptr) {
     slots[instr.output_slots[0]] = at::scalar_tensor(instr.constant,
@@ -120,7 +117,7 @@ void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& 
         break;
       }
       case ir::Arg::Kind::kScalar:
-        stack.emplace_back(ScalarFromTensor(operand(a.operand)));
+        stack.emplace_back(operand(a.operand).item());
         break;
       case ir::Arg::Kind::kGenerator:
         stack.emplace_back(at::make_generator<at::CPUGeneratorImpl>(

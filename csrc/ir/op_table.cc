@@ -175,8 +175,8 @@ const OpDecl kOps[] = {
     {"aten::sort", nullptr, nullptr},
     {"aten::topk", nullptr, nullptr},
     // Matrix products.
-    {"aten::mm", Mm, nullptr},
-    {"aten::addmm", Addmm, nullptr},
+    {"aten::mm", nullptr, nullptr},
+    {"aten::addmm", nullptr, nullptr},
     {"aten::bmm", nullptr, nullptr},
     {"aten::baddbmm", nullptr, nullptr},
     {"aten::dot", nullptr, nullptr},

@@ -52,9 +52,6 @@ Shapes WhereSelf(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
 }
 
-Shapes Mm(c10::ArrayRef<c10::IValue> args) { return std::nullopt; }
-Shapes Addmm(c10::ArrayRef<c10::IValue> args) { return std::nullopt; }
-
 Shapes Convolution(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& input = args[0].toTensor();
   const at::Tensor& weight = args[1].toTensor();

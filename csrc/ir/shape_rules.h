@@ -12,8 +12,6 @@ std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);
 // Output has the first argument's shape and dtype, whatever it is (the *_scatter ops).
 std::optional<std::vector<Shape>> LikeFirst(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> WhereSelf(c10::ArrayRef<c10::IValue> args);
-std::optional<std::vector<Shape>> Mm(c10::ArrayRef<c10::IValue> args);
-std::optional<std::vector<Shape>> Addmm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> Convolution(c10::ArrayRef<c10::IValue> args);
 // Outputs whose output_mask entry is false have the Undefined dtype (an undefined tensor).
 std::optional<std::vector<Shape>> ConvolutionBackward(c10::ArrayRef<c10::IValue> args);
