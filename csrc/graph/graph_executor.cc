@@ -110,12 +110,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
     TXLA_TIMED("ExecuteTime");
     results = executable->Execute(cut.parameters, device);
   }
-  for (size_t i = 0; i < pending.size(); ++i) {
-    // A tensor updated in place while the graph ran keeps its newer pending value.
-    if (pending[i]->pending().node == values[i].node &&
-        pending[i]->pending().index == values[i].index)
-      pending[i]->SetData(results[root_index[i]]);
-  }
+  for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
 }
 
 void MarkStep(int device, bool wait) {

@@ -47,10 +47,8 @@ ElementType PromotedInputType(const ir::Node& n) {
 template <Opcode kOp>
 Outs AddSub(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
-  Instruction* y = c.Operand(n, 1);
-  if (!(c.IsNone(n, 2) || (n.args()[2].kind == ir::Arg::Kind::kConst &&
-                           n.args()[2].value.toScalar().toDouble() == 1.0)))
-    y = c.Elementwise(Opcode::kMultiply, {y, c.ScalarArg(n, 2, t)}, t);
+  // alpha == 1 (the usual case) leaves a multiply by one, which the simplifier removes.
+  Instruction* y = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 1), c.ScalarArg(n, 2, t)}, t);
   return {c.Elementwise(kOp, {c.Operand(n, 0), y}, t)};
 }
 
@@ -58,9 +56,7 @@ template <Opcode kOp>
 Outs ScalarOverload(LoweringContext& c, const ir::Node& n) {  // add.Scalar(self, other, alpha)
   ElementType t = OutType(n);
   Instruction* y = c.ScalarArg(n, 1, t);
-  if (n.args().size() > 2 && !(n.args()[2].kind == ir::Arg::Kind::kConst &&
-                               n.args()[2].value.toScalar().toDouble() == 1.0))
-    y = c.Elementwise(Opcode::kMultiply, {y, c.ScalarArg(n, 2, t)}, t);
+  if (n.args().size() > 2) y = c.Elementwise(Opcode::kMultiply, {y, c.ScalarArg(n, 2, t)}, t);
   return {c.Elementwise(kOp, {c.Operand(n, 0), y}, t)};
 }
 
@@ -131,14 +127,10 @@ Outs Mm(LoweringContext& c, const ir::Node& n) { return {MatMul(c, c.Operand(n, 
 
 Outs Addmm(LoweringContext& c, const ir::Node& n) {  // beta * self + alpha * (m1 @ m2)
   ElementType t = OutType(n);
-  Instruction* prod = MatMul(c, c.Operand(n, 1), c.Operand(n, 2));
-  const ir::Arg& alpha = n.args()[4];
-  if (!(alpha.kind == ir::Arg::Kind::kConst && alpha.value.toScalar().toDouble() == 1.0))
-    prod = c.Elementwise(Opcode::kMultiply, {prod, c.ScalarArg(n, 4, t)}, t);
-  Instruction* bias = c.Operand(n, 0);
-  const ir::Arg& beta = n.args()[3];
-  if (!(beta.kind == ir::Arg::Kind::kConst && beta.value.toScalar().toDouble() == 1.0))
-    bias = c.Elementwise(Opcode::kMultiply, {bias, c.ScalarArg(n, 3, t)}, t);
+  // beta and alpha are usually 1; the simplifier removes those multiplies.
+  Instruction* prod = c.Elementwise(
+      Opcode::kMultiply, {MatMul(c, c.Operand(n, 1), c.Operand(n, 2)), c.ScalarArg(n, 4, t)}, t);
+  Instruction* bias = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), c.ScalarArg(n, 3, t)}, t);
   return {c.Elementwise(Opcode::kAdd, {bias, prod}, t)};
 }
 

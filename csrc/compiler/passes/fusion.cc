@@ -1,6 +1,7 @@
 #include "compiler/passes/fusion.h"
 
 #include "compiler/buffer_assignment.h"
+#include "compiler/passes/dce.h"
 
 #include <algorithm>
 #include <map>
@@ -12,12 +13,6 @@ namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
-
-bool IsCheapToDuplicate(const Instruction& i) {
-  if (i.opcode() == Opcode::kConstant || i.opcode() == Opcode::kIota) return i.shape().rank() <= 1;
-  if (i.opcode() == Opcode::kBroadcast) return i.operand(0)->shape().IsScalar();
-  return false;
-}
 
 // Can start a fusion: loop-fusible ops and reductions.
 bool IsFusionRoot(const Instruction& i) {
@@ -95,15 +90,6 @@ bool Fusion::Run(hlo::Module& module) {
   for (auto& [g, list] : members) {
     std::reverse(list.begin(), list.end());  // operands first
     Instruction* root = list.back();
-    std::set<Instruction*> inside(list.begin(), list.end());
-    // Cheap producers used by this group but living elsewhere are copied in.
-    std::vector<Instruction*> copied;
-    for (Instruction* m : list)
-      for (Instruction* op : m->operands())
-        if (!inside.count(op) && IsCheapToDuplicate(*op) && op->opcode() != Opcode::kBroadcast &&
-            std::find(copied.begin(), copied.end(), op) == copied.end())
-          copied.push_back(op);
-
     hlo::Computation* fused = module.AddComputation(module.UniqueName("fused_computation"));
     std::unordered_map<Instruction*, Instruction*> mapped;
     std::vector<Instruction*> fusion_operands;
@@ -111,8 +97,8 @@ bool Fusion::Run(hlo::Module& module) {
       auto f = mapped.find(op);
       if (f != mapped.end()) return f->second;
       Instruction* clone;
-      if (op->opcode() == Opcode::kConstant &&
-          (op->shape().IsScalar() || std::find(copied.begin(), copied.end(), op) != copied.end())) {
+      // Small constants are copied into the fusion rather than passed in.
+      if (op->opcode() == Opcode::kConstant && op->shape().rank() <= 1) {
         clone = fused->AddConstant(op->attrs().literal);
       } else {
         clone = fused->AddParameter(static_cast<int64_t>(fusion_operands.size()), op->shape(),
@@ -138,12 +124,7 @@ bool Fusion::Run(hlo::Module& module) {
   }
   if (changed) {
     entry->SortTopologically();
-    // The fused originals are now unused.
-    auto instructions = entry->instructions();
-    for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
-      Instruction* i = *it;
-      if (i->users().empty() && i != entry->root() && i->opcode() != Opcode::kParameter) entry->Remove(i);
-    }
+    DeadCodeElimination().Run(module);  // the fused originals are now unused
   }
   return changed;
 }
