@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "compiler/library/conv2d.h"
+#include "compiler/library/pool2d.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
@@ -42,7 +44,21 @@ void KernelEnd(const char* kernel, int64_t token) {
 }  // namespace
 
 const TxlaSupport* GetSupportTable() {
-  static const TxlaSupport table{&GemmF32, &GemmF64, &KernelBegin, &KernelEnd};
+  using namespace library;
+  static const TxlaSupport table{&GemmF32,
+                                 &GemmF64,
+                                 &Conv2dForward<float>,
+                                 &Conv2dForward<double>,
+                                 &Conv2dBackwardInput<float>,
+                                 &Conv2dBackwardInput<double>,
+                                 &Conv2dBackwardFilter<float>,
+                                 &Conv2dBackwardFilter<double>,
+                                 &MaxPool2dIndices<float>,
+                                 &MaxPool2dIndices<double>,
+                                 &MaxPool2dBackward<float>,
+                                 &MaxPool2dBackward<double>,
+                                 &KernelBegin,
+                                 &KernelEnd};
   return &table;
 }
 

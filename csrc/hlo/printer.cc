@@ -134,6 +134,11 @@ std::string AttributesToText(const Instruction& i) {
       break;
     case Opcode::kCustomCall:
       parts.push_back("custom_call_target=\"" + a.custom_call_target + "\"");
+      // Library calls with a window (pooling, convolution gradients) carry it as XLA's do.
+      if (!a.window.empty()) parts.push_back("window=" + WindowToText(a.window));
+      if (!a.conv.input_spatial.empty()) parts.push_back("dim_labels=" + DimLabels(a.conv, i.shape().rank()));
+      if (a.feature_group_count != 1)
+        parts.push_back("feature_group_count=" + std::to_string(a.feature_group_count));
       break;
     default:
       break;

@@ -2,12 +2,14 @@
 #include <ATen/ATen.h>
 #include <ATen/native/TypeProperties.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
 #include "lower/lowering.h"
 #include "ir/op_table.h"
 #include "lower/lowering_context.h"
+#include "lower/lowering_table.h"
 
 namespace txla::lower {
 namespace {
@@ -17,8 +19,6 @@ using hlo::Instruction;
 using hlo::Opcode;
 using Outs = std::vector<Instruction*>;
 using RK = LoweringContext::ReduceKind;
-
-ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
 
 // The dtype ATen computes a comparison or a mixed op in: promotion over the operands, with
 // 0-dim tensors and Python numbers ranking below dimensioned tensors.
@@ -313,7 +313,7 @@ Outs NllLossBackward(LoweringContext& c, const ir::Node& n) {
 }
 
 const std::unordered_map<std::string, LowerFn>& Table() {
-  static const auto* table = new std::unordered_map<std::string, LowerFn>{
+  static auto* table = new std::unordered_map<std::string, LowerFn>{
       {"aten::add.Tensor", AddSub<Opcode::kAdd>},
       {"aten::sub.Tensor", AddSub<Opcode::kSubtract>},
       {"aten::add.Scalar", ScalarOverload<Opcode::kAdd>},
@@ -386,10 +386,23 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::nll_loss_forward", NllLossForward},
       {"aten::nll_loss_backward", NllLossBackward},
   };
+  static const bool merged = [] {
+    for (auto list : {NnLowerings(), ElementwiseLowerings()})
+      for (const auto& [name, fn] : list) table->emplace(name, fn);
+    return true;
+  }();
+  (void)merged;
   return *table;
 }
 
 }  // namespace
+
+std::vector<std::string> LoweredOps() {
+  std::vector<std::string> names;
+  for (const auto& entry : Table()) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 std::string FirstUnloweredOp(const graph::GraphCut& cut) {
   for (const ir::Node* node : cut.nodes)
@@ -419,7 +432,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
       case ir::NodeKind::kOp: {
         auto it = Table().find(node->op()->name);
         if (it == Table().end())
-          throw std::invalid_argument("no HLO lowering for " + node->op()->name);
+          throw NotLowered("no HLO lowering for " + node->op()->name);
         Outs outs = it->second(ctx, *node);
         for (size_t k = 0; k < outs.size(); ++k) {
           if (outs[k] && outs[k]->shape() != ToHlo(node->shape(k)))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hlo/shape_inference.h"
 #include "ir/shape_rules.h"
 
 namespace txla::lower {
@@ -153,16 +154,19 @@ hlo::Computation* LoweringContext::ReducerComputation(ReduceKind kind, hlo::Elem
   return c;
 }
 
+double LoweringContext::ReduceInit(ReduceKind kind, hlo::ElementType type) {
+  switch (kind) {
+    case ReduceKind::kSum: case ReduceKind::kOr: return 0;
+    case ReduceKind::kProd: case ReduceKind::kAnd: return 1;
+    case ReduceKind::kMax: return hlo::IsFloating(type) ? -INFINITY : static_cast<double>(INT64_MIN);
+    case ReduceKind::kMin: return hlo::IsFloating(type) ? INFINITY : static_cast<double>(INT64_MAX);
+  }
+  return 0;
+}
+
 hlo::Instruction* LoweringContext::Reduce(hlo::Instruction* x, std::vector<int64_t> dims,
                                           ReduceKind kind, bool keepdim) {
   hlo::ElementType type = x->shape().type;
-  double init = 0;
-  switch (kind) {
-    case ReduceKind::kSum: case ReduceKind::kOr: init = 0; break;
-    case ReduceKind::kProd: case ReduceKind::kAnd: init = 1; break;
-    case ReduceKind::kMax: init = hlo::IsFloating(type) ? -INFINITY : static_cast<double>(INT64_MIN); break;
-    case ReduceKind::kMin: init = hlo::IsFloating(type) ? INFINITY : static_cast<double>(INT64_MAX); break;
-  }
   std::sort(dims.begin(), dims.end());
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
   std::vector<int64_t> out_dims, keep_dims;
@@ -175,8 +179,21 @@ hlo::Instruction* LoweringContext::Reduce(hlo::Instruction* x, std::vector<int64
   attrs.dimensions = dims;
   attrs.called = {ReducerComputation(kind, type)};
   hlo::Instruction* r = Add(hlo::Opcode::kReduce, hlo::Shape::Array(type, out_dims),
-                            {x, Constant(init, type)}, attrs);
+                            {x, Constant(ReduceInit(kind, type), type)}, attrs);
   return keepdim ? Reshape(r, keep_dims) : r;
+}
+
+hlo::Instruction* LoweringContext::ReduceWindow(hlo::Instruction* x, std::vector<hlo::WindowDim> window,
+                                                ReduceKind kind) {
+  hlo::ElementType type = x->shape().type;
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x->shape().rank(); ++d)
+    dims.push_back(hlo::WindowedOutputSize(x->shape().dims[d], window.at(d)));
+  hlo::Attributes attrs;
+  attrs.window = std::move(window);
+  attrs.called = {ReducerComputation(kind, type)};
+  return Add(hlo::Opcode::kReduceWindow, hlo::Shape::Array(type, dims),
+             {x, Constant(ReduceInit(kind, type), type)}, attrs);
 }
 
 hlo::Instruction* LoweringContext::Dot(hlo::Instruction* lhs, hlo::Instruction* rhs,

@@ -58,6 +58,10 @@ class LoweringContext {
   // Reduces `dims` of x (kept as size-1 dims when keepdim).
   hlo::Instruction* Reduce(hlo::Instruction* x, std::vector<int64_t> dims, ReduceKind kind,
                            bool keepdim = false);
+  // Reduces a window around each position (pooling); the padding holds the reduction's identity.
+  hlo::Instruction* ReduceWindow(hlo::Instruction* x, std::vector<hlo::WindowDim> window,
+                                 ReduceKind kind);
+  static double ReduceInit(ReduceKind kind, hlo::ElementType type);
   hlo::Instruction* Dot(hlo::Instruction* lhs, hlo::Instruction* rhs, hlo::DotDims dims);
 
  private:

@@ -10,6 +10,7 @@
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
+#include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "metrics/report.h"
 #include "runtime/device.h"
@@ -132,6 +133,7 @@ PYBIND11_MODULE(_XLAC, m) {
     for (const ir::OpInfo& info : ir::OpTable()) names.push_back(info.name);
     return names;
   });
+  m.def("_xla_lowered_ops", [] { return lower::LoweredOps(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   m.def("_xla_live_tensor_count", [](const std::string& device) {
     return registry::LiveCount(ParseDevice(device));

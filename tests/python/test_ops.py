@@ -69,15 +69,41 @@ def _run_case(spec, inputs, dev, transpose):
                                    atol=max(spec.atol, 1e-5) * 10, equal_nan=True)
 
 
+def _fallback_counts():
+    """Counters of graphs that left the compiler for a reason other than a missing rule."""
+    names = torch_xla._XLAC._xla_counter_names()
+    return {n: torch_xla._XLAC._xla_counter_value(n) for n in names
+            if n.startswith(('LoweringError:', 'NoCodegen:'))}
+
+
 @pytest.mark.parametrize('spec', SPECS, ids=lambda s: s.name)
 def test_op_matches_eager(spec, dev):
     gen = torch.Generator().manual_seed(0)
+    before = _fallback_counts()
     for dtype in spec.dtypes:
         for case in spec.cases:
             inputs = [make(dtype, gen) for make in case]
             _run_case(spec, inputs, dev, transpose=False)
             if spec.transposed and any(t.dim() >= 2 for t in inputs):
                 _run_case(spec, inputs, dev, transpose=True)
+    # A lowering rule that throws or a module codegen cannot emit would silently run on the
+    # interpreter: the values above would still match, so check it did not happen.
+    grown = {n: v - before.get(n, 0) for n, v in _fallback_counts().items() if v != before.get(n, 0)}
+    assert not grown, f'{spec.name}: graphs fell back to the interpreter: {grown}'
+
+
+def test_lowered_ops_compile_to_native_code(dev):
+    """A graph of lowered ops runs as native code, not on the interpreter."""
+    from conftest import CounterDelta
+    x = torch.randn(4, 3, 8, 8).to(dev).requires_grad_()
+    w = torch.randn(5, 3, 3, 3).to(dev).requires_grad_()
+    with CounterDelta('InterpretedGraph', 'UncachedCompile') as d:
+        y = torch.nn.functional.max_pool2d(torch.nn.functional.conv2d(x, w, padding=1), 2)
+        y = torch.nn.functional.batch_norm(y, None, None, training=True)
+        y.sum().backward()
+        torch_xla.sync()
+        x.grad.cpu()
+    assert d['UncachedCompile'] >= 1 and d['InterpretedGraph'] == 0
 
 
 def test_every_lowered_op_has_a_differential_spec():

@@ -67,6 +67,16 @@ struct TxlaSupport {
                    int64_t, float*, int64_t);
   void (*gemm_f64)(int, int, int64_t, int64_t, int64_t, const double*, int64_t, const double*,
                    int64_t, double*, int64_t);
+  void (*conv2d_f32)(const float*, const float*, float*, const int64_t*);
+  void (*conv2d_f64)(const double*, const double*, double*, const int64_t*);
+  void (*conv2d_backward_input_f32)(const float*, const float*, float*, const int64_t*);
+  void (*conv2d_backward_input_f64)(const double*, const double*, double*, const int64_t*);
+  void (*conv2d_backward_filter_f32)(const float*, const float*, float*, const int64_t*);
+  void (*conv2d_backward_filter_f64)(const double*, const double*, double*, const int64_t*);
+  void (*max_pool2d_indices_f32)(const float*, int64_t*, const int64_t*);
+  void (*max_pool2d_indices_f64)(const double*, int64_t*, const int64_t*);
+  void (*max_pool2d_backward_f32)(const float*, const int64_t*, float*, const int64_t*);
+  void (*max_pool2d_backward_f64)(const double*, const int64_t*, double*, const int64_t*);
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char*, int64_t);
 };
@@ -191,6 +201,10 @@ class Emitter {
         break;
       case Opcode::kDot:
         EmitDot(i);
+        return;
+      case Opcode::kConvolution:
+      case Opcode::kCustomCall:
+        EmitLibraryCall(i);
         return;
       case Opcode::kTranspose:
         if (IsVirtualTranspose(i)) return;
@@ -412,6 +426,8 @@ class Emitter {
         }
         return Value(*i.operand(0), sub);
       }
+      case Opcode::kReduceWindow:
+        return ReduceWindow(i, idx);
       case Opcode::kConvert:
         return "(" + t + ")(" + op(0) + ")";
       case Opcode::kSelect:
@@ -463,6 +479,114 @@ class Emitter {
         throw std::invalid_argument("codegen: " + std::string(hlo::OpcodeName(i.opcode())) +
                                     " inside a loop kernel is not supported yet");
     }
+  }
+
+  // A window's reduction at one output index: an accumulator and a loop per windowed dimension,
+  // emitted in the kernel body; positions in the padding are skipped (they hold the init value).
+  std::string ReduceWindow(const Instruction& i, const Index& idx) {
+    const auto& window = i.attrs().window;
+    const auto& in_dims = i.operand(0)->shape().dims;
+    std::string acc = "v" + std::to_string(next_var_++);
+    std::string init = Value(*i.operand(1), {});
+    body_ << "      " << CType(i.shape().type) << " " << acc << " = " << init << ";\n";
+    Index in_idx(idx.size());
+    int braces = 0;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const hlo::WindowDim& w = window[k];
+      if (w.lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
+      if (w.size == 1 && w.pad_lo == 0 && w.stride == 1) {
+        in_idx[k] = idx[k];
+        continue;
+      }
+      std::string wv = acc + "_w" + std::to_string(k), iv = acc + "_x" + std::to_string(k);
+      body_ << "      for (int64_t " << wv << " = 0; " << wv << " < " << w.size << "; ++" << wv << ") {\n"
+            << "      const int64_t " << iv << " = " << idx[k] << " * " << w.stride << " - " << w.pad_lo
+            << " + " << wv << " * " << w.rhs_dilation << ";\n"
+            << "      if (" << iv << " < 0 || " << iv << " >= " << in_dims[k] << ") continue;\n";
+      in_idx[k] = iv;
+      ++braces;
+    }
+    // Values computed inside the window loops are local to them: forget them afterwards.
+    auto saved = memo_;
+    std::string v = Value(*i.operand(0), in_idx);
+    memo_ = std::move(saved);
+    body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
+    for (int b = 0; b < braces; ++b) body_ << "      }\n";
+    return acc;
+  }
+
+  std::string Geometry(const std::string& name, const std::vector<int64_t>& fields) {
+    std::string table = "g_" + Sanitize(name);
+    functions_ << "static const int64_t " << table << "[] = {";
+    for (size_t k = 0; k < fields.size(); ++k) functions_ << (k ? ", " : "") << fields[k] << "LL";
+    functions_ << "};\n";
+    return table;
+  }
+
+  std::string Operand(const Instruction& i, size_t k) {
+    const Instruction& op = *i.operand(k);
+    if (!Materialized(op))
+      throw std::invalid_argument("codegen: operand " + op.name() + " of " + i.name() + " is not in memory");
+    return Buffer(op);
+  }
+
+  // Convolutions and custom calls run a library routine from the support table on whole buffers.
+  void EmitLibraryCall(const Instruction& i) {
+    if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+    const hlo::Attributes& a = i.attrs();
+    ElementType type = i.operand(0)->shape().type;
+    if (type != ElementType::kF32 && type != ElementType::kF64)
+      throw std::invalid_argument("codegen: " + i.name() + " on " +
+                                  runtime::ElementTypeName(type) + " is not supported yet");
+    std::string suffix = type == ElementType::kF32 ? "_f32" : "_f64";
+    std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
+    std::string routine;
+    std::vector<int64_t> geometry;
+    if (target == "convolution" || target == "txla.conv2d_backward_input" ||
+        target == "txla.conv2d_backward_filter") {
+      // x, w, y in NCHW / OIHW whichever way round the call names them.
+      const hlo::Shape& x = target == "txla.conv2d_backward_filter" ? i.operand(1)->shape()
+                            : target == "convolution"               ? i.operand(0)->shape()
+                                                                    : i.shape();
+      const hlo::Shape& w = target == "txla.conv2d_backward_filter" ? i.shape() : i.operand(1)->shape();
+      const hlo::Shape& y = target == "convolution" ? i.shape() : i.operand(0)->shape();
+      if (!IsCanonicalConv2d(a, x.rank()))
+        throw std::invalid_argument("codegen: only 2-D NCHW/OIHW convolutions without base dilation are supported");
+      geometry = {x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
+                  a.window[0].stride, a.window[1].stride, a.window[0].pad_lo, a.window[1].pad_lo,
+                  a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count};
+      routine = target == "convolution" ? "conv2d" : target.substr(5);
+    } else if (target == "txla.max_pool2d_indices" || target == "txla.max_pool2d_backward") {
+      const hlo::Shape& x = target == "txla.max_pool2d_indices" ? i.operand(0)->shape() : i.shape();
+      const hlo::Shape& y = target == "txla.max_pool2d_indices" ? i.shape() : i.operand(0)->shape();
+      int64_t r = x.rank();
+      if (r < 2 || a.window.size() != static_cast<size_t>(r))
+        throw std::invalid_argument("codegen: " + target + " needs a window per dimension");
+      int64_t planes = 1;
+      for (int64_t d = 0; d < r - 2; ++d) planes *= x.dims[d];
+      const hlo::WindowDim &h = a.window[r - 2], &w = a.window[r - 1];
+      geometry = {planes, x.dims[r - 2], x.dims[r - 1], y.dims[r - 2], y.dims[r - 1], h.size, w.size,
+                  h.stride, w.stride, h.pad_lo, w.pad_lo, h.rhs_dilation, w.rhs_dilation};
+      routine = target.substr(5);
+    } else {
+      throw std::invalid_argument("codegen: unknown custom call target " + target);
+    }
+    std::string table = Geometry(i.name(), geometry);
+    std::string args;
+    for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
+    out_ << "  support->" << routine << suffix << "(" << args << Buffer(i) << ", " << table << ");\n";
+  }
+
+  static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {
+    const hlo::ConvDims& c = a.conv;
+    bool canonical = rank == 4 && a.window.size() == 2 && c.input_batch == 0 && c.input_feature == 1 &&
+                     c.input_spatial == std::vector<int64_t>{2, 3} && c.kernel_output_feature == 0 &&
+                     c.kernel_input_feature == 1 && c.kernel_spatial == std::vector<int64_t>{2, 3} &&
+                     c.output_batch == 0 && c.output_feature == 1 &&
+                     c.output_spatial == std::vector<int64_t>{2, 3};
+    for (const hlo::WindowDim& w : a.window)
+      canonical &= w.lhs_dilation == 1 && w.pad_lo == w.pad_hi;
+    return canonical;
   }
 
   // Reads through a virtual transpose: the buffer and whether it is transposed.

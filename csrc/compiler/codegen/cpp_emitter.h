@@ -24,6 +24,17 @@ struct TxlaSupport {
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
   void (*gemm_f64)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a,
                    int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc);
+  // Library routines; `geometry` is the routine's int64 array (compiler/library/*.h).
+  void (*conv2d_f32)(const float* x, const float* w, float* y, const int64_t* geometry);
+  void (*conv2d_f64)(const double* x, const double* w, double* y, const int64_t* geometry);
+  void (*conv2d_backward_input_f32)(const float* dy, const float* w, float* dx, const int64_t* geometry);
+  void (*conv2d_backward_input_f64)(const double* dy, const double* w, double* dx, const int64_t* geometry);
+  void (*conv2d_backward_filter_f32)(const float* dy, const float* x, float* dw, const int64_t* geometry);
+  void (*conv2d_backward_filter_f64)(const double* dy, const double* x, double* dw, const int64_t* geometry);
+  void (*max_pool2d_indices_f32)(const float* x, int64_t* indices, const int64_t* geometry);
+  void (*max_pool2d_indices_f64)(const double* x, int64_t* indices, const int64_t* geometry);
+  void (*max_pool2d_backward_f32)(const float* dy, const int64_t* indices, float* dx, const int64_t* geometry);
+  void (*max_pool2d_backward_f64)(const double* dy, const int64_t* indices, double* dx, const int64_t* geometry);
   // Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end.
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char* kernel, int64_t token);

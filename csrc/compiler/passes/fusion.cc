@@ -33,6 +33,7 @@ bool IsLoopFusible(const Instruction& i) {
     case Opcode::kConstant:
     case Opcode::kSelect:
     case Opcode::kClamp:
+    case Opcode::kReduceWindow:  // a small loop per output element (pooling)
       return true;
     default:
       return hlo::KindOf(i.opcode()) != hlo::OpcodeKind::kOther;
@@ -42,7 +43,8 @@ bool IsLoopFusible(const Instruction& i) {
 // Cheap enough to compute again inside each consumer fusion rather than materialize once:
 // elementwise work and index remapping (a memory round trip costs more than recomputing).
 bool IsDuplicable(const Instruction& i) {
-  return IsLoopFusible(i) && i.opcode() != Opcode::kConstant && i.opcode() != Opcode::kIota;
+  return IsLoopFusible(i) && i.opcode() != Opcode::kConstant && i.opcode() != Opcode::kIota &&
+         i.opcode() != Opcode::kReduceWindow;
 }
 
 constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be copied into

@@ -1,0 +1,31 @@
+// 2-D convolution (NCHW input, OIHW kernel) and its two gradients as im2col + GEMM (OpenBLAS),
+// images spread over threads. Generated code reaches these through the support table; the
+// geometry comes as an int64 array laid out as Conv2dGeometry.
+#pragma once
+
+#include <cstdint>
+
+namespace txla::compiler::library {
+
+struct Conv2dGeometry {
+  int64_t batch, in_channels, in_h, in_w;
+  int64_t out_channels, kernel_h, kernel_w, out_h, out_w;
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+};
+constexpr int kConv2dGeometryFields = 16;
+Conv2dGeometry Conv2dGeometryFrom(const int64_t* fields);
+
+// y[n, o, oh, ow] = sum over (c, kh, kw) of x[n, c, ih, iw] * w[o, c, kh, kw]
+template <typename T>
+void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry);
+// dx = the transposed convolution of dy with w
+template <typename T>
+void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry);
+// dw[o, c, kh, kw] = sum over (n, oh, ow) of dy[n, o, oh, ow] * x[n, c, ih, iw]
+template <typename T>
+void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometry);
+
+// Threads the library (and generated kernels) use: TXLA_NUM_THREADS, default every core.
+int NumThreads();
+
+}  // namespace txla::compiler::library

@@ -1,0 +1,377 @@
+// Lowering of elementwise math and activations (and their gradients) to HLO elementwise ops,
+// written as formulas over a small builder. Integer forms that would divide by zero in native
+// code (integer remainder, floor division) are left to the interpreter, which raises as eager does.
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "ir/op_table.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::Comparison;
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+
+// Formulas in one element type: b(kAdd, x, y), b.k(0.5), b.lt(x, y), b.sel(p, x, y).
+struct Builder {
+  LoweringContext& c;
+  ElementType t;
+  Instruction* operator()(Opcode op, Instruction* x) { return c.Elementwise(op, {x}, t); }
+  Instruction* operator()(Opcode op, Instruction* x, Instruction* y) { return c.Elementwise(op, {x, y}, t); }
+  Instruction* k(double v) { return c.Constant(v, t); }
+  Instruction* cmp(Comparison d, Instruction* x, Instruction* y) {
+    return c.Elementwise(Opcode::kCompare, {x, y}, t, d);
+  }
+  Instruction* sel(Instruction* p, Instruction* x, Instruction* y) {
+    return c.Elementwise(Opcode::kSelect, {p, x, y}, t);
+  }
+  Instruction* add(Instruction* x, Instruction* y) { return (*this)(Opcode::kAdd, x, y); }
+  Instruction* sub(Instruction* x, Instruction* y) { return (*this)(Opcode::kSubtract, x, y); }
+  Instruction* mul(Instruction* x, Instruction* y) { return (*this)(Opcode::kMultiply, x, y); }
+  Instruction* div(Instruction* x, Instruction* y) { return (*this)(Opcode::kDivide, x, y); }
+};
+
+Builder For(LoweringContext& c, const ir::Node& n) { return {c, OutType(n)}; }
+
+void RequireFloating(const ir::Node& n, ElementType t) {
+  if (!hlo::IsFloating(t))
+    throw NotLowered(n.op()->name + " on an integer type has no lowering");
+}
+
+#define UNARY_FORMULA(Name, body)                             \
+  Outs Name(LoweringContext& c, const ir::Node& n) {          \
+    Builder b = For(c, n);                                     \
+    Instruction* x = c.Convert(c.Operand(n, 0), b.t);          \
+    (void)x;                                                   \
+    return {body};                                             \
+  }
+
+constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+constexpr double kSqrt1_2 = 0.70710678118654752440, kSqrt2OverPi = 0.79788456080286535588;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
+UNARY_FORMULA(Log2, b(Opcode::kMultiply, b(Opcode::kLog, x), b.k(1 / kLn2)))
+UNARY_FORMULA(Log10, b(Opcode::kMultiply, b(Opcode::kLog, x), b.k(1 / kLn10)))
+UNARY_FORMULA(Log1p, b(Opcode::kLog1p, x))
+UNARY_FORMULA(Expm1, b(Opcode::kExpm1, x))
+UNARY_FORMULA(Tan, b(Opcode::kTan, x))
+UNARY_FORMULA(Atan, b(Opcode::kAtan2, x, b.k(1)))
+UNARY_FORMULA(Asin, b(Opcode::kAtan2, x, b(Opcode::kSqrt, b.mul(b.sub(b.k(1), x), b.add(b.k(1), x)))))
+UNARY_FORMULA(Acos, b(Opcode::kAtan2, b(Opcode::kSqrt, b.mul(b.sub(b.k(1), x), b.add(b.k(1), x))), x))
+UNARY_FORMULA(Sinh, b.mul(b.sub(b(Opcode::kExpm1, x), b(Opcode::kExpm1, b(Opcode::kNegate, x))), b.k(0.5)))
+UNARY_FORMULA(Cosh, b.mul(b.add(b(Opcode::kExp, x), b(Opcode::kExp, b(Opcode::kNegate, x))), b.k(0.5)))
+UNARY_FORMULA(Erf, b(Opcode::kErf, x))
+UNARY_FORMULA(Erfc, b.sub(b.k(1), b(Opcode::kErf, x)))
+UNARY_FORMULA(Floor, hlo::IsFloating(b.t) ? b(Opcode::kFloor, x) : x)
+UNARY_FORMULA(Ceil, hlo::IsFloating(b.t) ? b(Opcode::kCeil, x) : x)
+UNARY_FORMULA(Round, hlo::IsFloating(b.t) ? b(Opcode::kRoundNearestEven, x) : x)
+UNARY_FORMULA(Reciprocal, b.div(b.k(1), x))
+UNARY_FORMULA(Sign, b(Opcode::kSign, x))
+UNARY_FORMULA(Silu, b.mul(x, b(Opcode::kLogistic, x)))
+UNARY_FORMULA(Mish, b.mul(x, b(Opcode::kTanh, b(Opcode::kLog1p, b(Opcode::kExp, x)))))
+UNARY_FORMULA(Hardsigmoid, b.div(c.Elementwise(Opcode::kClamp, {b.k(0), b.add(x, b.k(3)), b.k(6)}, b.t), b.k(6)))
+UNARY_FORMULA(Hardswish, b.mul(x, b.div(c.Elementwise(Opcode::kClamp, {b.k(0), b.add(x, b.k(3)), b.k(6)}, b.t), b.k(6))))
+
+Instruction* Trunc(Builder& b, Instruction* x) {
+  return b.sel(b.cmp(Comparison::kLt, x, b.k(0)), b(Opcode::kCeil, x), b(Opcode::kFloor, x));
+}
+UNARY_FORMULA(TruncOp, hlo::IsFloating(b.t) ? Trunc(b, x) : x)
+UNARY_FORMULA(Frac, b.sub(x, Trunc(b, x)))
+
+Outs BitwiseNot(LoweringContext& c, const ir::Node& n) {
+  return {c.Elementwise(Opcode::kNot, {c.Operand(n, 0)}, OutType(n))};
+}
+
+Instruction* Truthy(LoweringContext& c, Instruction* x) {
+  if (x->shape().type == ElementType::kPred) return x;
+  return c.Elementwise(Opcode::kCompare, {x, c.Constant(0, x->shape().type)}, x->shape().type, Comparison::kNe);
+}
+
+Outs LogicalNot(LoweringContext& c, const ir::Node& n) {
+  Instruction* p = c.Elementwise(Opcode::kNot, {Truthy(c, c.Operand(n, 0))}, ElementType::kPred);
+  return {c.Convert(p, OutType(n))};
+}
+
+template <Opcode kOp>
+Outs Logical(LoweringContext& c, const ir::Node& n) {
+  Instruction* p = c.Elementwise(kOp, {Truthy(c, c.Operand(n, 0)), Truthy(c, c.Operand(n, 1))}, ElementType::kPred);
+  return {c.Convert(p, OutType(n))};
+}
+
+template <Opcode kOp>
+Outs Bitwise(LoweringContext& c, const ir::Node& n) {
+  if (hlo::IsFloating(OutType(n))) throw NotLowered("bitwise op on floating point");
+  return {c.Elementwise(kOp, {c.Operand(n, 0), c.Operand(n, 1)}, OutType(n))};
+}
+
+// clamp(self, min?, max?) with scalar (args 1, 2) or tensor bounds; NaN propagates as in ATen.
+Instruction* Bound(LoweringContext& c, const ir::Node& n, size_t arg, ElementType t) {
+  if (c.IsNone(n, arg)) return nullptr;
+  return n.args()[arg].kind == ir::Arg::Kind::kTensor ? c.Operand(n, arg) : c.ScalarArg(n, arg, t);
+}
+
+Outs Clamp(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  if (Instruction* lo = Bound(c, n, 1, b.t)) x = b(Opcode::kMaximum, x, lo);
+  if (Instruction* hi = Bound(c, n, 2, b.t)) x = b(Opcode::kMinimum, x, hi);
+  return {c.Convert(x, b.t)};
+}
+
+Outs ClampMin(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  return {b(Opcode::kMaximum, c.Operand(n, 0), Bound(c, n, 1, b.t))};
+}
+
+Outs ClampMax(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  return {b(Opcode::kMinimum, c.Operand(n, 0), Bound(c, n, 1, b.t))};
+}
+
+Outs PowTensorTensor(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  return {b(Opcode::kPower, c.Operand(n, 0), c.Operand(n, 1))};
+}
+
+Outs PowScalar(LoweringContext& c, const ir::Node& n) {  // pow.Scalar(Scalar self, Tensor exponent)
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  return {b(Opcode::kPower, c.ScalarArg(n, 0, b.t), c.Operand(n, 1))};
+}
+
+Outs Threshold(LoweringContext& c, const ir::Node& n) {  // x <= threshold ? value : x
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  return {b.sel(b.cmp(Comparison::kLe, x, c.ScalarArg(n, 1, b.t)), c.ScalarArg(n, 2, b.t), x)};
+}
+
+Outs SigmoidBackward(LoweringContext& c, const ir::Node& n) {  // grad * (1 - y) * y
+  Builder b = For(c, n);
+  Instruction* y = c.Operand(n, 1);
+  return {b.mul(c.Operand(n, 0), b.mul(b.sub(b.k(1), y), y))};
+}
+
+Outs TanhBackward(LoweringContext& c, const ir::Node& n) {  // grad * (1 - y^2)
+  Builder b = For(c, n);
+  Instruction* y = c.Operand(n, 1);
+  return {b.mul(c.Operand(n, 0), b.sub(b.k(1), b.mul(y, y)))};
+}
+
+bool TanhApproximation(LoweringContext& c, const ir::Node& n, size_t arg) {
+  return arg < n.args().size() && c.ConstArg(n, arg).toStringRef() == "tanh";
+}
+
+Outs Gelu(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* half_x = b.mul(x, b.k(0.5));
+  if (TanhApproximation(c, n, 1)) {
+    Instruction* inner = b.mul(b.k(kSqrt2OverPi), b.add(x, b.mul(b.k(0.044715), b.mul(x, b.mul(x, x)))));
+    return {b.mul(half_x, b.add(b.k(1), b(Opcode::kTanh, inner)))};
+  }
+  return {b.mul(half_x, b.add(b.k(1), b(Opcode::kErf, b.mul(x, b.k(kSqrt1_2)))))};
+}
+
+Outs GeluBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self, approximate)
+  Builder b = For(c, n);
+  Instruction* g = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  if (TanhApproximation(c, n, 2)) {
+    constexpr double kKappa = 0.044715;
+    Instruction* x_sq = b.mul(x, x);
+    Instruction* inner = b.mul(b.k(kSqrt2OverPi), b.add(x, b.mul(b.k(kKappa), b.mul(x_sq, x))));
+    Instruction* th = b(Opcode::kTanh, inner);
+    Instruction* left_derivative = b.mul(b.k(0.5), b.add(b.k(1), th));
+    Instruction* inner_derivative = b.mul(b.k(kSqrt2OverPi), b.add(b.k(1), b.mul(b.k(3 * kKappa), x_sq)));
+    Instruction* right_derivative =
+        b.mul(b.mul(b.mul(b.k(0.5), x), b.sub(b.k(1), b.mul(th, th))), inner_derivative);
+    return {b.mul(g, b.add(left_derivative, right_derivative))};
+  }
+  Instruction* cdf = b.mul(b.k(0.5), b.add(b.k(1), b(Opcode::kErf, b.mul(x, b.k(kSqrt1_2)))));
+  Instruction* pdf = b.mul(b.k(kInvSqrt2Pi), b(Opcode::kExp, b.mul(b.k(-0.5), b.mul(x, x))));
+  return {b.mul(g, b.add(cdf, b.mul(x, pdf)))};
+}
+
+Outs LeakyRelu(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  return {b.sel(b.cmp(Comparison::kGt, x, b.k(0)), x, b.mul(x, c.ScalarArg(n, 1, b.t)))};
+}
+
+Outs LeakyReluBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self, slope, self_is_result)
+  Builder b = For(c, n);
+  Instruction* g = c.Operand(n, 0);
+  return {b.sel(b.cmp(Comparison::kGt, c.Operand(n, 1), b.k(0)), g, b.mul(g, c.ScalarArg(n, 2, b.t)))};
+}
+
+Outs Elu(LoweringContext& c, const ir::Node& n) {  // (self, alpha, scale, input_scale)
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* alpha = c.ScalarArg(n, 1, b.t), *scale = c.ScalarArg(n, 2, b.t), *in_scale = c.ScalarArg(n, 3, b.t);
+  Instruction* neg = b.mul(b.mul(alpha, scale), b(Opcode::kExpm1, b.mul(x, in_scale)));
+  return {b.sel(b.cmp(Comparison::kGt, x, b.k(0)), b.mul(x, scale), neg)};
+}
+
+Outs EluBackward(LoweringContext& c, const ir::Node& n) {
+  // (grad, alpha, scale, input_scale, is_result, self_or_result)
+  Builder b = For(c, n);
+  Instruction* g = c.Operand(n, 0);
+  Instruction* alpha = c.ScalarArg(n, 1, b.t), *scale = c.ScalarArg(n, 2, b.t), *in_scale = c.ScalarArg(n, 3, b.t);
+  bool is_result = c.ConstArg(n, 4).toBool();
+  Instruction* v = c.Operand(n, 5);
+  Instruction* neg = is_result
+                         ? b.mul(b.mul(g, in_scale), b.add(v, b.mul(alpha, scale)))
+                         : b.mul(b.mul(g, b.mul(in_scale, b.mul(alpha, scale))), b(Opcode::kExp, b.mul(v, in_scale)));
+  return {b.sel(b.cmp(Comparison::kLe, v, b.k(0)), neg, b.mul(g, scale))};
+}
+
+Outs Hardtanh(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  return {b(Opcode::kMinimum, b(Opcode::kMaximum, c.Operand(n, 0), c.ScalarArg(n, 1, b.t)), c.ScalarArg(n, 2, b.t))};
+}
+
+Outs HardtanhBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self, min, max)
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 1);
+  Instruction* outside = c.Elementwise(
+      Opcode::kOr, {b.cmp(Comparison::kLe, x, c.ScalarArg(n, 2, b.t)), b.cmp(Comparison::kGe, x, c.ScalarArg(n, 3, b.t))},
+      ElementType::kPred);
+  return {b.sel(outside, b.k(0), c.Operand(n, 0))};
+}
+
+Outs Softplus(LoweringContext& c, const ir::Node& n) {  // (self, beta, threshold)
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* beta = c.ScalarArg(n, 1, b.t);
+  Instruction* bx = b.mul(x, beta);
+  return {b.sel(b.cmp(Comparison::kGt, bx, c.ScalarArg(n, 2, b.t)), x,
+                b.div(b(Opcode::kLog1p, b(Opcode::kExp, bx)), beta))};
+}
+
+Outs SoftplusBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self, beta, threshold)
+  Builder b = For(c, n);
+  Instruction* g = c.Operand(n, 0);
+  Instruction* bx = b.mul(c.Operand(n, 1), c.ScalarArg(n, 2, b.t));
+  Instruction* z = b(Opcode::kExp, bx);
+  return {b.sel(b.cmp(Comparison::kGt, bx, c.ScalarArg(n, 3, b.t)), g, b.div(b.mul(g, z), b.add(z, b.k(1))))};
+}
+
+Outs HardsigmoidBackward(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 1);
+  Instruction* inside = c.Elementwise(
+      Opcode::kAnd, {b.cmp(Comparison::kGt, x, b.k(-3)), b.cmp(Comparison::kLt, x, b.k(3))}, ElementType::kPred);
+  return {b.sel(inside, b.div(c.Operand(n, 0), b.k(6)), b.k(0))};
+}
+
+Outs HardswishBackward(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* g = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  Instruction* middle = b.mul(g, b.add(b.div(x, b.k(3)), b.k(0.5)));
+  return {b.sel(b.cmp(Comparison::kLt, x, b.k(-3)), b.k(0),
+                b.sel(b.cmp(Comparison::kLe, x, b.k(3)), middle, g))};
+}
+
+Outs RsubScalar(LoweringContext& c, const ir::Node& n) {  // other - alpha * self
+  Builder b = For(c, n);
+  return {b.sub(c.ScalarArg(n, 1, b.t), b.mul(c.Operand(n, 0), c.ScalarArg(n, 2, b.t)))};
+}
+
+Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding_mode)
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  Instruction* q = b.div(c.Operand(n, 0), c.Operand(n, 1));
+  const c10::IValue& mode = c.ConstArg(n, 2);
+  if (mode.isNone()) return {q};
+  return {mode.toStringRef() == "floor" ? b(Opcode::kFloor, q) : Trunc(b, q)};
+}
+
+// Python's modulo: the remainder takes the divisor's sign.
+Instruction* PythonRemainder(Builder& b, Instruction* x, Instruction* y) {
+  Instruction* m = b(Opcode::kRemainder, x, y);
+  Instruction* fix = b.c.Elementwise(
+      Opcode::kAnd,
+      {b.cmp(Comparison::kNe, m, b.k(0)),
+       b.cmp(Comparison::kNe, b.cmp(Comparison::kLt, m, b.k(0)), b.cmp(Comparison::kLt, y, b.k(0)))},
+      ElementType::kPred);
+  return b.sel(fix, b.add(m, y), m);
+}
+
+Outs Remainder(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  Instruction* y = n.args()[1].kind == ir::Arg::Kind::kTensor ? c.Operand(n, 1) : c.ScalarArg(n, 1, b.t);
+  return {PythonRemainder(b, c.Operand(n, 0), y)};
+}
+
+Outs Fmod(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  Instruction* y = n.args()[1].kind == ir::Arg::Kind::kTensor ? c.Operand(n, 1) : c.ScalarArg(n, 1, b.t);
+  return {b(Opcode::kRemainder, c.Operand(n, 0), y)};
+}
+
+Outs Atan2(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  return {b(Opcode::kAtan2, c.Operand(n, 0), c.Operand(n, 1))};
+}
+
+// lerp(self, end, weight), ATen's two-sided form (exact at both ends).
+Outs Lerp(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* y = c.Operand(n, 1);
+  Instruction* w = n.args()[2].kind == ir::Arg::Kind::kTensor ? c.Operand(n, 2) : c.ScalarArg(n, 2, b.t);
+  Instruction* diff = b.sub(y, x);
+  return {b.sel(b.cmp(Comparison::kLt, b(Opcode::kAbs, w), b.k(0.5)), b.add(x, b.mul(w, diff)),
+                b.sub(y, b.mul(diff, b.sub(b.k(1), w))))};
+}
+
+Outs MaskedFill(LoweringContext& c, const ir::Node& n) {  // (self, mask, value)
+  Builder b = For(c, n);
+  Instruction* v = n.args()[2].kind == ir::Arg::Kind::kTensor ? c.Convert(c.Operand(n, 2), b.t) : c.ScalarArg(n, 2, b.t);
+  return {b.sel(c.Operand(n, 1), v, c.Operand(n, 0))};
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> ElementwiseLowerings() {
+  return {
+      {"aten::log2", Log2}, {"aten::log10", Log10}, {"aten::log1p", Log1p}, {"aten::expm1", Expm1},
+      {"aten::tan", Tan}, {"aten::asin", Asin}, {"aten::acos", Acos}, {"aten::atan", Atan},
+      {"aten::sinh", Sinh}, {"aten::cosh", Cosh}, {"aten::erf", Erf}, {"aten::erfc", Erfc},
+      {"aten::floor", Floor}, {"aten::ceil", Ceil}, {"aten::round", Round}, {"aten::trunc", TruncOp},
+      {"aten::frac", Frac}, {"aten::sign", Sign}, {"aten::sgn", Sign}, {"aten::reciprocal", Reciprocal},
+      {"aten::bitwise_not", BitwiseNot}, {"aten::logical_not", LogicalNot},
+      {"aten::logical_and", Logical<Opcode::kAnd>}, {"aten::logical_or", Logical<Opcode::kOr>},
+      {"aten::logical_xor", Logical<Opcode::kXor>},
+      {"aten::bitwise_and.Tensor", Bitwise<Opcode::kAnd>}, {"aten::bitwise_or.Tensor", Bitwise<Opcode::kOr>},
+      {"aten::bitwise_xor.Tensor", Bitwise<Opcode::kXor>},
+      {"aten::clamp", Clamp}, {"aten::clamp.Tensor", Clamp}, {"aten::clamp_min", ClampMin},
+      {"aten::clamp_max", ClampMax}, {"aten::pow.Tensor_Tensor", PowTensorTensor}, {"aten::pow.Scalar", PowScalar},
+      {"aten::threshold", Threshold}, {"aten::sigmoid_backward", SigmoidBackward},
+      {"aten::tanh_backward", TanhBackward}, {"aten::gelu", Gelu}, {"aten::gelu_backward", GeluBackward},
+      {"aten::silu", Silu}, {"aten::mish", Mish}, {"aten::leaky_relu", LeakyRelu},
+      {"aten::leaky_relu_backward", LeakyReluBackward}, {"aten::elu", Elu}, {"aten::elu_backward", EluBackward},
+      {"aten::hardtanh", Hardtanh}, {"aten::hardtanh_backward", HardtanhBackward},
+      {"aten::softplus", Softplus}, {"aten::softplus_backward", SoftplusBackward},
+      {"aten::hardsigmoid", Hardsigmoid}, {"aten::hardsigmoid_backward", HardsigmoidBackward},
+      {"aten::hardswish", Hardswish}, {"aten::hardswish_backward", HardswishBackward},
+      {"aten::rsub.Scalar", RsubScalar}, {"aten::div.Tensor_mode", DivMode},
+      {"aten::remainder.Tensor", Remainder}, {"aten::remainder.Scalar", Remainder},
+      {"aten::fmod.Tensor", Fmod}, {"aten::fmod.Scalar", Fmod}, {"aten::atan2", Atan2},
+      {"aten::lerp.Scalar", Lerp}, {"aten::lerp.Tensor", Lerp},
+      {"aten::masked_fill.Scalar", MaskedFill}, {"aten::masked_fill.Tensor", MaskedFill},
+  };
+}
+
+}  // namespace txla::lower

@@ -1,0 +1,382 @@
+// Lowering of the neural-network layers: convolution, pooling, batch and layer norm, and their
+// gradients. Norms are plain reductions and elementwise HLO (they fuse); convolution and the
+// max-pool gradient are library calls (im2col + GEMM, a scatter by index).
+#include <ATen/ATen.h>
+
+#include "hlo/shape_inference.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+using RK = LoweringContext::ReduceKind;
+
+// An int[2] argument given as one value or two.
+std::vector<int64_t> Pair(LoweringContext& c, const ir::Node& n, size_t arg, int64_t if_empty) {
+  std::vector<int64_t> v = IntList(c.ConstArg(n, arg));
+  if (v.empty()) v = {if_empty};
+  if (v.size() == 1) v.push_back(v[0]);
+  return v;
+}
+
+hlo::ConvDims Nchw2d() {
+  hlo::ConvDims d;
+  d.input_batch = 0, d.input_feature = 1, d.input_spatial = {2, 3};
+  d.kernel_output_feature = 0, d.kernel_input_feature = 1, d.kernel_spatial = {2, 3};
+  d.output_batch = 0, d.output_feature = 1, d.output_spatial = {2, 3};
+  return d;
+}
+
+struct ConvParams {
+  hlo::Attributes attrs;
+  bool one_d = false;  // conv1d, run as a 2-D convolution over a height of 1
+};
+
+// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+// and convolution_backward(grad_output, input, weight, ...) share these arguments from `first`.
+ConvParams ConvAttrs(LoweringContext& c, const ir::Node& n, size_t first, int64_t rank) {
+  if (c.ConstArg(n, first + 3).toBool())
+    throw NotLowered("transposed convolution has no lowering yet");
+  if (rank != 3 && rank != 4)
+    throw NotLowered("only 1-D and 2-D convolutions have a lowering, not " +
+                                std::to_string(rank - 2) + "-D");
+  ConvParams p;
+  p.one_d = rank == 3;
+  auto stride = IntList(c.ConstArg(n, first)), padding = IntList(c.ConstArg(n, first + 1)),
+       dilation = IntList(c.ConstArg(n, first + 2));
+  if (p.one_d) {
+    stride.insert(stride.begin(), 1), padding.insert(padding.begin(), 0), dilation.insert(dilation.begin(), 1);
+  }
+  p.attrs.conv = Nchw2d();
+  p.attrs.feature_group_count = c.ConstArg(n, first + 5).toInt();
+  for (int s = 0; s < 2; ++s) {
+    hlo::WindowDim w;
+    w.stride = stride.at(s), w.pad_lo = w.pad_hi = padding.at(s), w.rhs_dilation = dilation.at(s);
+    p.attrs.window.push_back(w);
+  }
+  return p;
+}
+
+Instruction* As2d(LoweringContext& c, Instruction* x, bool one_d) {
+  if (!one_d) return x;
+  auto d = x->shape().dims;
+  return c.Reshape(x, {d[0], d[1], 1, d[2]});
+}
+
+void SetKernel(ConvParams& p, const Instruction* weight4d) {
+  p.attrs.window[0].size = weight4d->shape().dims[2];
+  p.attrs.window[1].size = weight4d->shape().dims[3];
+}
+
+Outs Convolution(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  ConvParams p = ConvAttrs(c, n, 3, x->shape().rank());
+  x = As2d(c, x, p.one_d);
+  Instruction* w = As2d(c, c.Operand(n, 1), p.one_d);
+  SetKernel(p, w);
+  const auto& out = n.shape().sizes;
+  std::vector<int64_t> dims4 = p.one_d ? std::vector<int64_t>{out[0], out[1], 1, out[2]} : out;
+  Instruction* y = c.Add(Opcode::kConvolution, hlo::Shape::Array(OutType(n), dims4), {x, w}, p.attrs);
+  y = c.Reshape(y, out);
+  if (!c.IsNone(n, 2)) {
+    Instruction* bias = c.Reshape(c.Operand(n, 2), {out[1], 1});
+    if (!p.one_d) bias = c.Reshape(bias, {out[1], 1, 1});
+    y = c.Elementwise(Opcode::kAdd, {y, bias}, OutType(n));
+  }
+  return {y};
+}
+
+// (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+//  output_padding, groups, output_mask)
+Outs ConvolutionBackward(LoweringContext& c, const ir::Node& n) {
+  Instruction* dy = c.Operand(n, 0);
+  ConvParams p = ConvAttrs(c, n, 4, dy->shape().rank());
+  auto mask = c.ConstArg(n, 10).toBoolList();
+  Instruction* x = As2d(c, c.Operand(n, 1), p.one_d);
+  Instruction* w = As2d(c, c.Operand(n, 2), p.one_d);
+  Instruction* dy4 = As2d(c, dy, p.one_d);
+  SetKernel(p, w);
+  ElementType t = OutType(n, mask[0] ? 0 : mask[1] ? 1 : 2);
+  Outs outs(3, nullptr);
+  if (mask[0]) {
+    hlo::Attributes a = p.attrs;
+    a.custom_call_target = "txla.conv2d_backward_input";
+    outs[0] = c.Reshape(c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, x->shape().dims), {dy4, w}, a),
+                        n.shape(0).sizes);
+  }
+  if (mask[1]) {
+    hlo::Attributes a = p.attrs;
+    a.custom_call_target = "txla.conv2d_backward_filter";
+    outs[1] = c.Reshape(c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, w->shape().dims), {dy4, x}, a),
+                        n.shape(1).sizes);
+  }
+  if (mask[2]) {
+    std::vector<int64_t> dims = {0};
+    for (int64_t d = 2; d < dy->shape().rank(); ++d) dims.push_back(d);
+    outs[2] = c.Reshape(c.Reduce(dy, dims, RK::kSum), n.shape(2).sizes);
+  }
+  return outs;
+}
+
+// Pooling windows over the last two dimensions; the leading ones get a window of 1.
+std::vector<hlo::WindowDim> PoolWindow(LoweringContext& c, const ir::Node& n, const hlo::Shape& in,
+                                       const std::vector<int64_t>& out_dims, size_t kernel_arg,
+                                       bool with_dilation) {
+  auto kernel = Pair(c, n, kernel_arg, 1);
+  auto stride = IntList(c.ConstArg(n, kernel_arg + 1));
+  if (stride.empty()) stride = kernel;
+  if (stride.size() == 1) stride.push_back(stride[0]);
+  auto padding = Pair(c, n, kernel_arg + 2, 0);
+  auto dilation = with_dilation ? Pair(c, n, kernel_arg + 3, 1) : std::vector<int64_t>{1, 1};
+  int64_t r = in.rank();
+  std::vector<hlo::WindowDim> window(r);
+  for (int s = 0; s < 2; ++s) {
+    hlo::WindowDim& w = window[r - 2 + s];
+    w.size = kernel[s], w.stride = stride[s], w.pad_lo = padding[s], w.rhs_dilation = dilation[s];
+    // ceil_mode shows as a longer output: pad the high side just enough for it.
+    int64_t needed = (out_dims[r - 2 + s] - 1) * w.stride + (w.size - 1) * w.rhs_dilation + 1 -
+                     in.dims[r - 2 + s] - w.pad_lo;
+    w.pad_hi = std::max(w.pad_lo, needed);
+    if (hlo::WindowedOutputSize(in.dims[r - 2 + s], w) != out_dims[r - 2 + s]) w.pad_hi = needed;
+  }
+  return window;
+}
+
+// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+Outs MaxPool2dWithIndices(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  auto window = PoolWindow(c, n, x->shape(), n.shape(0).sizes, 1, true);
+  Instruction* values = c.ReduceWindow(x, window, RK::kMax);
+  hlo::Attributes a;
+  a.window = window;
+  a.custom_call_target = "txla.max_pool2d_indices";
+  Instruction* indices = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, n.shape(1).sizes), {x}, a);
+  return {values, indices};
+}
+
+// max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+// ceil_mode, indices)
+Outs MaxPool2dWithIndicesBackward(LoweringContext& c, const ir::Node& n) {
+  Instruction* dy = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  hlo::Attributes a;
+  a.window = PoolWindow(c, n, x->shape(), dy->shape().dims, 2, true);
+  a.custom_call_target = "txla.max_pool2d_backward";
+  return {c.Add(Opcode::kCustomCall, hlo::Shape::Array(OutType(n), x->shape().dims),
+                {dy, c.Operand(n, 7)}, a)};
+}
+
+// Batch norm statistics are per channel (dim 1): reduce every other dim, broadcast back as
+// [C, 1, ...] against [N, C, ...].
+struct ChannelDims {
+  std::vector<int64_t> reduced;  // 0, 2, 3, ...
+  std::vector<int64_t> column;   // [C, 1, 1]
+  double count = 1;
+};
+
+ChannelDims ChannelsOf(const Instruction* x) {
+  ChannelDims d;
+  const auto& dims = x->shape().dims;
+  for (int64_t k = 0; k < static_cast<int64_t>(dims.size()); ++k) {
+    if (k == 1) continue;
+    d.reduced.push_back(k);
+    d.count *= static_cast<double>(dims[k]);
+  }
+  d.column.push_back(dims.size() > 1 ? dims[1] : 1);
+  for (size_t k = 2; k < dims.size(); ++k) d.column.push_back(1);
+  return d;
+}
+
+Instruction* OptionalOr(LoweringContext& c, const ir::Node& n, size_t arg, double fallback, ElementType t) {
+  return c.IsNone(n, arg) ? c.Constant(fallback, t) : c.Convert(c.Operand(n, arg), t);
+}
+
+// native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+//   -> (out, save_mean, save_invstd[, new running_mean, new running_var])
+Outs BatchNorm(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = OutType(n);
+  ChannelDims d = ChannelsOf(x);
+  bool training = c.ConstArg(n, 5).toBool();
+  Instruction* eps = c.ScalarArg(n, 7, t);
+  Instruction* w = c.Reshape(OptionalOr(c, n, 1, 1, t), c.IsNone(n, 1) ? std::vector<int64_t>{} : d.column);
+  Instruction* b = c.Reshape(OptionalOr(c, n, 2, 0, t), c.IsNone(n, 2) ? std::vector<int64_t>{} : d.column);
+  Instruction *mean, *var;
+  if (training) {
+    Instruction* count = c.Constant(d.count, t);
+    mean = c.Elementwise(Opcode::kDivide, {c.Reduce(x, d.reduced, RK::kSum), count}, t);
+    Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, c.Reshape(mean, d.column)}, t);
+    Instruction* sq = c.Elementwise(Opcode::kMultiply, {centered, centered}, t);
+    var = c.Elementwise(Opcode::kDivide, {c.Reduce(sq, d.reduced, RK::kSum), count}, t);
+  } else {
+    mean = c.Operand(n, 3);
+    var = c.Operand(n, 4);
+  }
+  Instruction* invstd = c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, eps}, t)}, t);
+  Instruction* scale = c.Elementwise(Opcode::kMultiply, {c.Reshape(invstd, d.column), w}, t);
+  Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, c.Reshape(mean, d.column)}, t);
+  Outs outs = {c.Elementwise(Opcode::kAdd, {c.Elementwise(Opcode::kMultiply, {centered, scale}, t), b}, t)};
+  if (training) {
+    outs.push_back(mean);
+    outs.push_back(invstd);
+  } else {  // eval returns empty statistics
+    outs.push_back(c.BroadcastTo(c.Constant(0, t), n.shape(1).sizes));
+    outs.push_back(c.BroadcastTo(c.Constant(0, t), n.shape(2).sizes));
+  }
+  if (n.shapes().size() > 3) {  // training with running statistics: their updated values
+    Instruction* m = c.ScalarArg(n, 6, t);
+    Instruction* keep = c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), m}, t);
+    auto update = [&](Instruction* running, Instruction* batch) {
+      ElementType rt = running->shape().type;
+      Instruction* v = c.Elementwise(Opcode::kAdd, {c.Elementwise(Opcode::kMultiply, {running, keep}, t),
+                                                    c.Elementwise(Opcode::kMultiply, {batch, m}, t)}, t);
+      return c.Convert(v, rt);
+    };
+    Instruction* unbiased = c.Elementwise(
+        Opcode::kMultiply, {var, c.Constant(d.count / std::max(d.count - 1, 1.0), t)}, t);
+    outs.push_back(update(c.Operand(n, 3), mean));
+    outs.push_back(update(c.Operand(n, 4), unbiased));
+  }
+  return outs;
+}
+
+// native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+// save_invstd, train, eps, output_mask)
+Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
+  Instruction* dy = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  ElementType t = dy->shape().type;
+  ChannelDims d = ChannelsOf(x);
+  bool train = c.ConstArg(n, 7).toBool();
+  auto mask = c.ConstArg(n, 9).toBoolList();
+  Instruction *mean, *invstd;
+  if (train) {
+    mean = c.Operand(n, 5);
+    invstd = c.Operand(n, 6);
+  } else {
+    mean = c.Operand(n, 3);
+    invstd = c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {c.Operand(n, 4), c.ScalarArg(n, 8, t)}, t)}, t);
+  }
+  Instruction* w = c.Reshape(OptionalOr(c, n, 2, 1, t), c.IsNone(n, 2) ? std::vector<int64_t>{} : d.column);
+  Instruction* xhat = c.Elementwise(
+      Opcode::kMultiply,
+      {c.Elementwise(Opcode::kSubtract, {x, c.Reshape(mean, d.column)}, t), c.Reshape(invstd, d.column)}, t);
+  Instruction* sum_dy = c.Reduce(dy, d.reduced, RK::kSum);
+  Instruction* sum_dy_xhat = c.Reduce(c.Elementwise(Opcode::kMultiply, {dy, xhat}, t), d.reduced, RK::kSum);
+  Outs outs(3, nullptr);
+  if (mask[0]) {
+    Instruction* scale = c.Elementwise(Opcode::kMultiply, {c.Reshape(invstd, d.column), w}, t);
+    if (train) {
+      Instruction* count = c.Constant(d.count, t);
+      Instruction* mean_dy = c.Reshape(c.Elementwise(Opcode::kDivide, {sum_dy, count}, t), d.column);
+      Instruction* mean_dy_xhat = c.Reshape(c.Elementwise(Opcode::kDivide, {sum_dy_xhat, count}, t), d.column);
+      Instruction* centered = c.Elementwise(
+          Opcode::kSubtract,
+          {c.Elementwise(Opcode::kSubtract, {dy, mean_dy}, t),
+           c.Elementwise(Opcode::kMultiply, {xhat, mean_dy_xhat}, t)}, t);
+      outs[0] = c.Elementwise(Opcode::kMultiply, {centered, scale}, t);
+    } else {
+      outs[0] = c.Elementwise(Opcode::kMultiply, {dy, scale}, t);
+    }
+  }
+  if (mask[1]) outs[1] = sum_dy_xhat;
+  if (mask[2]) outs[2] = sum_dy;
+  return outs;
+}
+
+// Layer norm statistics are over the trailing `normalized_shape` dims, per leading position.
+struct NormalizedDims {
+  std::vector<int64_t> reduced, stats;  // stats: leading dims then 1s
+  double count = 1;
+};
+
+NormalizedDims NormalizedOf(const Instruction* x, size_t normalized) {
+  NormalizedDims d;
+  const auto& dims = x->shape().dims;
+  size_t axis = dims.size() - normalized;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (k >= axis) {
+      d.reduced.push_back(static_cast<int64_t>(k));
+      d.count *= static_cast<double>(dims[k]);
+      d.stats.push_back(1);
+    } else {
+      d.stats.push_back(dims[k]);
+    }
+  }
+  return d;
+}
+
+// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd)
+Outs LayerNorm(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = OutType(n);
+  NormalizedDims d = NormalizedOf(x, IntList(c.ConstArg(n, 1)).size());
+  Instruction* count = c.Constant(d.count, t);
+  Instruction* mean = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(x, d.reduced, RK::kSum), count}, t), d.stats);
+  Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, mean}, t);
+  Instruction* var = c.Elementwise(
+      Opcode::kDivide,
+      {c.Reduce(c.Elementwise(Opcode::kMultiply, {centered, centered}, t), d.reduced, RK::kSum), count}, t);
+  Instruction* rstd = c.Reshape(
+      c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, c.ScalarArg(n, 4, t)}, t)}, t), d.stats);
+  Instruction* y = c.Elementwise(Opcode::kMultiply, {centered, rstd}, t);
+  if (!c.IsNone(n, 2)) y = c.Elementwise(Opcode::kMultiply, {y, c.Operand(n, 2)}, t);
+  if (!c.IsNone(n, 3)) y = c.Elementwise(Opcode::kAdd, {y, c.Operand(n, 3)}, t);
+  return {y, c.Reshape(mean, n.shape(1).sizes), c.Reshape(rstd, n.shape(2).sizes)};
+}
+
+// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+// output_mask) -> (grad_input, grad_weight, grad_bias)
+Outs LayerNormBackward(LoweringContext& c, const ir::Node& n) {
+  Instruction* dy = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  ElementType t = dy->shape().type;
+  size_t normalized = IntList(c.ConstArg(n, 2)).size();
+  NormalizedDims d = NormalizedOf(x, normalized);
+  auto mask = c.ConstArg(n, 7).toBoolList();
+  Instruction* mean = c.Reshape(c.Operand(n, 3), d.stats);
+  Instruction* rstd = c.Reshape(c.Operand(n, 4), d.stats);
+  Instruction* xhat = c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kSubtract, {x, mean}, t), rstd}, t);
+  std::vector<int64_t> outer;  // the leading dims, summed for the weight and bias gradients
+  for (size_t k = 0; k + normalized < x->shape().dims.size(); ++k) outer.push_back(static_cast<int64_t>(k));
+  Outs outs(3, nullptr);
+  if (mask[0]) {
+    Instruction* g = c.IsNone(n, 5) ? dy : c.Elementwise(Opcode::kMultiply, {dy, c.Operand(n, 5)}, t);
+    Instruction* count = c.Constant(d.count, t);
+    Instruction* mean_g = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(g, d.reduced, RK::kSum), count}, t), d.stats);
+    Instruction* mean_gx = c.Reshape(
+        c.Elementwise(Opcode::kDivide,
+                      {c.Reduce(c.Elementwise(Opcode::kMultiply, {g, xhat}, t), d.reduced, RK::kSum), count}, t),
+        d.stats);
+    Instruction* inner = c.Elementwise(
+        Opcode::kSubtract,
+        {c.Elementwise(Opcode::kSubtract, {g, mean_g}, t), c.Elementwise(Opcode::kMultiply, {xhat, mean_gx}, t)}, t);
+    outs[0] = c.Elementwise(Opcode::kMultiply, {inner, rstd}, t);
+  }
+  if (mask[1] && !c.IsNone(n, 5))
+    outs[1] = c.Reshape(c.Reduce(c.Elementwise(Opcode::kMultiply, {dy, xhat}, t), outer, RK::kSum), n.shape(1).sizes);
+  if (mask[2] && !c.IsNone(n, 6)) outs[2] = c.Reshape(c.Reduce(dy, outer, RK::kSum), n.shape(2).sizes);
+  return outs;
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> NnLowerings() {
+  return {
+      {"aten::convolution", Convolution},
+      {"aten::convolution_backward", ConvolutionBackward},
+      {"aten::max_pool2d_with_indices", MaxPool2dWithIndices},
+      {"aten::max_pool2d_with_indices_backward", MaxPool2dWithIndicesBackward},
+      {"aten::native_batch_norm", BatchNorm},
+      {"aten::native_batch_norm_backward", BatchNormBackward},
+      {"aten::native_layer_norm", LayerNorm},
+      {"aten::native_layer_norm_backward", LayerNormBackward},
+  };
+}
+
+}  // namespace txla::lower

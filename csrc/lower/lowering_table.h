@@ -1,0 +1,18 @@
+// The lowering table is assembled from one list per op family, each in its own file.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "lower/lowering_context.h"
+
+namespace txla::lower {
+
+using LoweringEntry = std::pair<const char*, LowerFn>;
+
+std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: convolution, pooling, norms
+std::vector<LoweringEntry> ElementwiseLowerings();  // lower_elementwise.cc: activations, math
+
+inline hlo::ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
+
+}  // namespace txla::lower
