@@ -42,6 +42,11 @@ def process_count():
 
 
 def initialize_cache(path, readonly=False):
-    raise NotImplementedError(
-        'torch_xla.runtime.initialize_cache: the persistent compilation cache arrives with the '
-        'compiler (graphs currently run on the reference interpreter and are not compiled)')
+    """Keeps compiled graphs in `path` across processes (PyTorch/XLA's persistent cache).
+
+    A later process running the same graphs loads them from there instead of compiling; many
+    processes may share one directory. With `readonly=True` nothing is written. The environment
+    variables XLA_PERSISTENT_CACHE_PATH (and XLA_PERSISTENT_CACHE_READ_ONLY=1) do the same at
+    start-up. Counters: PersistentCacheHit, PersistentCacheMiss, PersistentCacheError.
+    """
+    torch_xla._XLAC._xla_init_persistent_cache(os.fspath(path), bool(readonly))

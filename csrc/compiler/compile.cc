@@ -2,12 +2,14 @@
 
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "compiler/buffer_assignment.h"
 #include "compiler/codegen/cpp_emitter.h"
 #include "compiler/codegen/native_library.h"
 #include "compiler/native_executable.h"
+#include "compiler/persistent_cache.h"
 #include "compiler/passes/algebraic_simplifier.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
@@ -85,17 +87,27 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     std::ofstream(base + ".cc") << source;
     std::ofstream(base + ".hlo.txt") << hlo::ToText(*module);
   }
-  {
+  std::string library = base + ".so";
+  std::string cache_key;
+  std::optional<std::string> cached;
+  if (PersistentCacheEnabled()) {
+    cache_key = PersistentCacheKey(source);
+    cached = PersistentCacheLookup(cache_key);
+  }
+  if (cached) {
+    library = *cached;
+  } else {
     static metrics::Metric* cpp_time = metrics::GetMetric("CppCompileTime");
     metrics::ScopedTimer timer(cpp_time);
     try {
-      BuildSharedObject(base + ".cc", base + ".so");
+      BuildSharedObject(base + ".cc", library);
     } catch (const std::runtime_error& e) {
       throw BuildError(std::string(e.what()) + "\nHLO: " + base + ".hlo.txt\nsource: " + base + ".cc");
     }
+    if (!cache_key.empty()) PersistentCacheStore(cache_key, library);
   }
   std::vector<hlo::Shape> outputs = module->entry()->root()->shape().tuple_shapes;
-  return std::make_shared<NativeExecutable>(NativeLibrary::Load(base + ".so"), std::move(outputs),
+  return std::make_shared<NativeExecutable>(NativeLibrary::Load(library), std::move(outputs),
                                             plan.arena_bytes, plan.output_aliases,
                                             plan.parameter_outputs);
 }

@@ -10,6 +10,7 @@
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
+#include "compiler/persistent_cache.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "metrics/report.h"
@@ -133,6 +134,9 @@ PYBIND11_MODULE(_XLAC, m) {
     for (const ir::OpInfo& info : ir::OpTable()) names.push_back(info.name);
     return names;
   });
+  m.def("_xla_init_persistent_cache", [](const std::string& path, bool readonly) {
+    compiler::InitializePersistentCache(path, readonly);
+  }, py::arg("path"), py::arg("readonly") = false);
   m.def("_xla_lowered_ops", [] { return lower::LoweredOps(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   m.def("_xla_live_tensor_count", [](const std::string& device) {

@@ -107,8 +107,9 @@ template <typename T> static inline T txla_abs(T x) { return x < 0 ? -x : x; }
 static inline bool txla_isfinite(float x) { return __builtin_isfinite(x); }
 static inline bool txla_isfinite(double x) { return __builtin_isfinite(x); }
 // NaN-propagating max/min, as ATen's maximum/minimum and relu.
-template <typename T> static inline T txla_max(T a, T b) { return (a > b || a != a) ? a : b; }
-template <typename T> static inline T txla_min(T a, T b) { return (a < b || a != a) ? a : b; }
+// Written as selects, not ||: the short circuit becomes a branch that mispredicts on data.
+template <typename T> static inline T txla_max(T a, T b) { T m = b > a ? b : a; return a != a ? a : m; }
+template <typename T> static inline T txla_min(T a, T b) { T m = b < a ? b : a; return a != a ? a : m; }
 template <typename T> static inline T txla_sign(T x) { return (T)((x > 0) - (x < 0)); }
 static inline float txla_logistic(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
 static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
@@ -486,14 +487,45 @@ class Emitter {
   std::string ReduceWindow(const Instruction& i, const Index& idx) {
     const auto& window = i.attrs().window;
     const auto& in_dims = i.operand(0)->shape().dims;
+    const auto& out_dims = i.shape().dims;
     std::string acc = "v" + std::to_string(next_var_++);
     std::string init = Value(*i.operand(1), {});
     body_ << "      " << CType(i.shape().type) << " " << acc << " = " << init << ";\n";
+    // Small windows that never leave the input are unrolled: straight-line code, no bounds
+    // checks, nothing for the branch predictor to miss.
+    bool in_bounds = true;
+    int64_t positions = 1;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const hlo::WindowDim& w = window[k];
+      if (w.lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
+      in_bounds &= w.pad_lo == 0 &&
+                   (out_dims[k] - 1) * w.stride + (w.size - 1) * w.rhs_dilation < in_dims[k];
+      positions *= w.size;
+    }
+    auto saved = memo_;  // values computed inside the window are local to it
+    if (in_bounds && positions <= 16) {
+      std::vector<int64_t> pos(idx.size(), 0);
+      for (int64_t p = 0; p < positions; ++p) {
+        Index in_idx(idx.size());
+        for (size_t k = 0; k < idx.size(); ++k) {
+          const hlo::WindowDim& w = window[k];
+          in_idx[k] = "(" + idx[k] + (w.stride != 1 ? " * " + std::to_string(w.stride) : "") + " + " +
+                      std::to_string(pos[k] * w.rhs_dilation) + ")";
+        }
+        std::string v = Value(*i.operand(0), in_idx);
+        body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
+        for (size_t k = idx.size(); k-- > 0;) {  // next window position, last dimension fastest
+          if (++pos[k] < window[k].size) break;
+          pos[k] = 0;
+        }
+      }
+      memo_ = std::move(saved);
+      return acc;
+    }
     Index in_idx(idx.size());
     int braces = 0;
     for (size_t k = 0; k < idx.size(); ++k) {
       const hlo::WindowDim& w = window[k];
-      if (w.lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
       if (w.size == 1 && w.pad_lo == 0 && w.stride == 1) {
         in_idx[k] = idx[k];
         continue;
@@ -506,8 +538,6 @@ class Emitter {
       in_idx[k] = iv;
       ++braces;
     }
-    // Values computed inside the window loops are local to them: forget them afterwards.
-    auto saved = memo_;
     std::string v = Value(*i.operand(0), in_idx);
     memo_ = std::move(saved);
     body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
@@ -531,8 +561,61 @@ class Emitter {
   }
 
   // Convolutions and custom calls run a library routine from the support table on whole buffers.
+  // Max pooling's argmax as a loop kernel: selects over an unrolled window vectorize, where a
+  // library loop would branch on the data.
+  bool EmitPoolIndices(const Instruction& i) {
+    const auto& window = i.attrs().window;
+    const hlo::Shape& in = i.operand(0)->shape();
+    const auto& out_dims = i.shape().dims;
+    int64_t positions = 1;
+    for (size_t k = 0; k < window.size(); ++k) {
+      const hlo::WindowDim& w = window[k];
+      if (w.pad_lo != 0 || (out_dims[k] - 1) * w.stride + (w.size - 1) * w.rhs_dilation >= in.dims[k])
+        return false;
+      positions *= w.size;
+    }
+    if (positions > 16 || in.rank() < 2) return false;
+    std::string type = CType(in.type), x = Operand(i, 0), fn = "k_" + Sanitize(i.name());
+    int64_t r = in.rank(), in_w = in.dims[r - 1], plane = in.dims[r - 2] * in_w;
+    functions_ << "// " << i.name() << "\nstatic void " << fn << "(int64_t* __restrict__ out, const "
+               << type << "* __restrict__ x) {\n";
+    Index idx;
+    for (int64_t k = 0; k < r; ++k) {
+      idx.push_back("i" + std::to_string(k));
+      functions_ << "  for (int64_t i" << k << " = 0; i" << k << " < " << out_dims[k] << "; ++i" << k << ")\n";
+    }
+    functions_ << "  {\n";
+    std::vector<int64_t> pos(r, 0);
+    for (int64_t p = 0; p < positions; ++p) {
+      Index in_idx;
+      for (int64_t k = 0; k < r; ++k)
+        in_idx.push_back("(" + idx[k] + " * " + std::to_string(window[k].stride) + " + " +
+                         std::to_string(pos[k] * window[k].rhs_dilation) + ")");
+      std::string flat = "(" + in_idx[r - 2] + ") * " + std::to_string(in_w) + " + " + in_idx[r - 1];
+      std::string v = "x[" + Linear(in_idx, in.dims) + "]";
+      if (p == 0) {
+        functions_ << "    " << type << " m = " << v << ";\n    int64_t best = " << flat << ";\n";
+      } else {
+        // ATen's rule: a larger value or a NaN replaces the maximum.
+        functions_ << "    { const " << type << " v = " << v << "; const bool take = (v > m) | (v != v);\n"
+                   << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
+      }
+      for (int64_t k = r; k-- > 0;) {
+        if (++pos[k] < window[k].size) break;
+        pos[k] = 0;
+      }
+    }
+    (void)plane;
+    functions_ << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n}\n\n";
+    out_ << "  " << fn << "(" << Buffer(i) << ", " << x << ");\n";
+    return true;
+  }
+
   void EmitLibraryCall(const Instruction& i) {
     if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+    if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target == "txla.max_pool2d_indices" &&
+        EmitPoolIndices(i))
+      return;
     const hlo::Attributes& a = i.attrs();
     ElementType type = i.operand(0)->shape().type;
     if (type != ElementType::kF32 && type != ElementType::kF64)

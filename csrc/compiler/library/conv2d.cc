@@ -1,5 +1,7 @@
 #include "compiler/library/conv2d.h"
 
+#include "compiler/library/parallel.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -84,24 +86,6 @@ void Col2ImAdd(const Conv2dGeometry& g, int64_t channels, const T* cols, T* dx) 
           }
         }
       }
-}
-
-// Runs body(thread, begin, end) over [0, count) split into contiguous chunks, one per thread.
-template <typename Body>
-void ParallelChunks(int64_t count, int threads, Body body) {
-  threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, count)));
-  if (threads == 1) {
-    body(0, 0, count);
-    return;
-  }
-  std::vector<std::thread> workers;
-  int64_t chunk = (count + threads - 1) / threads;
-  for (int t = 1; t < threads; ++t) {
-    int64_t begin = t * chunk, end = std::min(count, begin + chunk);
-    if (begin < end) workers.emplace_back(body, t, begin, end);
-  }
-  body(0, 0, std::min(count, chunk));
-  for (std::thread& w : workers) w.join();
 }
 
 // Work small enough that starting threads costs more than it saves stays on one thread.

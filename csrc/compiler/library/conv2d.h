@@ -25,7 +25,4 @@ void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry
 template <typename T>
 void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometry);
 
-// Threads the library (and generated kernels) use: TXLA_NUM_THREADS, default every core.
-int NumThreads();
-
 }  // namespace txla::compiler::library

@@ -1,0 +1,213 @@
+#include "compiler/persistent_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "compiler/codegen/native_library.h"
+#include "debug/env.h"
+#include "metrics/metrics.h"
+
+#ifndef TXLA_VERSION
+#define TXLA_VERSION "dev"
+#endif
+
+namespace txla::compiler {
+namespace {
+
+constexpr char kMagic[] = "TXLA-CACHE-ENTRY 1";
+
+struct CacheState {
+  std::mutex mu;
+  std::string directory;
+  bool readonly = false;
+  bool enabled = false;
+};
+
+CacheState& State() {
+  static CacheState* state = [] {
+    auto* s = new CacheState();
+    std::string dir = debug::EnvString("XLA_PERSISTENT_CACHE_PATH");
+    if (!dir.empty()) {
+      s->directory = dir;
+      s->readonly = debug::EnvBool("XLA_PERSISTENT_CACHE_READ_ONLY");
+      s->enabled = true;
+      mkdir(dir.c_str(), 0755);
+    }
+    return s;
+  }();
+  return *state;
+}
+
+uint64_t Fnv1a(const std::string& data, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string ReadFile(const std::string& path, bool* ok) {
+  std::ifstream in(path, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  if (!*ok) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writes `data` to `path` through a unique temporary name in the same directory and a rename.
+bool WriteAtomically(const std::string& path, const std::string& data) {
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." +
+                    std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) + "." +
+                    std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out.write(data.data(), static_cast<std::streamsize>(data.size())) || !out.flush()) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+// What the kernels' machine code depends on besides their source.
+const std::string& Environment() {
+  static const std::string env = [] {
+    std::string out = std::string("version=") + TXLA_VERSION + "\ncommand=" + KernelCompilerCommand() + "\n";
+    std::string cxx = debug::EnvString("TXLA_CXX", "c++");
+    // The compiler binary, identified without running it.
+    std::string resolved = cxx;
+    if (cxx.find('/') == std::string::npos) {
+      std::string path = debug::EnvString("PATH", "/usr/bin:/bin");
+      std::stringstream dirs(path);
+      std::string dir;
+      while (std::getline(dirs, dir, ':')) {
+        struct stat st;
+        if (stat((dir + "/" + cxx).c_str(), &st) == 0) {
+          resolved = dir + "/" + cxx;
+          break;
+        }
+      }
+    }
+    char real[4096];
+    if (realpath(resolved.c_str(), real)) resolved = real;
+    struct stat st {};
+    stat(resolved.c_str(), &st);
+    out += "compiler=" + resolved + " " + std::to_string(st.st_size) + " " +
+           std::to_string(static_cast<long long>(st.st_mtime)) + "\n";
+    // The CPU (-march=native): model and feature flags.
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+      if (line.rfind("model name", 0) == 0 || line.rfind("flags", 0) == 0) out += line + "\n";
+      if (line.empty()) break;  // the first processor is enough
+    }
+    return out;
+  }();
+  return env;
+}
+
+void Count(const char* name) { metrics::GetCounter(name)->Add(1); }
+
+}  // namespace
+
+void InitializePersistentCache(const std::string& directory, bool readonly) {
+  CacheState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!readonly && mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST)
+    throw std::runtime_error("cannot create the persistent cache directory " + directory);
+  s.directory = directory;
+  s.readonly = readonly;
+  s.enabled = true;
+}
+
+bool PersistentCacheEnabled() {
+  CacheState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.enabled;
+}
+
+std::string PersistentCacheKey(const std::string& source) {
+  uint64_t a = Fnv1a(Environment(), Fnv1a(source));
+  uint64_t b = Fnv1a(source, Fnv1a(Environment(), 0x9e3779b97f4a7c15ull));
+  return Hex(a) + Hex(b);
+}
+
+std::optional<std::string> PersistentCacheLookup(const std::string& key) {
+  std::string directory;
+  {
+    CacheState& s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    directory = s.directory;
+  }
+  bool ok = false;
+  std::string entry = ReadFile(directory + "/" + key + ".txla", &ok);
+  if (!ok) {
+    Count("PersistentCacheMiss");
+    return std::nullopt;
+  }
+  // Header: magic, key, payload size, payload checksum; one per line.
+  std::istringstream header(entry);
+  std::string magic, entry_key;
+  size_t size = 0;
+  std::string checksum;
+  std::getline(header, magic);
+  std::getline(header, entry_key);
+  header >> size >> checksum;
+  header.get();  // the newline ending the header
+  std::streamoff offset = header ? static_cast<std::streamoff>(header.tellg()) : -1;
+  bool valid = magic == kMagic && entry_key == key && offset > 0 &&
+               entry.size() - static_cast<size_t>(offset) == size;
+  std::string payload = valid ? entry.substr(static_cast<size_t>(offset)) : "";
+  valid = valid && Hex(Fnv1a(payload)) == checksum;
+  if (!valid) {
+    Count("PersistentCacheError");
+    Count("PersistentCacheMiss");
+    return std::nullopt;
+  }
+  std::string local = WorkDirectory() + "/cached_" + key + ".so";
+  if (!WriteAtomically(local, payload)) {
+    Count("PersistentCacheError");
+    Count("PersistentCacheMiss");
+    return std::nullopt;
+  }
+  Count("PersistentCacheHit");
+  return local;
+}
+
+void PersistentCacheStore(const std::string& key, const std::string& library_path) {
+  std::string directory;
+  {
+    CacheState& s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.readonly) return;
+    directory = s.directory;
+  }
+  bool ok = false;
+  std::string payload = ReadFile(library_path, &ok);
+  if (!ok) return;
+  std::string entry = std::string(kMagic) + "\n" + key + "\n" + std::to_string(payload.size()) + " " +
+                      Hex(Fnv1a(payload)) + "\n" + payload;
+  if (!WriteAtomically(directory + "/" + key + ".txla", entry)) Count("PersistentCacheWriteError");
+}
+
+}  // namespace txla::compiler

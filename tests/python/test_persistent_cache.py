@@ -1,0 +1,132 @@
+"""The on-disk compilation cache: a second process loads what the first compiled (and never runs
+the C++ compiler), bad entries are detected and rebuilt, read-only caches are not written, and
+processes sharing a directory do not disturb each other."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# A small training step of an MLP; prints its result and the cache counters as JSON.
+SCRIPT = r'''
+import json, os, sys
+import torch, torch.nn as nn
+import torch_xla, torch_xla.core.xla_model as xm, torch_xla.runtime as xr
+import torch_xla.debug.metrics as met
+if os.environ.get('CACHE_DIR'):
+    xr.initialize_cache(os.environ['CACHE_DIR'], readonly=os.environ.get('READONLY') == '1')
+torch.manual_seed(0)
+dev = xm.xla_device()
+model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(4, 6).to(dev), torch.randint(0, 3, (4,)).to(dev)
+for _ in range(2):
+    opt.zero_grad()
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    xm.mark_step()
+cpp = met.metric_data('CppCompileTime')
+print(json.dumps({
+    'loss': loss.item(),
+    'weight': model[0].weight.cpu().flatten().tolist(),
+    'hit': met.counter_value('PersistentCacheHit') or 0,
+    'miss': met.counter_value('PersistentCacheMiss') or 0,
+    'error': met.counter_value('PersistentCacheError') or 0,
+    'cpp_compiles': cpp[0] if cpp else 0,
+}))
+'''
+
+
+def start(cache_dir=None, readonly=False, **env):
+    full = {k: v for k, v in os.environ.items() if not k.startswith('XLA_PERSISTENT_CACHE')}
+    full.update(PYTHONPATH=ROOT, **env)
+    if cache_dir is not None:
+        full['CACHE_DIR'] = str(cache_dir)
+    full['READONLY'] = '1' if readonly else '0'
+    return subprocess.Popen([sys.executable, '-c', SCRIPT], env=full, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc):
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run(cache_dir=None, readonly=False, **env):
+    return finish(start(cache_dir, readonly, **env))
+
+
+def entries(cache_dir):
+    return sorted(p for p in os.listdir(cache_dir) if p.endswith('.txla'))
+
+
+@pytest.fixture(scope='module')
+def reference():
+    return run()  # no cache at all
+
+
+def test_second_process_loads_instead_of_compiling(tmp_path, reference):
+    first = run(tmp_path)
+    assert first['miss'] > 0 and first['hit'] == 0 and first['cpp_compiles'] == first['miss']
+    assert len(entries(tmp_path)) == first['miss']
+    second = run(tmp_path)
+    assert second['hit'] == first['miss'] and second['miss'] == 0
+    assert second['cpp_compiles'] == 0, 'the second process ran the C++ compiler'
+    assert second['loss'] == pytest.approx(reference['loss'], rel=1e-6)
+    assert second['weight'] == pytest.approx(reference['weight'], rel=1e-6)
+
+
+def test_environment_variable_enables_the_cache(tmp_path):
+    run(None, XLA_PERSISTENT_CACHE_PATH=str(tmp_path))
+    assert entries(tmp_path)
+    again = run(None, XLA_PERSISTENT_CACHE_PATH=str(tmp_path))
+    assert again['hit'] > 0 and again['cpp_compiles'] == 0
+
+
+@pytest.mark.parametrize('damage', ['truncate', 'flip', 'other_key'])
+def test_bad_entry_is_counted_rebuilt_and_never_loaded(tmp_path, reference, damage):
+    first = run(tmp_path)
+    names = entries(tmp_path)
+    victim = tmp_path / names[0]
+    data = victim.read_bytes()
+    if damage == 'truncate':
+        victim.write_bytes(data[:len(data) // 2])
+    elif damage == 'flip':
+        flipped = bytearray(data)
+        flipped[-100] ^= 0xFF  # inside the shared object, past the header
+        victim.write_bytes(bytes(flipped))
+    else:  # a whole, valid-looking entry stored under the wrong name
+        (tmp_path / names[0]).write_bytes((tmp_path / names[-1]).read_bytes())
+    second = run(tmp_path)
+    assert second['error'] == 1 and second['cpp_compiles'] == 1
+    assert second['hit'] == first['miss'] - 1
+    assert second['loss'] == pytest.approx(reference['loss'], rel=1e-6)
+    third = run(tmp_path)  # the entry was rebuilt
+    assert third['error'] == 0 and third['hit'] == first['miss'] and third['cpp_compiles'] == 0
+
+
+def test_readonly_cache_is_never_written(tmp_path):
+    cache = tmp_path / 'ro'
+    cache.mkdir()
+    result = run(cache, readonly=True)
+    assert result['miss'] > 0 and os.listdir(cache) == []
+    # A read-only cache still serves what is there.
+    run(cache)
+    served = run(cache, readonly=True)
+    assert served['hit'] > 0 and served['cpp_compiles'] == 0
+
+
+def test_processes_compiling_into_one_directory_at_once(tmp_path, reference):
+    procs = [start(tmp_path) for _ in range(3)]
+    results = [finish(p) for p in procs]
+    for r in results:
+        assert r['loss'] == pytest.approx(reference['loss'], rel=1e-6)
+        assert r['error'] == 0
+    assert not [p for p in os.listdir(tmp_path) if '.tmp.' in p]  # no half-written leftovers
+    after = run(tmp_path)
+    assert after['miss'] == 0 and after['error'] == 0 and after['cpp_compiles'] == 0
