@@ -1,11 +1,23 @@
 #include "hlo/literal.h"
 
+#include <cstdint>
+
 #include <cmath>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
 
 namespace txla::hlo {
+namespace {
+// double -> int64 without undefined behaviour at the ends: +-2^63 (what INT64_MAX/MIN become as
+// doubles) saturate.
+int64_t SaturatingInt(double v) {
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+}  // namespace
+
 namespace {
 
 std::string FormatDouble(double v) {
@@ -22,7 +34,7 @@ std::string FormatDouble(double v) {
 Literal Literal::Scalar(ElementType type, double value) {
   Shape shape = Shape::Scalar(type);
   if (IsFloating(type)) return FromDoubles(shape, {value});
-  return FromInts(shape, {static_cast<int64_t>(value)});
+  return FromInts(shape, {SaturatingInt(value)});
 }
 
 Literal Literal::FromDoubles(Shape shape, std::vector<double> values) {
@@ -34,7 +46,7 @@ Literal Literal::FromDoubles(Shape shape, std::vector<double> values) {
   if (l.is_floating()) {
     l.doubles_ = std::move(values);
   } else {
-    for (double v : values) l.ints_.push_back(static_cast<int64_t>(v));
+    for (double v : values) l.ints_.push_back(SaturatingInt(v));
   }
   return l;
 }

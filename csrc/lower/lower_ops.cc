@@ -387,7 +387,7 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::nll_loss_backward", NllLossBackward},
   };
   static const bool merged = [] {
-    for (auto list : {NnLowerings(), ElementwiseLowerings()})
+    for (auto list : {NnLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);
     return true;
   }();

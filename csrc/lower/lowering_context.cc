@@ -130,7 +130,8 @@ hlo::Instruction* LoweringContext::Elementwise(hlo::Opcode op,
   for (hlo::Instruction*& x : operands) x = BroadcastTo(Convert(x, type), dims);
   hlo::Attributes attrs;
   attrs.comparison = comparison;
-  hlo::ElementType out = op == hlo::Opcode::kCompare ? hlo::ElementType::kPred : type;
+  hlo::ElementType out =
+      op == hlo::Opcode::kCompare || op == hlo::Opcode::kIsFinite ? hlo::ElementType::kPred : type;
   if (op == hlo::Opcode::kSelect) {
     operands[0] = BroadcastTo(Convert(operands[0], hlo::ElementType::kPred), dims);
   }
@@ -154,12 +155,26 @@ hlo::Computation* LoweringContext::ReducerComputation(ReduceKind kind, hlo::Elem
   return c;
 }
 
+namespace {
+// The range of an integer (or pred) element type: the identities of max and min.
+std::pair<double, double> IntegerLimits(hlo::ElementType type) {
+  switch (type) {
+    case hlo::ElementType::kPred: return {0, 1};
+    case hlo::ElementType::kS8: return {INT8_MIN, INT8_MAX};
+    case hlo::ElementType::kS16: return {INT16_MIN, INT16_MAX};
+    case hlo::ElementType::kS32: return {INT32_MIN, INT32_MAX};
+    case hlo::ElementType::kU8: return {0, UINT8_MAX};
+    default: return {static_cast<double>(INT64_MIN), static_cast<double>(INT64_MAX)};
+  }
+}
+}  // namespace
+
 double LoweringContext::ReduceInit(ReduceKind kind, hlo::ElementType type) {
   switch (kind) {
     case ReduceKind::kSum: case ReduceKind::kOr: return 0;
     case ReduceKind::kProd: case ReduceKind::kAnd: return 1;
-    case ReduceKind::kMax: return hlo::IsFloating(type) ? -INFINITY : static_cast<double>(INT64_MIN);
-    case ReduceKind::kMin: return hlo::IsFloating(type) ? INFINITY : static_cast<double>(INT64_MAX);
+    case ReduceKind::kMax: return hlo::IsFloating(type) ? -INFINITY : IntegerLimits(type).first;
+    case ReduceKind::kMin: return hlo::IsFloating(type) ? INFINITY : IntegerLimits(type).second;
   }
   return 0;
 }

@@ -34,6 +34,9 @@ std::string Literal(double v, ElementType t) {
   std::ostringstream ss;
   if (t == ElementType::kPred) return v != 0 ? "true" : "false";
   if (!hlo::IsFloating(t)) {
+    // Literals hold doubles: the int64 extremes (reduction identities) round to +-2^63.
+    if (v >= 9.2233720368547758e18) return std::string("(") + CType(t) + ")9223372036854775807LL";
+    if (v <= -9.2233720368547758e18) return std::string("(") + CType(t) + ")(-9223372036854775807LL - 1)";
     ss << "(" << CType(t) << ")" << static_cast<int64_t>(v) << "LL";
     return ss.str();
   }
@@ -429,6 +432,52 @@ class Emitter {
       }
       case Opcode::kReduceWindow:
         return ReduceWindow(i, idx);
+      case Opcode::kReverse: {
+        Index sub = idx;
+        for (int64_t d : i.attrs().dimensions)
+          sub[d] = "(" + std::to_string(i.shape().dims[d] - 1) + " - " + idx[d] + ")";
+        return Value(*i.operand(0), sub);
+      }
+      case Opcode::kPad: {
+        // Reads clamp into the operand (never out of bounds); the select picks the padding.
+        const auto& in_dims = i.operand(0)->shape().dims;
+        Index sub;
+        std::string inside = "true";
+        for (size_t k = 0; k < idx.size(); ++k) {
+          const hlo::PadDim& p = i.attrs().padding[k];
+          if (p.interior != 0) throw std::invalid_argument("codegen: interior padding");
+          if (in_dims[k] == 0) return Value(*i.operand(1), {});
+          std::string shifted = "(" + idx[k] + " - " + std::to_string(p.lo) + ")";
+          if (p.lo == 0 && p.hi == 0) {
+            sub.push_back(idx[k]);
+            continue;
+          }
+          inside += " && " + shifted + " >= 0 && " + shifted + " < " + std::to_string(in_dims[k]);
+          sub.push_back("(" + shifted + " < 0 ? 0 : " + shifted + " >= " + std::to_string(in_dims[k]) + " ? " +
+                        std::to_string(in_dims[k] - 1) + " : " + shifted + ")");
+        }
+        return "((" + inside + ") ? " + Value(*i.operand(0), sub) + " : " + Value(*i.operand(1), {}) + ")";
+      }
+      case Opcode::kConcatenate: {
+        // Every part is read at a clamped index; nested selects pick the part the index is in.
+        int64_t dim = i.attrs().dimensions.at(0);
+        std::string expr;
+        int64_t offset = 0;
+        std::vector<std::pair<int64_t, std::string>> parts;
+        for (const Instruction* part : i.operands()) {
+          int64_t size = part->shape().dims[dim];
+          Index sub = idx;
+          std::string local = "(" + idx[dim] + " - " + std::to_string(offset) + ")";
+          sub[dim] = "(" + local + " < 0 ? 0 : " + local + " >= " + std::to_string(size) + " ? " +
+                     std::to_string(size - 1) + " : " + local + ")";
+          offset += size;
+          parts.emplace_back(offset, Value(*part, sub));
+        }
+        expr = parts.back().second;
+        for (size_t k = parts.size() - 1; k-- > 0;)
+          expr = "(" + idx[dim] + " < " + std::to_string(parts[k].first) + " ? " + parts[k].second + " : " + expr + ")";
+        return expr;
+      }
       case Opcode::kConvert:
         return "(" + t + ")(" + op(0) + ")";
       case Opcode::kSelect:

@@ -34,6 +34,9 @@ bool IsLoopFusible(const Instruction& i) {
     case Opcode::kSelect:
     case Opcode::kClamp:
     case Opcode::kReduceWindow:  // a small loop per output element (pooling)
+    case Opcode::kReverse:
+    case Opcode::kPad:
+    case Opcode::kConcatenate:
       return true;
     default:
       return hlo::KindOf(i.opcode()) != hlo::OpcodeKind::kOther;

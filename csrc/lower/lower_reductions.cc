@@ -1,0 +1,186 @@
+// Lowering of reductions: products, extrema and their positions, variance, norms, logsumexp,
+// any/all. Positions (argmax, max.dim) are a second reduction: the smallest index where the
+// value equals the maximum (or is NaN, which wins as in ATen).
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "ir/op_table.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::Comparison;
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+using RK = LoweringContext::ReduceKind;
+
+// Reduced dims from an int, an int list, or None (every dimension).
+std::vector<int64_t> Dims(LoweringContext& c, const ir::Node& n, size_t arg, int64_t rank) {
+  std::vector<int64_t> dims;
+  if (arg < n.args().size() && !c.IsNone(n, arg)) {
+    const c10::IValue& v = c.ConstArg(n, arg);
+    dims = v.isInt() ? std::vector<int64_t>{v.toInt()} : IntList(v);
+  }
+  if (dims.empty())
+    for (int64_t d = 0; d < rank; ++d) dims.push_back(d);
+  for (int64_t& d : dims) d = WrapDim(d, rank);
+  return dims;
+}
+
+bool Keep(LoweringContext& c, const ir::Node& n, size_t arg) {
+  return arg < n.args().size() && c.ConstArg(n, arg).toBool();
+}
+
+Outs Prod(LoweringContext& c, const ir::Node& n) {  // prod(self, dtype) / prod.dim_int(self, dim, keepdim, dtype)
+  Instruction* x = c.Convert(c.Operand(n, 0), OutType(n));
+  bool with_dim = n.args().size() == 4;
+  auto dims = Dims(c, n, with_dim ? 1 : 99, x->shape().rank());
+  return {c.Reduce(x, dims, RK::kProd, with_dim && Keep(c, n, 2))};
+}
+
+template <RK kKind>
+Outs Extremum(LoweringContext& c, const ir::Node& n) {  // amax(self, dim, keepdim) / max(self)
+  Instruction* x = c.Operand(n, 0);
+  auto dims = Dims(c, n, n.args().size() > 1 ? 1 : 99, x->shape().rank());
+  return {c.Reduce(x, dims, kKind, Keep(c, n, 2))};
+}
+
+// The first index along `dim` where x equals its extremum m (keepdim), or where x is NaN.
+Instruction* PositionOf(LoweringContext& c, Instruction* x, Instruction* m, int64_t dim, bool keepdim) {
+  ElementType t = x->shape().type;
+  Instruction* hit = c.Elementwise(Opcode::kCompare, {x, m}, t, Comparison::kEq);
+  if (hlo::IsFloating(t))
+    hit = c.Elementwise(Opcode::kOr, {hit, c.Elementwise(Opcode::kCompare, {x, x}, t, Comparison::kNe)},
+                        ElementType::kPred);
+  hlo::Attributes iota;
+  iota.index = dim;
+  Instruction* positions = c.Add(Opcode::kIota, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {}, iota);
+  Instruction* candidates = c.Elementwise(
+      Opcode::kSelect, {hit, positions, c.Constant(static_cast<double>(INT64_MAX), ElementType::kS64)},
+      ElementType::kS64);
+  return c.Reduce(candidates, {dim}, RK::kMin, keepdim);
+}
+
+template <RK kKind>
+Outs ExtremumDim(LoweringContext& c, const ir::Node& n) {  // max.dim(self, dim, keepdim)
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  bool keepdim = Keep(c, n, 2);
+  Instruction* m = c.Reduce(x, {dim}, kKind, true);
+  return {keepdim ? m : c.Reshape(m, n.shape(0).sizes), PositionOf(c, x, m, dim, keepdim)};
+}
+
+template <RK kKind>
+Outs ArgExtremum(LoweringContext& c, const ir::Node& n) {  // argmax(self, dim?, keepdim)
+  Instruction* x = c.Operand(n, 0);
+  bool keepdim = Keep(c, n, 2);
+  if (c.IsNone(n, 1)) {  // over the flattened tensor
+    Instruction* flat = c.Reshape(x, {x->shape().element_count()});
+    Instruction* m = c.Reduce(flat, {0}, kKind, true);
+    return {c.Reshape(PositionOf(c, flat, m, 0, false), n.shape().sizes)};
+  }
+  if (x->shape().rank() == 0) return {c.Reshape(c.Constant(0, ElementType::kS64), n.shape().sizes)};
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  return {PositionOf(c, x, c.Reduce(x, {dim}, kKind, true), dim, keepdim)};
+}
+
+// var.correction(self, dim?, correction?, keepdim)
+Instruction* Variance(LoweringContext& c, const ir::Node& n, ElementType t) {
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  auto dims = Dims(c, n, 1, x->shape().rank());
+  double count = 1;
+  for (int64_t d : dims) count *= static_cast<double>(x->shape().rank() ? x->shape().dims[d] : 1);
+  double correction = c.IsNone(n, 2) ? 1.0 : c.ConstArg(n, 2).toScalar().toDouble();
+  Instruction* mean = c.Elementwise(Opcode::kDivide, {c.Reduce(x, dims, RK::kSum, true), c.Constant(count, t)}, t);
+  Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, mean}, t);
+  Instruction* sq = c.Reduce(c.Elementwise(Opcode::kMultiply, {centered, centered}, t), dims, RK::kSum, Keep(c, n, 3));
+  return c.Elementwise(Opcode::kDivide, {sq, c.Constant(std::max(count - correction, 0.0), t)}, t);
+}
+
+Outs Var(LoweringContext& c, const ir::Node& n) { return {Variance(c, n, OutType(n))}; }
+Outs Std(LoweringContext& c, const ir::Node& n) {
+  return {c.Elementwise(Opcode::kSqrt, {Variance(c, n, OutType(n))}, OutType(n))};
+}
+
+// p-norm for a p known when the graph is built (None means 2).
+Instruction* PNorm(LoweringContext& c, Instruction* x, double p, const std::vector<int64_t>& dims,
+                   bool keepdim, ElementType t) {
+  x = c.Convert(x, t);
+  Instruction* a = c.Elementwise(Opcode::kAbs, {x}, t);
+  if (std::isinf(p)) return c.Reduce(a, dims, p > 0 ? RK::kMax : RK::kMin, keepdim);
+  if (p == 0) {
+    Instruction* nz = c.Convert(c.Elementwise(Opcode::kCompare, {x, c.Constant(0, t)}, t, Comparison::kNe), t);
+    return c.Reduce(nz, dims, RK::kSum, keepdim);
+  }
+  if (p == 1) return c.Reduce(a, dims, RK::kSum, keepdim);
+  if (p == 2)
+    return c.Elementwise(Opcode::kSqrt, {c.Reduce(c.Elementwise(Opcode::kMultiply, {x, x}, t), dims, RK::kSum, keepdim)}, t);
+  Instruction* s = c.Reduce(c.Elementwise(Opcode::kPower, {a, c.Constant(p, t)}, t), dims, RK::kSum, keepdim);
+  return c.Elementwise(Opcode::kPower, {s, c.Constant(1 / p, t)}, t);
+}
+
+double ConstP(LoweringContext& c, const ir::Node& n, size_t arg) {
+  const ir::Arg& a = n.args().at(arg);
+  if (a.kind != ir::Arg::Kind::kConst)
+    throw NotLowered(n.op()->name + " with an order known only when the graph runs");
+  return a.value.isNone() ? 2.0 : a.value.toScalar().toDouble();
+}
+
+Outs LinalgVectorNorm(LoweringContext& c, const ir::Node& n) {  // (self, ord, dim?, keepdim, dtype?)
+  Instruction* x = c.Operand(n, 0);
+  return {PNorm(c, x, ConstP(c, n, 1), Dims(c, n, 2, x->shape().rank()), Keep(c, n, 3), OutType(n))};
+}
+
+Outs NormScalarOptDim(LoweringContext& c, const ir::Node& n) {  // (self, p?, dim[], keepdim)
+  Instruction* x = c.Operand(n, 0);
+  return {PNorm(c, x, ConstP(c, n, 1), Dims(c, n, 2, x->shape().rank()), Keep(c, n, 3), OutType(n))};
+}
+
+Outs Logsumexp(LoweringContext& c, const ir::Node& n) {  // (self, dim[], keepdim)
+  ElementType t = OutType(n);
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  auto dims = Dims(c, n, 1, x->shape().rank());
+  Instruction* m = c.Reduce(x, dims, RK::kMax, true);
+  // An infinite maximum would give inf - inf: shift by 0 there instead, as ATen does.
+  Instruction* finite = c.Elementwise(Opcode::kIsFinite, {m}, t);
+  m = c.Elementwise(Opcode::kSelect, {finite, m, c.Constant(0, t)}, t);
+  Instruction* s = c.Reduce(c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, m}, t)}, t), dims,
+                            RK::kSum, Keep(c, n, 2));
+  Instruction* shift = Keep(c, n, 2) ? m : c.Reshape(m, n.shape().sizes);
+  return {c.Elementwise(Opcode::kAdd, {c.Elementwise(Opcode::kLog, {s}, t), shift}, t)};
+}
+
+template <RK kKind>
+Outs AnyAll(LoweringContext& c, const ir::Node& n) {  // any(self) / any.dim(self, dim, keepdim)
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().type != ElementType::kPred)
+    x = c.Elementwise(Opcode::kCompare, {x, c.Constant(0, x->shape().type)}, x->shape().type, Comparison::kNe);
+  bool with_dim = n.args().size() > 1;
+  auto dims = Dims(c, n, with_dim ? 1 : 99, x->shape().rank());
+  return {c.Convert(c.Reduce(x, dims, kKind, with_dim && Keep(c, n, 2)), OutType(n))};
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> ReductionLowerings() {
+  return {
+      {"aten::prod", Prod}, {"aten::prod.dim_int", Prod},
+      {"aten::amax", Extremum<RK::kMax>}, {"aten::amin", Extremum<RK::kMin>},
+      {"aten::max", Extremum<RK::kMax>}, {"aten::min", Extremum<RK::kMin>},
+      {"aten::max.dim", ExtremumDim<RK::kMax>}, {"aten::min.dim", ExtremumDim<RK::kMin>},
+      {"aten::argmax", ArgExtremum<RK::kMax>}, {"aten::argmin", ArgExtremum<RK::kMin>},
+      {"aten::var.correction", Var}, {"aten::std.correction", Std},
+      {"aten::linalg_vector_norm", LinalgVectorNorm}, {"aten::norm.ScalarOpt_dim", NormScalarOptDim},
+      {"aten::logsumexp", Logsumexp},
+      {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},
+      {"aten::all", AnyAll<RK::kAnd>}, {"aten::all.dim", AnyAll<RK::kAnd>},
+  };
+}
+
+}  // namespace txla::lower
