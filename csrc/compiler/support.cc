@@ -1,37 +1,24 @@
 #include "compiler/support.h"
 
-#include <cblas.h>
-
 #include <cstring>
 #include <string>
 
 #include "compiler/library/conv2d.h"
+#include "compiler/library/gemm.h"
 #include "compiler/library/pool2d.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
 namespace {
 
-template <typename T, typename Gemm>
-void GemmCommon(Gemm gemm, int ta, int tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-                const T* b, int64_t ldb, T* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    std::memset(c, 0, sizeof(T) * m * n);
-    return;
-  }
-  gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, T(1),
-       a, lda, b, ldb, T(0), c, ldc);
-}
-
 void GemmF32(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
              const float* b, int64_t ldb, float* c, int64_t ldc) {
-  GemmCommon<float>(cblas_sgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  library::Gemm<float>(ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, ldc);
 }
 
 void GemmF64(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
              const double* b, int64_t ldb, double* c, int64_t ldc) {
-  GemmCommon<double>(cblas_dgemm, ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+  library::Gemm<double>(ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
 }
 
 int64_t KernelBegin() { return metrics::NowNs(); }

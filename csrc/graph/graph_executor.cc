@@ -33,7 +33,10 @@ std::mutex& SyncMutex() {
 // Native code when every op lowers and codegen handles the module; otherwise the whole graph
 // runs on the interpreter, counted (InterpretedGraph, and the reason) so it is never silent.
 std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op) {
-  if (op_by_op) return BuildInterpreterProgram(cut);
+  if (op_by_op) {
+    TXLA_COUNTER("OpByOpGraph", 1);
+    return BuildInterpreterProgram(cut);
+  }
   std::string missing = lower::FirstUnloweredOp(cut);
   if (!missing.empty()) {
     TXLA_COUNTER("InterpretedGraph", 1);

@@ -125,7 +125,12 @@ Instruction* MatMul(LoweringContext& c, Instruction* a, Instruction* b) {
 
 Outs Mm(LoweringContext& c, const ir::Node& n) { return {MatMul(c, c.Operand(n, 0), c.Operand(n, 1))}; }
 
-Outs Addmm(LoweringContext& c, const ir::Node& n) {  // beta * self + alpha * (m1 @ m2)
+Outs FillTensor(LoweringContext& c, const ir::Node& n) {  // fill.Tensor(self, value)
+  return {c.BroadcastTo(c.Convert(c.Operand(n, 1), OutType(n)), n.shape().sizes)};
+}
+
+// addmm, addmv, baddbmm: beta * self + alpha * (m1 @ m2)
+Outs Addmm(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
   // beta and alpha are usually 1; the simplifier removes those multiplies.
   Instruction* prod = c.Elementwise(
@@ -356,6 +361,11 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::mm", Mm},
       {"aten::bmm", Mm},
       {"aten::addmm", Addmm},
+      {"aten::addmv", Addmm},
+      {"aten::baddbmm", Addmm},
+      {"aten::mv", Mm},
+      {"aten::dot", Mm},
+      {"aten::fill.Tensor", FillTensor},
       {"aten::t_copy", TCopy},
       {"aten::transpose_copy.int", TransposeCopy},
       {"aten::permute_copy", PermuteCopy},
@@ -387,7 +397,8 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::nll_loss_backward", NllLossBackward},
   };
   static const bool merged = [] {
-    for (auto list : {NnLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings()})
+    for (auto list : {NnLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
+                      LossLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);
     return true;
   }();

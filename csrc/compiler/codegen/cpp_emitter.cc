@@ -3,6 +3,7 @@
 #include <cmath>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -64,6 +65,7 @@ typedef short int16_t;
 typedef int int32_t;
 typedef long long int64_t;
 typedef unsigned char uint8_t;
+#define TXLA_KERNEL __attribute__((visibility("hidden")))
 
 struct TxlaSupport {
   void (*gemm_f32)(int, int, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
@@ -119,6 +121,14 @@ static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp
 
 )";
 
+}  // namespace
+
+const char* const kKernelsBegin = "//@@txla kernels\n";
+const char* const kKernelEnd = "//@@txla kernel end\n";
+const char* const kRunBegin = "//@@txla run\n";
+
+namespace {
+
 class Emitter {
  public:
   Emitter(const hlo::Module& module, const BufferPlan& plan, bool profile)
@@ -149,7 +159,7 @@ class Emitter {
            << Literal(value->attrs().literal.GetDouble(0), value->shape().type) << ";\n";
     }
     std::ostringstream unit;
-    unit << kPrelude << functions_.str();
+    unit << kPrelude << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
     unit << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
             "                         void* const* outputs, char* arena) {\n"
          << declarations_.str() << out_.str() << "}\n";
@@ -237,14 +247,14 @@ class Emitter {
     std::swap(kernel, out_);
     std::string fn = "k_" + Sanitize(i.name());
     std::string type = CType(i.shape().type);
-    functions_ << "// " << i.name() << "\nstatic void " << fn << "(" << type << "* __restrict__ "
-               << Buffer(i);
+    std::string signature = "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ " + Buffer(i);
     std::string call = "  " + fn + "(" + Buffer(i);
     for (const Instruction* b : used_) {
-      functions_ << ", const " << CType(b->shape().type) << "* __restrict__ " << Buffer(*b);
+      signature += ", const " + std::string(CType(b->shape().type)) + "* __restrict__ " + Buffer(*b);
       call += ", " + Buffer(*b);
     }
-    functions_ << ") {\n" << kernel.str() << "}\n\n";
+    signature += ")";
+    AddKernel(i.name(), signature, kernel.str());
     out_ << call << ");\n";
   }
 
@@ -254,10 +264,22 @@ class Emitter {
     Index idx;
     std::string indent = "  ";
     out_ << indent << "{\n";
-    for (size_t k = 0; k < dims.size(); ++k) {
+    // A kernel that transposes its last dimension reads one of its inputs down columns: walking
+    // the last two dimensions in square tiles keeps both the reads and the writes in cache.
+    size_t rank = dims.size();
+    bool tiled = rank >= 2 && TransposesLastDimension(root) && dims[rank - 1] > kTile && dims[rank - 2] > kTile;
+    for (size_t k = 0; k < rank; ++k) {
       std::string v = "i" + std::to_string(k);
-      out_ << indent << "  for (int64_t " << v << " = 0; " << v << " < " << dims[k] << "; ++" << v << ")\n";
       idx.push_back(v);
+      if (tiled && k + 2 >= rank) continue;
+      out_ << indent << "  for (int64_t " << v << " = 0; " << v << " < " << dims[k] << "; ++" << v << ")\n";
+    }
+    if (tiled) {
+      for (size_t k = rank - 2; k < rank; ++k)
+        out_ << indent << "  for (int64_t t" << k << " = 0; t" << k << " < " << dims[k] << "; t" << k << " += " << kTile << ")\n";
+      for (size_t k = rank - 2; k < rank; ++k)
+        out_ << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
+             << dims[k] << " ? t" << k << " + " << kTile << " : " << dims[k] << "); ++i" << k << ")\n";
     }
     out_ << indent << "  {\n";
     body_.str("");
@@ -265,6 +287,26 @@ class Emitter {
     std::string value = Value(root, idx);
     out_ << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << value << ";\n";
     out_ << indent << "  }\n" << indent << "}\n";
+  }
+
+  static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
+
+  // Whether a loop kernel rooted at `root` reads through a transpose that moves the last dimension.
+  bool TransposesLastDimension(const Instruction& root) {
+    std::vector<const Instruction*> stack = {&root};
+    std::set<const Instruction*> seen;
+    while (!stack.empty()) {
+      const Instruction* i = stack.back();
+      stack.pop_back();
+      if (!seen.insert(i).second) continue;
+      if (i->opcode() == Opcode::kTranspose) {
+        const auto& perm = i->attrs().dimensions;
+        if (!perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1) return true;
+      }
+      if (fusion_params_.count(i)) continue;
+      for (const Instruction* op : i->operands()) stack.push_back(op);
+    }
+    return false;
   }
 
   std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v) {
@@ -368,16 +410,20 @@ class Emitter {
     if (pit != fusion_params_.end()) return Value(*pit->second, idx);
     if (i.opcode() == Opcode::kConstant && i.shape().IsScalar())
       return Literal(i.attrs().literal.GetDouble(0), i.shape().type);
-    if (Materialized(i)) {
-      if (&i != current_output_ && std::find(used_.begin(), used_.end(), &i) == used_.end())
-        used_.push_back(&i);
-      return Buffer(i) + "[" + Linear(idx, i.shape().dims) + "]";
-    }
     std::string key = i.name() + "@";
     for (const std::string& s : idx) key += s + ",";
     auto mit = memo_.find(key);
     if (mit != memo_.end()) return mit->second;
-    std::string expr = Compute(i, idx);
+    std::string expr;
+    if (Materialized(i)) {
+      // Loads become statements of their own: a load inside `p ? a[i] : b[i]` is conditional,
+      // which forces a branch (it may not be executed speculatively) where a select would do.
+      if (&i != current_output_ && std::find(used_.begin(), used_.end(), &i) == used_.end())
+        used_.push_back(&i);
+      expr = Buffer(i) + "[" + Linear(idx, i.shape().dims) + "]";
+    } else {
+      expr = Compute(i, idx);
+    }
     std::string var = "v" + std::to_string(next_var_++);
     body_ << "      const " << CType(i.shape().type) << " " << var << " = " << expr << ";\n";
     memo_[key] = var;
@@ -412,6 +458,14 @@ class Emitter {
         return Value(*i.operand(0), sub);
       }
       case Opcode::kReshape: {
+        // Row-major: a reshape of a buffer reads it at the output's own linear index.
+        const Instruction* src = i.operand(0);
+        auto param = fusion_params_.find(src);
+        if (param != fusion_params_.end()) src = param->second;
+        if (Materialized(*src) && src != current_output_) {
+          if (std::find(used_.begin(), used_.end(), src) == used_.end()) used_.push_back(src);
+          return Buffer(*src) + "[" + Linear(idx, i.shape().dims) + "]";
+        }
         const auto& in_dims = i.operand(0)->shape().dims;
         std::string lin = "(" + Linear(idx, i.shape().dims) + ")";
         Index sub(in_dims.size());
@@ -594,11 +648,18 @@ class Emitter {
     return acc;
   }
 
+  // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
+  // split marker: a large source can then be built as several translation units in parallel.
+  void AddKernel(const std::string& name, const std::string& signature, const std::string& body) {
+    functions_ << "// " << name << "\n" << signature << " {\n" << body << "}\n" << kKernelEnd;
+    prototypes_ << signature << ";\n";
+  }
+
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields) {
     std::string table = "g_" + Sanitize(name);
-    functions_ << "static const int64_t " << table << "[] = {";
-    for (size_t k = 0; k < fields.size(); ++k) functions_ << (k ? ", " : "") << fields[k] << "LL";
-    functions_ << "};\n";
+    declarations_ << "  static const int64_t " << table << "[] = {";
+    for (size_t k = 0; k < fields.size(); ++k) declarations_ << (k ? ", " : "") << fields[k] << "LL";
+    declarations_ << "};\n";
     return table;
   }
 
@@ -626,14 +687,13 @@ class Emitter {
     if (positions > 16 || in.rank() < 2) return false;
     std::string type = CType(in.type), x = Operand(i, 0), fn = "k_" + Sanitize(i.name());
     int64_t r = in.rank(), in_w = in.dims[r - 1], plane = in.dims[r - 2] * in_w;
-    functions_ << "// " << i.name() << "\nstatic void " << fn << "(int64_t* __restrict__ out, const "
-               << type << "* __restrict__ x) {\n";
+    std::ostringstream body;
     Index idx;
     for (int64_t k = 0; k < r; ++k) {
       idx.push_back("i" + std::to_string(k));
-      functions_ << "  for (int64_t i" << k << " = 0; i" << k << " < " << out_dims[k] << "; ++i" << k << ")\n";
+      body << "  for (int64_t i" << k << " = 0; i" << k << " < " << out_dims[k] << "; ++i" << k << ")\n";
     }
-    functions_ << "  {\n";
+    body << "  {\n";
     std::vector<int64_t> pos(r, 0);
     for (int64_t p = 0; p < positions; ++p) {
       Index in_idx;
@@ -643,10 +703,10 @@ class Emitter {
       std::string flat = "(" + in_idx[r - 2] + ") * " + std::to_string(in_w) + " + " + in_idx[r - 1];
       std::string v = "x[" + Linear(in_idx, in.dims) + "]";
       if (p == 0) {
-        functions_ << "    " << type << " m = " << v << ";\n    int64_t best = " << flat << ";\n";
+        body << "    " << type << " m = " << v << ";\n    int64_t best = " << flat << ";\n";
       } else {
         // ATen's rule: a larger value or a NaN replaces the maximum.
-        functions_ << "    { const " << type << " v = " << v << "; const bool take = (v > m) | (v != v);\n"
+        body << "    { const " << type << " v = " << v << "; const bool take = (v > m) | (v != v);\n"
                    << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
       }
       for (int64_t k = r; k-- > 0;) {
@@ -655,7 +715,9 @@ class Emitter {
       }
     }
     (void)plane;
-    functions_ << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n}\n\n";
+    body << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n";
+    AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(int64_t* __restrict__ out, const " + type + "* __restrict__ x)",
+              body.str());
     out_ << "  " << fn << "(" << Buffer(i) << ", " << x << ");\n";
     return true;
   }
@@ -767,6 +829,7 @@ class Emitter {
   std::ostringstream out_;           // the body of txla_run
   std::ostringstream declarations_;  // buffer pointers, at the top of txla_run
   std::ostringstream functions_;     // one function per loop kernel, before txla_run
+  std::ostringstream prototypes_;
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).
   std::vector<const Instruction*> used_;
   const Instruction* current_output_ = nullptr;
@@ -780,6 +843,29 @@ class Emitter {
 
 std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan, bool profile) {
   return Emitter(module, plan, profile).Emit();
+}
+
+std::vector<std::string> SplitSource(const std::string& source, int units) {
+  size_t kernels = source.find(kKernelsBegin), run = source.find(kRunBegin);
+  if (units <= 1 || kernels == std::string::npos || run == std::string::npos) return {source};
+  std::string prelude = source.substr(0, kernels);
+  std::vector<std::string> chunks;
+  size_t pos = kernels + std::string(kKernelsBegin).size();
+  const std::string end_marker = kKernelEnd;
+  for (size_t end; (end = source.find(end_marker, pos)) != std::string::npos && end < run;
+       pos = end + end_marker.size())
+    chunks.push_back(source.substr(pos, end + end_marker.size() - pos));
+  size_t total = 0;
+  for (const auto& c : chunks) total += c.size();
+  std::vector<std::string> out(static_cast<size_t>(units), prelude);
+  size_t filled = 0;
+  for (const auto& c : chunks) {  // contiguous runs of kernels of about equal size
+    size_t unit = std::min(out.size() - 1, (filled + c.size() / 2) * out.size() / std::max<size_t>(total, 1));
+    out[unit] += c;
+    filled += c.size();
+  }
+  out.back() += source.substr(run);
+  return out;
 }
 
 int CountKernels(const hlo::Module& module) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compiler/buffer_assignment.h"
 #include "hlo/instruction.h"
@@ -39,6 +40,15 @@ struct TxlaSupport {
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char* kernel, int64_t token);
 };
+
+// Marker lines in the emitted source: after the prelude, after each kernel function, and before
+// txla_run. SplitSource cuts a source there into translation units that build in parallel.
+extern const char* const kKernelsBegin;
+extern const char* const kKernelEnd;
+extern const char* const kRunBegin;
+// `units` translation units (fewer for small sources), each prelude + some kernels; the last
+// also holds txla_run. Joined by a link they make the same library as the whole source.
+std::vector<std::string> SplitSource(const std::string& source, int units);
 
 // Throws std::invalid_argument for what it cannot emit (an opcode or element type); callers run
 // such graphs on the interpreter instead.

@@ -5,11 +5,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
+#include "compiler/codegen/cpp_emitter.h"
 #include "debug/env.h"
 
 namespace txla::compiler {
@@ -37,25 +43,76 @@ std::string KernelCompilerCommand() {
   return cxx + " -std=c++17 -O2 -march=native -fno-math-errno -fPIC -shared -w";
 }
 
-void BuildSharedObject(const std::string& source_path, const std::string& object_path) {
-  std::string tmp = object_path + ".tmp." + std::to_string(getpid());
-  std::string log = tmp + ".log";
-  std::string cmd = KernelCompilerCommand() + " -o '" + tmp + "' '" + source_path + "' > '" + log + "' 2>&1";
-  int status = std::system(cmd.c_str());
-  if (status != 0) {
-    std::string output;
+namespace {
+
+// Runs a shell command; its output (stdout and stderr) on failure.
+bool RunCommand(const std::string& cmd, const std::string& log, std::string* output) {
+  int status = std::system((cmd + " > '" + log + "' 2>&1").c_str());
+  if (status != 0 && output) {
     if (FILE* f = std::fopen(log.c_str(), "r")) {
       std::array<char, 4096> buf;
       size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0 && output.size() < 16384)
-        output.append(buf.data(), n);
+      while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0 && output->size() < 16384)
+        output->append(buf.data(), n);
       std::fclose(f);
     }
-    std::remove(log.c_str());
+  }
+  std::remove(log.c_str());
+  return status == 0;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Sources above this size are built as one translation unit per core, in parallel, and linked:
+// the C++ compiler's time grows with the source, and one invocation uses one core.
+constexpr size_t kSplitBytes = 48 * 1024;
+
+}  // namespace
+
+void BuildSharedObject(const std::string& source_path, const std::string& object_path) {
+  std::string tmp = object_path + ".tmp." + std::to_string(getpid());
+  std::string output;
+  std::string source = ReadAll(source_path);
+  int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> units =
+      source.size() > kSplitBytes ? SplitSource(source, cores) : std::vector<std::string>{};
+  bool ok;
+  if (units.size() <= 1) {
+    ok = RunCommand(KernelCompilerCommand() + " -o '" + tmp + "' '" + source_path + "'", tmp + ".log", &output);
+  } else {
+    std::vector<std::string> objects(units.size()), outputs(units.size());
+    std::vector<char> results(units.size(), 0);
+    std::vector<std::thread> builds;
+    for (size_t k = 0; k < units.size(); ++k) {
+      std::string unit_path = tmp + ".u" + std::to_string(k) + ".cc";
+      objects[k] = tmp + ".u" + std::to_string(k) + ".o";
+      std::ofstream(unit_path) << units[k];
+      builds.emplace_back([&, k, unit_path] {
+        results[k] = RunCommand(KernelCompilerCommand() + " -c -o '" + objects[k] + "' '" + unit_path + "'",
+                                objects[k] + ".log", &outputs[k]);
+        std::remove(unit_path.c_str());
+      });
+    }
+    for (std::thread& t : builds) t.join();
+    ok = true;
+    std::string link = debug::EnvString("TXLA_CXX", "c++") + " -shared -o '" + tmp + "'";
+    for (size_t k = 0; k < units.size(); ++k) {
+      ok &= results[k] != 0;
+      output += outputs[k];
+      link += " '" + objects[k] + "'";
+    }
+    if (ok) ok = RunCommand(link, tmp + ".log", &output);
+    for (const std::string& o : objects) std::remove(o.c_str());
+  }
+  if (!ok) {
     std::remove(tmp.c_str());
     throw std::runtime_error("building " + source_path + " failed:\n" + output);
   }
-  std::remove(log.c_str());
   if (std::rename(tmp.c_str(), object_path.c_str()) != 0)
     throw std::runtime_error("could not move the built kernel to " + object_path);
 }

@@ -1,8 +1,7 @@
 #include "compiler/library/conv2d.h"
 
+#include "compiler/library/gemm.h"
 #include "compiler/library/parallel.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -13,17 +12,7 @@
 namespace txla::compiler::library {
 namespace {
 
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0f, a, lda, b, ldb, beta, c, ldc);
-}
-
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0, a, lda, b, ldb, beta, c, ldc);
-}
+using library::Gemm;
 
 // Per-group sizes of the GEMMs.
 struct Sizes {
@@ -36,20 +25,14 @@ struct Sizes {
         plane_in(g.in_h * g.in_w) {}
 };
 
-// A 1x1 kernel with unit stride and no padding reads the image itself as its column matrix.
-bool IsPointwise(const Conv2dGeometry& g) {
-  return g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
-         g.pad_h == 0 && g.pad_w == 0;
-}
-
 // cols[(c, kh, kw), (oh, ow)] = x[c, oh*s - p + kh*d, ...] (zero outside the image), for the
 // `channels` channels starting at x.
 template <typename T>
-void Im2Col(const Conv2dGeometry& g, int64_t channels, const T* x, T* cols) {
+void Im2Col(const Conv2dGeometry& g, int64_t channels, const T* x, T* cols, int64_t ld) {
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t kh = 0; kh < g.kernel_h; ++kh)
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        T* row = cols + ((c * g.kernel_h + kh) * g.kernel_w + kw) * g.out_h * g.out_w;
+        T* row = cols + ((c * g.kernel_h + kh) * g.kernel_w + kw) * ld;
         const T* plane = x + c * g.in_h * g.in_w;
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
@@ -69,11 +52,11 @@ void Im2Col(const Conv2dGeometry& g, int64_t channels, const T* x, T* cols) {
 
 // The adjoint of Im2Col: dx[c, ih, iw] += cols[...] for every column entry that read it.
 template <typename T>
-void Col2ImAdd(const Conv2dGeometry& g, int64_t channels, const T* cols, T* dx) {
+void Col2ImAdd(const Conv2dGeometry& g, int64_t channels, const T* cols, int64_t ld, T* dx) {
   for (int64_t c = 0; c < channels; ++c)
     for (int64_t kh = 0; kh < g.kernel_h; ++kh)
       for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
-        const T* row = cols + ((c * g.kernel_h + kh) * g.kernel_w + kw) * g.out_h * g.out_w;
+        const T* row = cols + ((c * g.kernel_h + kh) * g.kernel_w + kw) * ld;
         T* plane = dx + c * g.in_h * g.in_w;
         for (int64_t oh = 0; oh < g.out_h; ++oh) {
           int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
@@ -88,96 +71,101 @@ void Col2ImAdd(const Conv2dGeometry& g, int64_t channels, const T* cols, T* dx) 
       }
 }
 
-// Work small enough that starting threads costs more than it saves stays on one thread.
-int ThreadsFor(const Conv2dGeometry& g) {
-  double flops = 2.0 * g.batch * g.out_channels * g.out_h * g.out_w * g.in_channels / g.groups *
-                 g.kernel_h * g.kernel_w;
-  return flops < 2e6 ? 1 : NumThreads();
-}
-
 }  // namespace
-
-int NumThreads() {
-  static const int threads = [] {
-    const char* env = std::getenv("TXLA_NUM_THREADS");
-    int n = env ? std::atoi(env) : 0;
-    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
-    return std::max(1, n);
-  }();
-  return threads;
-}
 
 Conv2dGeometry Conv2dGeometryFrom(const int64_t* f) {
   return {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15]};
+}
+
+// The whole batch is one GEMM per group: the column matrix holds every image side by side
+// ([rows, batch * plane_out]), so OpenBLAS sees one large product (and threads it) instead of
+// a small one per image. Gathering into and scattering out of that layout is split over images.
+
+// y[n, grp*Og + o, p] <-> yt[o, n * plane_out + p]
+template <typename T>
+void ToBatchColumns(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* y, T* yt) {
+  const int64_t ld = g.batch * s.plane_out;
+  ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n)
+      for (int64_t o = 0; o < s.group_out; ++o) {
+        const T* from = y + (n * g.out_channels + grp * s.group_out + o) * s.plane_out;
+        std::copy(from, from + s.plane_out, yt + o * ld + n * s.plane_out);
+      }
+  });
+}
+
+template <typename T>
+void FromBatchColumns(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* yt, T* y) {
+  const int64_t ld = g.batch * s.plane_out;
+  ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n)
+      for (int64_t o = 0; o < s.group_out; ++o) {
+        const T* from = yt + o * ld + n * s.plane_out;
+        std::copy(from, from + s.plane_out, y + (n * g.out_channels + grp * s.group_out + o) * s.plane_out);
+      }
+  });
+}
+
+template <typename T>
+void BatchIm2Col(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* x, T* cols) {
+  const int64_t ld = g.batch * s.plane_out;
+  ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n)
+      Im2Col(g, s.group_in, x + (n * g.in_channels + grp * s.group_in) * s.plane_in, cols + n * s.plane_out, ld);
+  });
 }
 
 template <typename T>
 void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry) {
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
-  const bool pointwise = IsPointwise(g);
-  ParallelChunks(g.batch, ThreadsFor(g), [&](int, int64_t begin, int64_t end) {
-    std::vector<T> cols(pointwise ? 0 : s.cols_rows * s.plane_out);
-    for (int64_t n = begin; n < end; ++n)
-      for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const T* xg = x + (n * g.in_channels + grp * s.group_in) * s.plane_in;
-        if (!pointwise) Im2Col(g, s.group_in, xg, cols.data());
-        Gemm(false, false, s.group_out, s.plane_out, s.cols_rows, w + grp * s.group_out * s.cols_rows,
-             s.cols_rows, pointwise ? xg : cols.data(), s.plane_out, T(0),
-             y + (n * g.out_channels + grp * s.group_out) * s.plane_out, s.plane_out);
-      }
-  });
+  if (g.batch == 0 || s.plane_out == 0) return;
+  const int64_t ld = g.batch * s.plane_out;
+  std::vector<T> cols(s.cols_rows * ld), yt(s.group_out * ld);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    BatchIm2Col(g, s, grp, x, cols.data());
+    Gemm(false, false, s.group_out, ld, s.cols_rows, w + grp * s.group_out * s.cols_rows, s.cols_rows,
+         cols.data(), ld, T(0), yt.data(), ld);
+    FromBatchColumns(g, s, grp, yt.data(), y);
+  }
 }
 
 template <typename T>
 void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry) {
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
-  const bool pointwise = IsPointwise(g);
-  ParallelChunks(g.batch, ThreadsFor(g), [&](int, int64_t begin, int64_t end) {
-    std::vector<T> cols(pointwise ? 0 : s.cols_rows * s.plane_out);
-    for (int64_t n = begin; n < end; ++n)
-      for (int64_t grp = 0; grp < g.groups; ++grp) {
-        T* dxg = dx + (n * g.in_channels + grp * s.group_in) * s.plane_in;
-        // cols = w_g^T dy_g: [cols_rows, plane_out]
-        Gemm(true, false, s.cols_rows, s.plane_out, s.group_out, w + grp * s.group_out * s.cols_rows,
-             s.cols_rows, dy + (n * g.out_channels + grp * s.group_out) * s.plane_out, s.plane_out,
-             T(0), pointwise ? dxg : cols.data(), s.plane_out);
-        if (!pointwise) {
-          std::fill(dxg, dxg + s.group_in * s.plane_in, T(0));
-          Col2ImAdd(g, s.group_in, cols.data(), dxg);
-        }
-      }
-  });
+  std::fill(dx, dx + g.batch * g.in_channels * s.plane_in, T(0));
+  if (g.batch == 0 || s.plane_out == 0) return;
+  const int64_t ld = g.batch * s.plane_out;
+  std::vector<T> cols(s.cols_rows * ld), dyt(s.group_out * ld);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    ToBatchColumns(g, s, grp, dy, dyt.data());
+    // cols = w_g^T dy_g: [cols_rows, batch * plane_out]
+    Gemm(true, false, s.cols_rows, ld, s.group_out, w + grp * s.group_out * s.cols_rows, s.cols_rows,
+         dyt.data(), ld, T(0), cols.data(), ld);
+    ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n)
+        Col2ImAdd(g, s.group_in, cols.data() + n * s.plane_out, ld,
+                  dx + (n * g.in_channels + grp * s.group_in) * s.plane_in);
+    });
+  }
 }
 
 template <typename T>
 void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometry) {
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
-  const bool pointwise = IsPointwise(g);
-  const int64_t weight_size = g.out_channels * s.cols_rows;
-  const int threads = ThreadsFor(g);
-  // Each thread sums its images into its own partial gradient; the partials are added at the end.
-  std::vector<std::vector<T>> partials(threads > 1 ? threads - 1 : 0, std::vector<T>(weight_size));
-  ParallelChunks(g.batch, threads, [&](int t, int64_t begin, int64_t end) {
-    T* acc = t == 0 ? dw : partials[t - 1].data();
-    std::fill(acc, acc + weight_size, T(0));
-    std::vector<T> cols(pointwise ? 0 : s.cols_rows * s.plane_out);
-    for (int64_t n = begin; n < end; ++n)
-      for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const T* xg = x + (n * g.in_channels + grp * s.group_in) * s.plane_in;
-        if (!pointwise) Im2Col(g, s.group_in, xg, cols.data());
-        // dw_g += dy_g [group_out, plane_out] * cols^T [plane_out, cols_rows]
-        Gemm(false, true, s.group_out, s.cols_rows, s.plane_out,
-             dy + (n * g.out_channels + grp * s.group_out) * s.plane_out, s.plane_out,
-             pointwise ? xg : cols.data(), s.plane_out, T(1), acc + grp * s.group_out * s.cols_rows,
-             s.cols_rows);
-      }
-  });
-  if (g.batch == 0) std::fill(dw, dw + weight_size, T(0));
-  for (const auto& p : partials)
-    for (int64_t i = 0; i < weight_size; ++i) dw[i] += p[i];
+  std::fill(dw, dw + g.out_channels * s.cols_rows, T(0));
+  if (g.batch == 0 || s.plane_out == 0) return;
+  const int64_t ld = g.batch * s.plane_out;
+  std::vector<T> cols(s.cols_rows * ld), dyt(s.group_out * ld);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    BatchIm2Col(g, s, grp, x, cols.data());
+    ToBatchColumns(g, s, grp, dy, dyt.data());
+    // dw_g = dy_g [group_out, batch * plane_out] * cols^T [batch * plane_out, cols_rows]
+    Gemm(false, true, s.group_out, s.cols_rows, ld, dyt.data(), ld, cols.data(), ld, T(0),
+         dw + grp * s.group_out * s.cols_rows, s.cols_rows);
+  }
 }
 
 template void Conv2dForward<float>(const float*, const float*, float*, const int64_t*);

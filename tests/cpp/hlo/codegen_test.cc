@@ -51,5 +51,40 @@ TEST(CodegenTest, GeneratedCodeIncludesNoHeaders) {
   EXPECT_EQ(Emit(kSumOverBatch).find("\n#include"), std::string::npos);
 }
 
+// Two independent reductions: two kernels, which a two-way split puts in different units.
+const char* kTwoSums = R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[128,512] parameter(0)
+  %zero = f32[] constant(0)
+  %r0 = f32[512] reduce(%p, %zero), dimensions={0}, to_apply=%add
+  %r1 = f32[128] reduce(%p, %zero), dimensions={1}, to_apply=%add
+  ROOT %t = (f32[512], f32[128]) tuple(%r0, %r1)
+}
+)";
+
+TEST(CodegenTest, SourceSplitsIntoUnitsThatShareThePreludeAndKeepEveryKernel) {
+  std::string code = Emit(kTwoSums);
+  auto units = SplitSource(code, 2);
+  ASSERT_EQ(units.size(), 2u);
+  size_t prelude = code.find(kKernelsBegin);
+  for (const std::string& u : units) {
+    EXPECT_EQ(u.substr(0, prelude), code.substr(0, prelude));
+    EXPECT_EQ(u.find("txla_run") != std::string::npos, &u == &units.back());
+  }
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(units[0], kKernelEnd) + count(units[1], kKernelEnd), count(code, kKernelEnd));
+  EXPECT_EQ(count(units[0], kKernelEnd), 1u);
+  EXPECT_EQ(SplitSource(code, 1), std::vector<std::string>{code});
+}
+
 }  // namespace
 }  // namespace txla::compiler

@@ -223,3 +223,50 @@ ENTRY %main {
 
 }  // namespace
 }  // namespace txla::compiler
+
+namespace txla::compiler {
+namespace {
+
+const char* kPoolModule = R"(HloModule m
+%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%x, %y)
+}
+ENTRY %main {
+  %p = f32[2,3,8,8] parameter(0)
+  %ninf = f32[] constant(-inf)
+  %pool = f32[2,3,4,4] reduce-window(%p, %ninf), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=%max
+  %zero = f32[] constant(0)
+  %z = f32[2,3,4,4] broadcast(%zero), dimensions={}
+  %relu = f32[2,3,4,4] maximum(%pool, %z)
+  %idx = s64[2,3,4,4] custom-call(%p), custom_call_target="txla.max_pool2d_indices", window={size=1x1x2x2 stride=1x1x2x2}
+  ROOT %t = (f32[2,3,4,4], s64[2,3,4,4]) tuple(%relu, %idx)
+}
+)";
+
+TEST(FusionTest, PoolingFusesIntoItsConsumerAndLibraryCallsStayOut) {
+  auto module = hlo::ParseModule(kPoolModule);
+  EXPECT_TRUE(Fusion().Run(*module));
+  hlo::Verify(*module);
+  // relu(max_pool(x)) is one loop kernel; the argmax is its own kernel.
+  EXPECT_EQ(CountKernels(*module), 2);
+  std::string text = hlo::ToText(*module);
+  EXPECT_NE(text.find("reduce-window"), std::string::npos) << text;
+  EXPECT_NE(text.find("custom_call_target=\"txla.max_pool2d_indices\", window={size=1x1x2x2 stride=1x1x2x2}"),
+            std::string::npos) << text;
+  // The printed module parses back to the same text.
+  EXPECT_EQ(hlo::ToText(*hlo::ParseModule(text)), text);
+}
+
+TEST(CodegenTest, PoolingWindowsInsideTheImageAreUnrolledWithoutBoundsChecks) {
+  auto module = hlo::ParseModule(kPoolModule);
+  RunPipeline(*module);
+  std::string source = EmitCpp(*module, AssignBuffers(*module));
+  EXPECT_EQ(source.find("continue;"), std::string::npos) << source;
+  EXPECT_NE(source.find("txla_max("), std::string::npos) << source;
+  EXPECT_NE(source.find("const bool take"), std::string::npos) << source;  // argmax by selects
+}
+
+}  // namespace
+}  // namespace txla::compiler

@@ -1,0 +1,63 @@
+#include "compiler/library/gemm.h"
+
+#include <cblas.h>
+
+#include <cstring>
+
+#include "compiler/library/parallel.h"
+
+namespace txla::compiler::library {
+namespace {
+
+void Blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+}
+
+void Blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+// Below this many multiply-adds a second thread costs more than it saves.
+constexpr double kParallelWork = 2e5;
+
+}  // namespace
+
+template <typename T>
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  int threads = static_cast<double>(m) * n * k < kParallelWork ? 1 : NumThreads();
+  if (n >= m) {
+    // Columns [j0, j1) of C need columns [j0, j1) of B' only.
+    int64_t step = (n + threads - 1) / threads;
+    step = (step + 15) / 16 * 16;  // whole vector widths per part
+    ParallelChunks((n + step - 1) / step, threads, [&](int, int64_t begin, int64_t end) {
+      int64_t j0 = begin * step, j1 = std::min<int64_t>(n, end * step);
+      const T* bj = tb ? b + j0 * ldb : b + j0;
+      Blas(ta, tb, m, j1 - j0, k, a, lda, bj, ldb, beta, c + j0, ldc);
+    });
+  } else {
+    int64_t step = (m + threads - 1) / threads;
+    ParallelChunks((m + step - 1) / step, threads, [&](int, int64_t begin, int64_t end) {
+      int64_t i0 = begin * step, i1 = std::min<int64_t>(m, end * step);
+      const T* ai = ta ? a + i0 : a + i0 * lda;
+      Blas(ta, tb, i1 - i0, n, k, ai, lda, b, ldb, beta, c + i0 * ldc, ldc);
+    });
+  }
+}
+
+template void Gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                          int64_t, float, float*, int64_t);
+template void Gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                           const double*, int64_t, double, double*, int64_t);
+
+}  // namespace txla::compiler::library

@@ -1,0 +1,128 @@
+#include "compiler/library/parallel.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace txla::compiler::library {
+namespace {
+
+thread_local bool in_parallel_region = false;
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+class Pool {
+ public:
+  explicit Pool(int workers) {
+    openblas_set_num_threads(1);  // see parallel.h: one pool, ours
+    for (int w = 0; w < workers; ++w) threads_.emplace_back([this] { Work(); });
+  }
+
+  // Never destroyed (a static pointer): workers may be parked at exit.
+  void Run(int chunks, const std::function<void(int)>& task) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      task_ = &task;
+      next_ = 0;
+      chunks_ = chunks;
+      pending_ = chunks;
+      ++generation_;
+    }
+    cv_.notify_all();
+    in_parallel_region = true;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (next_ < chunks_) {  // the caller takes chunks too
+      int chunk = next_++;
+      lock.unlock();
+      task(chunk);
+      lock.lock();
+      --pending_;
+    }
+    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    task_ = nullptr;
+    in_parallel_region = false;
+  }
+
+ private:
+  void Work() {
+    in_parallel_region = true;
+    uint64_t seen = 0;
+    for (;;) {
+      // Kernels call the pool back to back (im2col, GEMM, col2im): poll for the next region for
+      // a few tens of microseconds before sleeping, so waking costs no system call. Short
+      // enough not to starve the tracing thread of its core.
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < deadline)
+        CpuRelax();
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return generation_.load() != seen && task_ != nullptr && next_ < chunks_; });
+      while (task_ != nullptr && next_ < chunks_) {
+        int chunk = next_++;
+        const std::function<void(int)>* task = task_;
+        lock.unlock();
+        (*task)(chunk);
+        lock.lock();
+        if (--pending_ == 0) done_cv_.notify_all();
+      }
+      seen = generation_.load();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::vector<std::thread> threads_;
+  const std::function<void(int)>* task_ = nullptr;
+  int next_ = 0, chunks_ = 0, pending_ = 0;
+  std::atomic<uint64_t> generation_{0};
+};
+
+std::mutex& RunMutex() {  // one parallel region at a time (graphs run on one queue per device)
+  static std::mutex mu;
+  return mu;
+}
+
+Pool& ThePool() {
+  static Pool* pool = new Pool(NumThreads() - 1);
+  return *pool;
+}
+
+}  // namespace
+
+int NumThreads() {
+  static const int threads = [] {
+    const char* env = std::getenv("TXLA_NUM_THREADS");
+    int n = env ? std::atoi(env) : 0;
+    if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+    return std::max(1, n);
+  }();
+  return threads;
+}
+
+void ParallelChunks(int64_t count, int threads,
+                    const std::function<void(int, int64_t, int64_t)>& body) {
+  threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({threads, count, NumThreads()})));
+  if (threads == 1 || in_parallel_region) {
+    body(0, 0, count);
+    return;
+  }
+  int64_t chunk = (count + threads - 1) / threads;
+  int chunks = static_cast<int>((count + chunk - 1) / chunk);
+  std::lock_guard<std::mutex> lock(RunMutex());
+  ThePool().Run(chunks, [&](int t) {
+    int64_t begin = t * chunk, end = std::min(count, begin + chunk);
+    if (begin < end) body(t, begin, end);
+  });
+}
+
+}  // namespace txla::compiler::library

@@ -1,0 +1,122 @@
+// Lowering of the elementwise losses and their gradients: mse, smooth L1, binary cross entropy.
+// The reduction argument follows ATen: 0 none, 1 mean, 2 sum.
+#include <ATen/ATen.h>
+
+#include "ir/op_table.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::Comparison;
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+using RK = LoweringContext::ReduceKind;
+
+std::vector<int64_t> AllDims(const Instruction* x) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < x->shape().rank(); ++d) dims.push_back(d);
+  return dims;
+}
+
+Instruction* Reduced(LoweringContext& c, Instruction* loss, int64_t reduction, ElementType t) {
+  if (reduction == 0) return loss;
+  Instruction* sum = c.Reduce(loss, AllDims(loss), RK::kSum);
+  if (reduction == 2) return sum;
+  return c.Elementwise(Opcode::kDivide, {sum, c.Constant(static_cast<double>(loss->shape().element_count()), t)}, t);
+}
+
+// The gradient's scale for a reduction: grad_output, divided by the element count for a mean.
+Instruction* GradScale(LoweringContext& c, const ir::Node& n, int64_t reduction, ElementType t) {
+  Instruction* g = c.Operand(n, 0);
+  if (reduction != 1) return g;
+  double count = static_cast<double>(c.Operand(n, 1)->shape().element_count());
+  return c.Elementwise(Opcode::kDivide, {g, c.Constant(count, t)}, t);
+}
+
+Outs MseLoss(LoweringContext& c, const ir::Node& n) {  // (self, target, reduction)
+  ElementType t = OutType(n);
+  Instruction* d = c.Elementwise(Opcode::kSubtract, {c.Operand(n, 0), c.Operand(n, 1)}, t);
+  return {Reduced(c, c.Elementwise(Opcode::kMultiply, {d, d}, t), c.ConstArg(n, 2).toInt(), t)};
+}
+
+Outs MseLossBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, self, target, reduction)
+  ElementType t = OutType(n);
+  Instruction* d = c.Elementwise(Opcode::kSubtract, {c.Operand(n, 1), c.Operand(n, 2)}, t);
+  Instruction* g = GradScale(c, n, c.ConstArg(n, 3).toInt(), t);
+  return {c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kMultiply, {d, c.Constant(2, t)}, t), g}, t)};
+}
+
+Outs SmoothL1Loss(LoweringContext& c, const ir::Node& n) {  // (self, target, reduction, beta)
+  ElementType t = OutType(n);
+  Instruction* beta = c.ScalarArg(n, 3, t);
+  Instruction* d = c.Elementwise(Opcode::kAbs, {c.Elementwise(Opcode::kSubtract, {c.Operand(n, 0), c.Operand(n, 1)}, t)}, t);
+  Instruction* quadratic = c.Elementwise(
+      Opcode::kDivide, {c.Elementwise(Opcode::kMultiply, {c.Constant(0.5, t), c.Elementwise(Opcode::kMultiply, {d, d}, t)}, t), beta}, t);
+  Instruction* linear = c.Elementwise(Opcode::kSubtract, {d, c.Elementwise(Opcode::kMultiply, {c.Constant(0.5, t), beta}, t)}, t);
+  Instruction* loss = c.Elementwise(Opcode::kSelect, {c.Elementwise(Opcode::kCompare, {d, beta}, t, Comparison::kLt), quadratic, linear}, t);
+  return {Reduced(c, loss, c.ConstArg(n, 2).toInt(), t)};
+}
+
+Outs SmoothL1LossBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, self, target, reduction, beta)
+  ElementType t = OutType(n);
+  Instruction* beta = c.ScalarArg(n, 4, t);
+  Instruction* d = c.Elementwise(Opcode::kSubtract, {c.Operand(n, 1), c.Operand(n, 2)}, t);
+  Instruction* inner = c.Elementwise(Opcode::kCompare, {c.Elementwise(Opcode::kAbs, {d}, t), beta}, t, Comparison::kLt);
+  Instruction* slope = c.Elementwise(Opcode::kSelect, {inner, c.Elementwise(Opcode::kDivide, {d, beta}, t),
+                                                       c.Elementwise(Opcode::kSign, {d}, t)}, t);
+  return {c.Elementwise(Opcode::kMultiply, {slope, GradScale(c, n, c.ConstArg(n, 3).toInt(), t)}, t)};
+}
+
+Outs BinaryCrossEntropy(LoweringContext& c, const ir::Node& n) {  // (self, target, weight?, reduction)
+  ElementType t = OutType(n);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* y = c.Operand(n, 1);
+  Instruction* floor = c.Constant(-100, t);  // ATen clamps the logs at -100
+  Instruction* log_x = c.Elementwise(Opcode::kMaximum, {c.Elementwise(Opcode::kLog, {x}, t), floor}, t);
+  Instruction* log_1mx = c.Elementwise(
+      Opcode::kMaximum, {c.Elementwise(Opcode::kLog, {c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), x}, t)}, t), floor}, t);
+  Instruction* loss = c.Elementwise(
+      Opcode::kAdd, {c.Elementwise(Opcode::kMultiply, {y, log_x}, t),
+                     c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), y}, t), log_1mx}, t)}, t);
+  loss = c.Elementwise(Opcode::kNegate, {loss}, t);
+  if (!c.IsNone(n, 2)) loss = c.Elementwise(Opcode::kMultiply, {loss, c.Operand(n, 2)}, t);
+  return {Reduced(c, loss, c.ConstArg(n, 3).toInt(), t)};
+}
+
+Outs BinaryCrossEntropyBackward(LoweringContext& c, const ir::Node& n) {
+  // (grad_output, self, target, weight?, reduction)
+  ElementType t = OutType(n);
+  Instruction* x = c.Operand(n, 1);
+  Instruction* y = c.Operand(n, 2);
+  Instruction* denom = c.Elementwise(
+      Opcode::kMaximum,
+      {c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), x}, t), x}, t), c.Constant(1e-12, t)}, t);
+  Instruction* grad = c.Elementwise(Opcode::kDivide, {c.Elementwise(Opcode::kSubtract, {x, y}, t), denom}, t);
+  grad = c.Elementwise(Opcode::kMultiply, {grad, GradScale(c, n, c.ConstArg(n, 4).toInt(), t)}, t);
+  if (!c.IsNone(n, 3)) grad = c.Elementwise(Opcode::kMultiply, {grad, c.Operand(n, 3)}, t);
+  return {grad};
+}
+
+Outs DropoutBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, mask, scale)
+  ElementType t = OutType(n);
+  Instruction* kept = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), c.Convert(c.Operand(n, 1), t)}, t);
+  return {c.Elementwise(Opcode::kMultiply, {kept, c.ScalarArg(n, 2, t)}, t)};
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> LossLowerings() {
+  return {
+      {"aten::mse_loss", MseLoss}, {"aten::mse_loss_backward", MseLossBackward},
+      {"aten::smooth_l1_loss", SmoothL1Loss}, {"aten::smooth_l1_loss_backward", SmoothL1LossBackward},
+      {"aten::binary_cross_entropy", BinaryCrossEntropy},
+      {"aten::binary_cross_entropy_backward", BinaryCrossEntropyBackward},
+      {"aten::native_dropout_backward", DropoutBackward},
+  };
+}
+
+}  // namespace txla::lower
