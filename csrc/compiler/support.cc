@@ -6,6 +6,7 @@
 #include "compiler/library/conv2d.h"
 #include "compiler/library/gemm.h"
 #include "compiler/library/pool2d.h"
+#include "compiler/library/sort.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
@@ -44,6 +45,8 @@ const TxlaSupport* GetSupportTable() {
                                  &MaxPool2dIndices<double>,
                                  &MaxPool2dBackward<float>,
                                  &MaxPool2dBackward<double>,
+                                 &SortIndices<float>,
+                                 &SortIndices<double>,
                                  &KernelBegin,
                                  &KernelEnd};
   return &table;

@@ -362,6 +362,12 @@ class Parser {
       std::string k = Name();
       a.fusion_kind = k == "kInput" ? FusionKind::kInput
                       : k == "kOutput" ? FusionKind::kOutput : FusionKind::kLoop;
+    } else if (key == "index_mode") {
+      std::string m = Name();
+      if (m != "select" && m != "along") Fail("unknown index_mode " + m);
+      a.index = m == "select" ? 0 : 1;
+    } else if (key == "stream") {
+      a.index = Int();
     } else if (key == "custom_call_target") {
       Expect("\"");
       size_t start = pos_;

@@ -85,6 +85,9 @@ std::string AttributesToText(const Instruction& i) {
       parts.push_back("dimensions=" + IntList(a.dimensions));
       called("to_apply");
       break;
+    case Opcode::kRngUniform:
+      parts.push_back("stream=" + std::to_string(a.index));
+      break;
     case Opcode::kIota:
       parts.push_back("iota_dimension=" + std::to_string(a.index));
       break;
@@ -122,7 +125,15 @@ std::string AttributesToText(const Instruction& i) {
       parts.push_back("window=" + WindowToText(a.window));
       called("to_apply");
       break;
+    case Opcode::kGather:
+      parts.push_back("dimensions=" + IntList(a.dimensions));
+      parts.push_back(std::string("index_mode=") + (a.index == 0 ? "select" : "along"));
+      break;
     case Opcode::kScatter:
+      parts.push_back("dimensions=" + IntList(a.dimensions));
+      parts.push_back(std::string("index_mode=") + (a.index == 0 ? "select" : "along"));
+      called("to_apply");
+      break;
     case Opcode::kAllReduce:
     case Opcode::kReduceScatter:
     case Opcode::kCall:

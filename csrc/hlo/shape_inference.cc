@@ -138,9 +138,22 @@ Shape InferShape(const Instruction& i) {
   const Shape& declared = i.shape();
   const Attributes& a = i.attrs();
   switch (i.opcode()) {
+    case Opcode::kGather: {
+      // gather(operand, indices), dimensions={d}: index_mode=select picks rows of dimension d by
+      // a 1-D s64 index (index_select); index_mode=along reads operand at the output position
+      // with coordinate d replaced by the index there (torch.gather). Indices are clamped.
+      CheckArity(i, 2);
+      Check(i, a.dimensions.size() == 1 && a.dimensions[0] >= 0 && a.dimensions[0] < Op(i, 0).rank(),
+            "gather needs one dimension of the operand");
+      Check(i, Op(i, 1).type == ElementType::kS64, "gather indices must be s64");
+      Check(i, declared.rank() == Op(i, 0).rank(), "gather keeps the operand's rank");
+      if (a.index == 0) Check(i, Op(i, 1).rank() == 1 && declared.dims[a.dimensions[0]] == Op(i, 1).dims[0],
+                              "select gather: 1-D indices, one per output row");
+      else Check(i, Op(i, 1).dims == declared.dims, "along gather: indices shaped like the output");
+      return Shape::Array(Op(i, 0).type, declared.dims);
+    }
     case Opcode::kParameter:
     case Opcode::kCustomCall:
-    case Opcode::kGather:
     case Opcode::kAllGather:
     case Opcode::kReduceScatter:
       return declared;
@@ -151,8 +164,13 @@ Shape InferShape(const Instruction& i) {
       Check(i, a.index >= 0 && a.index < declared.rank(), "iota_dimension out of range");
       return declared;
     case Opcode::kRngUniform:
-      CheckArity(i, 2);
-      Check(i, Op(i, 0).IsScalar() && Op(i, 1).IsScalar(), "rng bounds must be scalars");
+      // (low, high, seed): a counter-based generator, so a value depends only on the seed, the
+      // stream and the element's position (fusion may compute it anywhere, any number of times).
+      CheckArity(i, 3);
+      Check(i, Op(i, 0).IsScalar() && Op(i, 1).IsScalar() && Op(i, 0).type == Op(i, 1).type,
+            "rng bounds must be scalars of one type");
+      Check(i, Op(i, 2).IsScalar() && Op(i, 2).type == ElementType::kS64, "rng seed must be s64[]");
+      Check(i, IsFloating(Op(i, 0).type), "rng-uniform draws floating-point values");
       return Shape::Array(Op(i, 0).type, declared.dims);
     case Opcode::kConvert:
       CheckArity(i, 1);
@@ -262,7 +280,12 @@ Shape InferShape(const Instruction& i) {
     case Opcode::kConvolution:
       return InferConvolution(i);
     case Opcode::kScatter:
+      // scatter(operand, indices, updates), dimensions={d}, to_apply=combiner: the operand with
+      // each update combined into the position gather (same index_mode) would read it from.
       CheckArity(i, 3);
+      Check(i, a.dimensions.size() == 1 && a.called.size() == 1, "scatter needs one dimension and to_apply");
+      Check(i, Op(i, 1).type == ElementType::kS64 && Op(i, 2).type == Op(i, 0).type,
+            "scatter: s64 indices and updates of the operand's type");
       return Op(i, 0);
     case Opcode::kAllReduce:
       return i.operands().size() == 1 ? Op(i, 0) : declared;

@@ -171,6 +171,120 @@ Outs MaxPool2dWithIndicesBackward(LoweringContext& c, const ir::Node& n) {
                 {dy, c.Operand(n, 7)}, a)};
 }
 
+// How many input positions each output of a 2-D average pool divides by: the window clipped to
+// the padded input (count_include_pad) or to the input itself, per ATen; an iota formula, fused.
+Instruction* PoolDivisor(LoweringContext& c, const std::vector<hlo::WindowDim>& window,
+                         const std::vector<int64_t>& in_dims, const std::vector<int64_t>& out_dims,
+                         bool count_include_pad, ElementType t) {
+  using S = ElementType;
+  int64_t r = static_cast<int64_t>(out_dims.size());
+  Instruction* size = nullptr;
+  for (int64_t d = r - 2; d < r; ++d) {
+    const hlo::WindowDim& w = window[d];
+    hlo::Attributes iota;
+    iota.index = d;
+    Instruction* o = c.Add(Opcode::kIota, hlo::Shape::Array(S::kS64, out_dims), {}, iota);
+    Instruction* start = c.Elementwise(Opcode::kSubtract, {c.Elementwise(Opcode::kMultiply, {o, c.Constant(w.stride, S::kS64)}, S::kS64),
+                                                           c.Constant(w.pad_lo, S::kS64)}, S::kS64);
+    Instruction* end = c.Elementwise(Opcode::kMinimum, {c.Elementwise(Opcode::kAdd, {start, c.Constant(w.size, S::kS64)}, S::kS64),
+                                                        c.Constant(in_dims[d] + w.pad_lo, S::kS64)}, S::kS64);
+    if (!count_include_pad) {
+      start = c.Elementwise(Opcode::kMaximum, {start, c.Constant(0, S::kS64)}, S::kS64);
+      end = c.Elementwise(Opcode::kMinimum, {end, c.Constant(in_dims[d], S::kS64)}, S::kS64);
+    }
+    Instruction* extent = c.Elementwise(Opcode::kSubtract, {end, start}, S::kS64);
+    size = size ? c.Elementwise(Opcode::kMultiply, {size, extent}, S::kS64) : extent;
+  }
+  return c.Convert(size, t);
+}
+
+Instruction* AvgPoolDivisor(LoweringContext& c, const ir::Node& n, size_t first_flag,
+                            const std::vector<hlo::WindowDim>& window, const std::vector<int64_t>& in_dims,
+                            const std::vector<int64_t>& out_dims, ElementType t) {
+  // (count_include_pad, divisor_override) at first_flag, first_flag + 1
+  if (!c.IsNone(n, first_flag + 1)) return c.Constant(static_cast<double>(c.ConstArg(n, first_flag + 1).toInt()), t);
+  return PoolDivisor(c, window, in_dims, out_dims, c.ConstArg(n, first_flag).toBool(), t);
+}
+
+// avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+Outs AvgPool2d(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = OutType(n);
+  if (!hlo::IsFloating(t)) throw NotLowered("avg_pool2d of an integer type");
+  auto window = PoolWindow(c, n, x->shape(), n.shape().sizes, 1, false);
+  Instruction* sum = c.ReduceWindow(x, window, RK::kSum);
+  return {c.Elementwise(Opcode::kDivide, {sum, AvgPoolDivisor(c, n, 5, window, x->shape().dims, n.shape().sizes, t)}, t)};
+}
+
+// The adjoint of a stride-s, size-k window sum: spread each gradient over its window by padding
+// it (s - 1 zeros between elements, k - 1 - pad before) and summing windows of k at stride 1.
+Instruction* WindowSumTranspose(LoweringContext& c, Instruction* g, const std::vector<hlo::WindowDim>& window,
+                                const std::vector<int64_t>& in_dims) {
+  int64_t r = static_cast<int64_t>(in_dims.size());
+  hlo::Attributes pad;
+  pad.padding.resize(r);
+  std::vector<hlo::WindowDim> spread(r);
+  std::vector<int64_t> padded = g->shape().dims;
+  for (int64_t d = r - 2; d < r; ++d) {
+    const hlo::WindowDim& w = window[d];
+    if (w.rhs_dilation != 1) throw NotLowered("pooling gradient with dilation");
+    int64_t out = g->shape().dims[d];
+    int64_t lo = w.size - 1 - w.pad_lo;
+    int64_t hi = in_dims[d] + w.size - 1 - lo - ((out - 1) * w.stride + 1);
+    if (lo < 0 || hi < 0 || out == 0) throw NotLowered("pooling gradient whose windows leave the padded input");
+    pad.padding[d] = {lo, hi, w.stride - 1};
+    padded[d] = lo + hi + (out - 1) * w.stride + 1;
+    spread[d].size = w.size;
+  }
+  ElementType t = g->shape().type;
+  Instruction* p = c.Add(Opcode::kPad, hlo::Shape::Array(t, padded), {g, c.Constant(0, t)}, pad);
+  return c.ReduceWindow(p, spread, RK::kSum);
+}
+
+// avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+// count_include_pad, divisor_override)
+Outs AvgPool2dBackward(LoweringContext& c, const ir::Node& n) {
+  Instruction* dy = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  ElementType t = OutType(n);
+  auto window = PoolWindow(c, n, x->shape(), dy->shape().dims, 2, false);
+  Instruction* scaled = c.Elementwise(
+      Opcode::kDivide, {dy, AvgPoolDivisor(c, n, 6, window, x->shape().dims, dy->shape().dims, t)}, t);
+  return {WindowSumTranspose(c, scaled, window, x->shape().dims)};
+}
+
+// Adaptive average pooling where the output divides the input: a plain average pool.
+std::vector<hlo::WindowDim> AdaptiveWindow(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  int64_t r = static_cast<int64_t>(in.size());
+  std::vector<hlo::WindowDim> window(r);
+  for (int64_t d = r - 2; d < r; ++d) {
+    if (out[d] == 0 || in[d] % out[d] != 0)
+      throw NotLowered("adaptive_avg_pool2d whose output size does not divide the input");
+    window[d].size = window[d].stride = in[d] / out[d];
+  }
+  return window;
+}
+
+Outs AdaptiveAvgPool2d(LoweringContext& c, const ir::Node& n) {  // (self, output_size)
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = OutType(n);
+  auto window = AdaptiveWindow(x->shape().dims, n.shape().sizes);
+  int64_t r = x->shape().rank();
+  double count = static_cast<double>(window[r - 1].size * window[r - 2].size);
+  return {c.Elementwise(Opcode::kDivide, {c.ReduceWindow(x, window, RK::kSum), c.Constant(count, t)}, t)};
+}
+
+Outs AdaptiveAvgPool2dBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, self)
+  Instruction* dy = c.Operand(n, 0);
+  Instruction* x = c.Operand(n, 1);
+  ElementType t = OutType(n);
+  auto window = AdaptiveWindow(x->shape().dims, dy->shape().dims);
+  int64_t r = x->shape().rank();
+  double count = static_cast<double>(window[r - 1].size * window[r - 2].size);
+  Instruction* scaled = c.Elementwise(Opcode::kDivide, {dy, c.Constant(count, t)}, t);
+  return {WindowSumTranspose(c, scaled, window, x->shape().dims)};
+}
+
 // Batch norm statistics are per channel (dim 1): reduce every other dim, broadcast back as
 // [C, 1, ...] against [N, C, ...].
 struct ChannelDims {
@@ -372,6 +486,10 @@ std::vector<LoweringEntry> NnLowerings() {
       {"aten::convolution_backward", ConvolutionBackward},
       {"aten::max_pool2d_with_indices", MaxPool2dWithIndices},
       {"aten::max_pool2d_with_indices_backward", MaxPool2dWithIndicesBackward},
+      {"aten::avg_pool2d", AvgPool2d},
+      {"aten::avg_pool2d_backward", AvgPool2dBackward},
+      {"aten::_adaptive_avg_pool2d", AdaptiveAvgPool2d},
+      {"aten::_adaptive_avg_pool2d_backward", AdaptiveAvgPool2dBackward},
       {"aten::native_batch_norm", BatchNorm},
       {"aten::native_batch_norm_backward", BatchNormBackward},
       {"aten::native_layer_norm", LayerNorm},

@@ -277,12 +277,20 @@ NllParts NllWeights(LoweringContext& c, const ir::Node& n, size_t self_arg, size
   hlo::Attributes iota_attrs;
   iota_attrs.index = class_dim;
   Instruction* classes = c.Add(Opcode::kIota, hlo::Shape::Array(ElementType::kS64, dims), {}, iota_attrs);
-  Instruction* target_b = rank == 1 ? target : c.Reshape(target, {dims[0], 1});
+  // target [N, d1, ...] against [N, C, d1, ...]: a size-1 class dimension inserted
+  std::vector<int64_t> target_dims = target->shape().dims;
+  if (rank > 1) target_dims.insert(target_dims.begin() + 1, 1);
+  Instruction* target_b = c.Reshape(target, target_dims);
   Instruction* hit = c.Elementwise(Opcode::kCompare, {classes, target_b}, ElementType::kS64, hlo::Comparison::kEq);
   Instruction* keep = c.Elementwise(Opcode::kCompare, {target_b, c.Constant(c.ConstArg(n, ignore_arg).toInt(), ElementType::kS64)},
                                     ElementType::kS64, hlo::Comparison::kNe);
   hit = c.Elementwise(Opcode::kAnd, {hit, keep}, ElementType::kPred);
   Instruction* w = c.IsNone(n, weight_arg) ? c.Constant(1, t) : c.Operand(n, weight_arg);
+  if (!c.IsNone(n, weight_arg) && rank > 2) {  // [C] -> [C, 1, ...] to meet the class dimension
+    std::vector<int64_t> column(rank - 1, 1);
+    column[0] = dims[1];
+    w = c.Reshape(w, column);
+  }
   return {c.Elementwise(Opcode::kSelect, {hit, w, c.Constant(0, t)}, t), rank};
 }
 
@@ -296,7 +304,7 @@ Outs NllLossForward(LoweringContext& c, const ir::Node& n) {  // (self, target, 
   Instruction* total_weight = c.Reduce(p.picked_weight, all, RK::kSum);
   Instruction* loss;
   if (reduction == 0) {
-    loss = c.Elementwise(Opcode::kNegate, {c.Reduce(weighted, {p.rank - 1}, RK::kSum)}, t);
+    loss = c.Elementwise(Opcode::kNegate, {c.Reduce(weighted, {p.rank == 1 ? 0 : 1}, RK::kSum)}, t);
     if (p.rank == 1) loss = c.Reshape(loss, {});
   } else {
     loss = c.Elementwise(Opcode::kNegate, {c.Reduce(weighted, all, RK::kSum)}, t);
@@ -311,7 +319,11 @@ Outs NllLossBackward(LoweringContext& c, const ir::Node& n) {
   NllParts p = NllWeights(c, n, 1, 2, 3, 5, t);
   int64_t reduction = c.ConstArg(n, 4).toInt();
   Instruction* grad = c.Operand(n, 0);
-  if (reduction == 0 && p.rank == 2) grad = c.Reshape(grad, {grad->shape().dims[0], 1});
+  if (reduction == 0 && p.rank >= 2) {  // per-position gradients, broadcast over the classes
+    std::vector<int64_t> dims = grad->shape().dims;
+    dims.insert(dims.begin() + 1, 1);
+    grad = c.Reshape(grad, dims);
+  }
   Instruction* scale = c.Elementwise(Opcode::kNegate, {grad}, t);
   if (reduction == 1) scale = c.Elementwise(Opcode::kDivide, {scale, c.Operand(n, 6)}, t);
   return {c.Elementwise(Opcode::kMultiply, {p.picked_weight, scale}, t)};
@@ -395,10 +407,12 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::_softmax_backward_data", SoftmaxBackward},
       {"aten::nll_loss_forward", NllLossForward},
       {"aten::nll_loss_backward", NllLossBackward},
+      {"aten::nll_loss2d_forward", NllLossForward},
+      {"aten::nll_loss2d_backward", NllLossBackward},
   };
   static const bool merged = [] {
     for (auto list : {NnLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
-                      LossLowerings()})
+                      LossLowerings(), RandomLowerings(), IndexingLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);
     return true;
   }();

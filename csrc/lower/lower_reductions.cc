@@ -166,6 +166,59 @@ Outs AnyAll(LoweringContext& c, const ir::Node& n) {  // any(self) / any.dim(sel
   return {c.Convert(c.Reduce(x, dims, kKind, with_dim && Keep(c, n, 2)), OutType(n))};
 }
 
+// cumsum / cumprod(self, dim, dtype?): a running total along the dimension.
+Outs Cumulative(LoweringContext& c, const ir::Node& n, const char* target) {
+  ElementType t = OutType(n);
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  if (x->shape().rank() == 0) return {x};
+  hlo::Attributes a;
+  a.dimensions = {WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank())};
+  a.custom_call_target = target;
+  return {c.Add(Opcode::kCustomCall, x->shape(), {x}, a)};
+}
+Outs Cumsum(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumsum"); }
+Outs Cumprod(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumprod"); }
+
+// Stable sort positions along `dim` (a library call); the values are a gather of them.
+std::pair<Instruction*, Instruction*> SortAlong(LoweringContext& c, Instruction* x, int64_t dim, bool descending) {
+  if (!hlo::IsFloating(x->shape().type)) throw NotLowered("sorting an integer tensor");
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = descending ? 1 : 0;
+  a.custom_call_target = "txla.sort_indices";
+  Instruction* order = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {x}, a);
+  return {x, order};
+}
+
+Instruction* TakeAlong(LoweringContext& c, Instruction* x, Instruction* index, int64_t dim) {
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = 1;  // along
+  return c.Add(Opcode::kGather, hlo::Shape::Array(x->shape().type, index->shape().dims), {x, index}, a);
+}
+
+Outs Sort(LoweringContext& c, const ir::Node& n) {  // sort(self, dim, descending)
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  auto [values, order] = SortAlong(c, x, dim, c.ConstArg(n, 2).toBool());
+  return {TakeAlong(c, values, order, dim), order};
+}
+
+Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, largest, sorted)
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) throw NotLowered("topk of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), x->shape().rank());
+  int64_t k = c.ConstArg(n, 1).toInt();
+  auto [values, order] = SortAlong(c, x, dim, c.ConstArg(n, 3).toBool());
+  hlo::Attributes a;
+  for (int64_t d = 0; d < x->shape().rank(); ++d) a.slice.push_back({0, d == dim ? k : x->shape().dims[d], 1});
+  std::vector<int64_t> dims = x->shape().dims;
+  dims[dim] = k;
+  Instruction* top = c.Add(Opcode::kSlice, hlo::Shape::Array(ElementType::kS64, dims), {order}, a);
+  return {TakeAlong(c, values, top, dim), top};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> ReductionLowerings() {
@@ -180,6 +233,7 @@ std::vector<LoweringEntry> ReductionLowerings() {
       {"aten::logsumexp", Logsumexp},
       {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},
       {"aten::all", AnyAll<RK::kAnd>}, {"aten::all.dim", AnyAll<RK::kAnd>},
+      {"aten::cumsum", Cumsum}, {"aten::cumprod", Cumprod}, {"aten::sort", Sort}, {"aten::topk", Topk},
   };
 }
 

@@ -139,6 +139,144 @@ Outs Stack(LoweringContext& c, const ir::Node& n) {  // (tensors, dim)
   return {Concatenate(c, parts, dim, OutType(n))};
 }
 
+// A slice's start and limit as ATen normalizes them (negative from the end, clamped).
+std::pair<int64_t, int64_t> SliceBounds(LoweringContext& c, const ir::Node& n, size_t start_arg, int64_t size) {
+  auto bound = [&](size_t arg, int64_t fallback) {
+    if (c.IsNone(n, arg)) return fallback;
+    int64_t v = c.ConstArg(n, arg).toInt();
+    if (v < 0) v += size;
+    return std::clamp<int64_t>(v, 0, size);
+  };
+  int64_t start = bound(start_arg, 0);
+  return {start, std::max(start, bound(start_arg + 1, size))};
+}
+
+// Places `x` at positions start, start + step, ... of dimension `dim` (length `size`), `fill`
+// elsewhere: the adjoint of a slice.
+Instruction* Spread(LoweringContext& c, Instruction* x, int64_t dim, int64_t start, int64_t step, int64_t size,
+                    Instruction* fill) {
+  hlo::Attributes a;
+  a.padding.resize(x->shape().rank());
+  int64_t count = x->shape().dims[dim];
+  int64_t used = count == 0 ? 0 : (count - 1) * step + 1;
+  if (count == 0) return c.BroadcastTo(fill, [&] { auto d = x->shape().dims; d[dim] = size; return d; }());
+  a.padding[dim] = {start, size - start - used, step - 1};
+  std::vector<int64_t> dims = x->shape().dims;
+  dims[dim] = size;
+  return c.Add(Opcode::kPad, hlo::Shape::Array(x->shape().type, dims), {x, fill}, a);
+}
+
+Outs SliceBackward(LoweringContext& c, const ir::Node& n) {  // (grad, input_sizes, dim, start, end, step)
+  Instruction* g = c.Operand(n, 0);
+  auto sizes = IntList(c.ConstArg(n, 1));
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), static_cast<int64_t>(sizes.size()));
+  auto [start, end] = SliceBounds(c, n, 3, sizes[dim]);
+  (void)end;
+  return {Spread(c, g, dim, start, c.ConstArg(n, 5).toInt(), sizes[dim], c.Constant(0, g->shape().type))};
+}
+
+Instruction* WithDim(LoweringContext& c, Instruction* x, int64_t dim) {
+  std::vector<int64_t> dims = x->shape().dims;
+  dims.insert(dims.begin() + dim, 1);
+  return c.Reshape(x, dims);
+}
+
+Outs SelectBackward(LoweringContext& c, const ir::Node& n) {  // (grad, input_sizes, dim, index)
+  Instruction* g = c.Operand(n, 0);
+  auto sizes = IntList(c.ConstArg(n, 1));
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), static_cast<int64_t>(sizes.size()));
+  int64_t index = c.ConstArg(n, 3).toInt();
+  if (index < 0) index += sizes[dim];
+  return {Spread(c, WithDim(c, g, dim), dim, index, 1, sizes[dim], c.Constant(0, g->shape().type))};
+}
+
+// self with `src` written over the spread positions.
+Instruction* Overwrite(LoweringContext& c, Instruction* self, Instruction* src, int64_t dim, int64_t start, int64_t step) {
+  ElementType t = self->shape().type;
+  int64_t size = self->shape().dims[dim];
+  Instruction* values = Spread(c, c.Convert(src, t), dim, start, step, size, c.Constant(0, t));
+  Instruction* ones = c.BroadcastTo(c.Constant(1, ElementType::kPred), src->shape().dims);
+  Instruction* mask = Spread(c, ones, dim, start, step, size, c.Constant(0, ElementType::kPred));
+  return c.Elementwise(Opcode::kSelect, {mask, values, self}, t);
+}
+
+Outs SliceScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, dim, start, end, step)
+  Instruction* self = c.Operand(n, 0);
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), self->shape().rank());
+  auto [start, end] = SliceBounds(c, n, 3, self->shape().dims[dim]);
+  (void)end;
+  return {Overwrite(c, self, c.Operand(n, 1), dim, start, c.ConstArg(n, 5).toInt())};
+}
+
+Outs SelectScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, dim, index)
+  Instruction* self = c.Operand(n, 0);
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), self->shape().rank());
+  int64_t index = c.ConstArg(n, 3).toInt();
+  if (index < 0) index += self->shape().dims[dim];
+  return {Overwrite(c, self, WithDim(c, c.Operand(n, 1), dim), dim, index, 1)};
+}
+
+// split / split_with_sizes / unbind: consecutive slices, one per output.
+Outs Pieces(LoweringContext& c, const ir::Node& n, int64_t dim, bool squeeze) {
+  Instruction* x = c.Operand(n, 0);
+  Outs outs;
+  int64_t offset = 0;
+  for (const ir::Shape& s : n.shapes()) {
+    int64_t len = squeeze ? 1 : s.sizes[dim];
+    outs.push_back(c.Reshape(Slice(c, x, dim, offset, offset + len, 1), s.sizes));
+    offset += len;
+  }
+  return outs;
+}
+
+Outs SplitCopy(LoweringContext& c, const ir::Node& n) {  // split_copy.Tensor / split_with_sizes_copy (self, _, dim)
+  int64_t rank = c.Operand(n, 0)->shape().rank();
+  return Pieces(c, n, WrapDim(c.ConstArg(n, 2).toInt(), rank), false);
+}
+
+Outs UnbindCopy(LoweringContext& c, const ir::Node& n) {  // (self, dim)
+  int64_t rank = c.Operand(n, 0)->shape().rank();
+  return Pieces(c, n, WrapDim(c.ConstArg(n, 1).toInt(), rank), true);
+}
+
+Outs Repeat(LoweringContext& c, const ir::Node& n) {  // (self, repeats)
+  Instruction* x = c.Operand(n, 0);
+  auto repeats = IntList(c.ConstArg(n, 1));
+  std::vector<int64_t> dims(repeats.size() - x->shape().rank(), 1);
+  for (int64_t d : x->shape().dims) dims.push_back(d);
+  x = c.Reshape(x, dims);
+  // [d0, d1] -> broadcast to [r0, d0, r1, d1] -> reshape to [r0 * d0, r1 * d1]
+  hlo::Attributes a;
+  std::vector<int64_t> wide;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    wide.push_back(repeats[k]);
+    wide.push_back(dims[k]);
+    a.dimensions.push_back(static_cast<int64_t>(2 * k + 1));
+  }
+  Instruction* b = c.Add(Opcode::kBroadcast, hlo::Shape::Array(x->shape().type, wide), {x}, a);
+  return {c.Reshape(b, n.shape().sizes)};
+}
+
+Outs Roll(LoweringContext& c, const ir::Node& n) {  // (self, shifts, dims)
+  Instruction* x = c.Operand(n, 0);
+  auto shifts = IntList(c.ConstArg(n, 1));
+  auto dims = IntList(c.ConstArg(n, 2));
+  std::vector<int64_t> shape = x->shape().dims;
+  if (dims.empty()) {  // over the flattened tensor
+    x = c.Reshape(x, {x->shape().element_count()});
+    dims = {0};
+  }
+  for (size_t k = 0; k < dims.size(); ++k) {
+    int64_t dim = WrapDim(dims[k], x->shape().rank());
+    int64_t size = x->shape().dims[dim];
+    if (size == 0) continue;
+    int64_t s = ((shifts.at(k) % size) + size) % size;
+    if (s == 0) continue;
+    x = Concatenate(c, {Slice(c, x, dim, size - s, size, 1), Slice(c, x, dim, 0, size - s, 1)}, dim, x->shape().type);
+  }
+  return {c.Reshape(x, shape)};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> ShapeLowerings() {
@@ -147,6 +285,10 @@ std::vector<LoweringEntry> ShapeLowerings() {
       {"aten::flip", Flip}, {"aten::constant_pad_nd", ConstantPadNd},
       {"aten::tril", Triangle<Comparison::kLe>}, {"aten::triu", Triangle<Comparison::kGe>},
       {"aten::cat", Cat}, {"aten::stack", Stack},
+      {"aten::slice_backward", SliceBackward}, {"aten::select_backward", SelectBackward},
+      {"aten::slice_scatter", SliceScatter}, {"aten::select_scatter", SelectScatter},
+      {"aten::split_copy.Tensor", SplitCopy}, {"aten::split_with_sizes_copy", SplitCopy},
+      {"aten::unbind_copy.int", UnbindCopy}, {"aten::repeat", Repeat}, {"aten::roll", Roll},
   };
 }
 

@@ -138,6 +138,18 @@ hlo::Instruction* LoweringContext::Elementwise(hlo::Opcode op,
   return Add(op, hlo::Shape::Array(out, dims), operands, attrs);
 }
 
+hlo::Computation* LoweringContext::AssignComputation(hlo::ElementType type) {
+  std::string name = std::string("assign_") + runtime::ElementTypeName(type);
+  auto it = reducers_.find(name);
+  if (it != reducers_.end()) return it->second;
+  hlo::Computation* c = module_->AddComputation(name);
+  hlo::Shape scalar = hlo::Shape::Scalar(type);
+  c->AddParameter(0, scalar, "old");
+  c->set_root(c->AddParameter(1, scalar, "new"));
+  reducers_[name] = c;
+  return c;
+}
+
 hlo::Computation* LoweringContext::ReducerComputation(ReduceKind kind, hlo::ElementType type) {
   static const char* kNames[] = {"add", "max", "min", "mul", "and", "or"};
   static const hlo::Opcode kOps[] = {hlo::Opcode::kAdd, hlo::Opcode::kMaximum, hlo::Opcode::kMinimum,

@@ -64,8 +64,11 @@ class LoweringContext {
   static double ReduceInit(ReduceKind kind, hlo::ElementType type);
   hlo::Instruction* Dot(hlo::Instruction* lhs, hlo::Instruction* rhs, hlo::DotDims dims);
 
- private:
+  // Scalar combiners for reduce, reduce-window and scatter; Assign keeps the new value.
   hlo::Computation* ReducerComputation(ReduceKind kind, hlo::ElementType type);
+  hlo::Computation* AssignComputation(hlo::ElementType type);
+
+ private:
 
   hlo::Module* module_;
   hlo::Computation* entry_;

@@ -14,6 +14,8 @@ std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: convolution,
 std::vector<LoweringEntry> ElementwiseLowerings();  // lower_elementwise.cc: activations, math
 std::vector<LoweringEntry> ReductionLowerings();    // lower_reductions.cc
 std::vector<LoweringEntry> LossLowerings();         // lower_losses.cc
+std::vector<LoweringEntry> RandomLowerings();       // lower_random.cc
+std::vector<LoweringEntry> IndexingLowerings();     // lower_indexing.cc: gathers, scatters
 std::vector<LoweringEntry> ShapeLowerings();        // lower_shapes.cc: slices, padding, joins
 
 inline hlo::ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }

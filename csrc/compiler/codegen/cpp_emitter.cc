@@ -82,6 +82,8 @@ struct TxlaSupport {
   void (*max_pool2d_indices_f64)(const double*, int64_t*, const int64_t*);
   void (*max_pool2d_backward_f32)(const float*, const int64_t*, float*, const int64_t*);
   void (*max_pool2d_backward_f64)(const double*, const int64_t*, double*, const int64_t*);
+  void (*sort_indices_f32)(const float*, int64_t*, const int64_t*);
+  void (*sort_indices_f64)(const double*, int64_t*, const int64_t*);
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char*, int64_t);
 };
@@ -116,6 +118,25 @@ static inline bool txla_isfinite(double x) { return __builtin_isfinite(x); }
 template <typename T> static inline T txla_max(T a, T b) { T m = b > a ? b : a; return a != a ? a : m; }
 template <typename T> static inline T txla_min(T a, T b) { T m = b < a ? b : a; return a != a ? a : m; }
 template <typename T> static inline T txla_sign(T x) { return (T)((x > 0) - (x < 0)); }
+// Counter-based random numbers: a hash (splitmix64) of seed, stream and element index, so any
+// kernel computes the same value for the same element.
+static inline unsigned long long txla_mix(unsigned long long x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+static inline unsigned long long txla_random_bits(int64_t seed, int64_t stream, int64_t index) {
+  return txla_mix(txla_mix((unsigned long long)seed ^ txla_mix((unsigned long long)stream)) ^ (unsigned long long)index);
+}
+static inline float txla_uniform(float lo, float hi, int64_t seed, int64_t stream, int64_t index) {
+  float u = (float)(txla_random_bits(seed, stream, index) >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+  return lo + (hi - lo) * u;
+}
+static inline double txla_uniform(double lo, double hi, int64_t seed, int64_t stream, int64_t index) {
+  double u = (double)(txla_random_bits(seed, stream, index) >> 11) * (1.0 / 9007199254740992.0);
+  return lo + (hi - lo) * u;
+}
 static inline float txla_logistic(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
 static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
 
@@ -219,6 +240,9 @@ class Emitter {
       case Opcode::kConvolution:
       case Opcode::kCustomCall:
         EmitLibraryCall(i);
+        return;
+      case Opcode::kScatter:
+        EmitScatter(i);
         return;
       case Opcode::kTranspose:
         if (IsVirtualTranspose(i)) return;
@@ -486,6 +510,16 @@ class Emitter {
       }
       case Opcode::kReduceWindow:
         return ReduceWindow(i, idx);
+      case Opcode::kGather: {
+        int64_t d = i.attrs().dimensions.at(0);
+        std::string j = i.attrs().index == 0 ? Value(*i.operand(1), {idx[d]}) : Value(*i.operand(1), idx);
+        Index sub = idx;
+        sub[d] = ClampedIndex(j, i.operand(0)->shape().dims[d]);
+        return Value(*i.operand(0), sub);
+      }
+      case Opcode::kRngUniform:
+        return "txla_uniform(" + op(0) + ", " + op(1) + ", " + Value(*i.operand(2), {}) + ", " +
+               std::to_string(i.attrs().index) + "LL, " + Linear(idx, i.shape().dims) + ")";
       case Opcode::kReverse: {
         Index sub = idx;
         for (int64_t d : i.attrs().dimensions)
@@ -499,12 +533,16 @@ class Emitter {
         std::string inside = "true";
         for (size_t k = 0; k < idx.size(); ++k) {
           const hlo::PadDim& p = i.attrs().padding[k];
-          if (p.interior != 0) throw std::invalid_argument("codegen: interior padding");
           if (in_dims[k] == 0) return Value(*i.operand(1), {});
           std::string shifted = "(" + idx[k] + " - " + std::to_string(p.lo) + ")";
-          if (p.lo == 0 && p.hi == 0) {
+          if (p.lo == 0 && p.hi == 0 && p.interior == 0) {
             sub.push_back(idx[k]);
             continue;
+          }
+          if (p.interior != 0) {  // operand elements sit every (interior + 1) positions
+            std::string step = std::to_string(p.interior + 1);
+            inside += " && " + shifted + " >= 0 && " + shifted + " % " + step + " == 0";
+            shifted = "(" + shifted + " / " + step + ")";
           }
           inside += " && " + shifted + " >= 0 && " + shifted + " < " + std::to_string(in_dims[k]);
           sub.push_back("(" + shifted + " < 0 ? 0 : " + shifted + " >= " + std::to_string(in_dims[k]) + " ? " +
@@ -648,6 +686,44 @@ class Emitter {
     return acc;
   }
 
+  // An index read from data, clamped into [0, size): a bad index never reads or writes outside
+  // the buffer.
+  static std::string ClampedIndex(const std::string& j, int64_t size) {
+    std::string last = std::to_string(std::max<int64_t>(size - 1, 0));
+    return "(" + j + " < 0 ? 0 : " + j + " > " + last + " ? " + last + " : " + j + ")";
+  }
+
+  // scatter: copy the operand, then combine each update into the position its index names.
+  void EmitScatter(const Instruction& i) {
+    if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+    const hlo::Shape& updates = i.operand(2)->shape();
+    std::string type = CType(i.shape().type), fn = "k_" + Sanitize(i.name());
+    std::string operand = Operand(i, 0), indices = Operand(i, 1), values = Operand(i, 2);
+    int64_t d = i.attrs().dimensions.at(0);
+    std::ostringstream body;
+    body << "  for (int64_t o = 0; o < " << i.shape().element_count() << "; ++o) out[o] = operand[o];\n";
+    Index q;
+    for (int64_t k = 0; k < updates.rank(); ++k) {
+      q.push_back("q" + std::to_string(k));
+      body << "  for (int64_t q" << k << " = 0; q" << k << " < " << updates.dims[k] << "; ++q" << k << ")\n";
+    }
+    std::string j = i.attrs().index == 0 ? "indices[" + (updates.rank() ? q[d] : std::string("0")) + "]"
+                                         : "indices[" + Linear(q, updates.dims) + "]";
+    Index target = q;
+    if (updates.rank()) target[d] = "j";
+    std::string slot = "out[" + Linear(target, i.shape().dims) + "]";
+    std::string value = "updates[" + Linear(q, updates.dims) + "]";
+    const Instruction* combiner = i.attrs().called.at(0)->root();
+    std::string combined = combiner->opcode() == Opcode::kParameter ? value : Combiner(i, slot, value);
+    body << "  {\n    const int64_t j = " << ClampedIndex(j, i.shape().dims.empty() ? 1 : i.shape().dims[d])
+         << ";\n    " << slot << " = " << combined << ";\n  }\n";
+    AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
+                            "* __restrict__ operand, const int64_t* __restrict__ indices, const " + type +
+                            "* __restrict__ updates)",
+              body.str());
+    out_ << "  " << fn << "(" << Buffer(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
+  }
+
   // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
   // split marker: a large source can then be built as several translation units in parallel.
   void AddKernel(const std::string& name, const std::string& signature, const std::string& body) {
@@ -671,6 +747,27 @@ class Emitter {
   }
 
   // Convolutions and custom calls run a library routine from the support table on whole buffers.
+  // txla.cumsum / txla.cumprod along dimensions={d}: a running total per line.
+  void EmitCumulative(const Instruction& i) {
+    const hlo::Shape& s = i.shape();
+    bool sum = i.attrs().custom_call_target == "txla.cumsum";
+    if (!sum && i.attrs().custom_call_target != "txla.cumprod")
+      throw std::invalid_argument("codegen: unknown custom call target " + i.attrs().custom_call_target);
+    int64_t d = i.attrs().dimensions.at(0), outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= s.dims[k];
+    for (int64_t k = d + 1; k < s.rank(); ++k) inner *= s.dims[k];
+    std::string type = CType(s.type), fn = "k_" + Sanitize(i.name());
+    std::ostringstream body;
+    body << "  for (int64_t o = 0; o < " << outer << "; ++o)\n    for (int64_t i = 0; i < " << inner << "; ++i) {\n"
+         << "      " << type << " acc = " << (sum ? "0" : "1") << ";\n"
+         << "      for (int64_t k = 0; k < " << s.dims[d] << "; ++k) {\n"
+         << "        const int64_t at = (o * " << s.dims[d] << " + k) * " << inner << " + i;\n"
+         << "        acc = acc " << (sum ? "+" : "*") << " x[at];\n        out[at] = acc;\n      }\n    }\n";
+    AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type + "* __restrict__ x)",
+              body.str());
+    out_ << "  " << fn << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";
+  }
+
   // Max pooling's argmax as a loop kernel: selects over an unrolled window vectorize, where a
   // library loop would branch on the data.
   bool EmitPoolIndices(const Instruction& i) {
@@ -727,6 +824,10 @@ class Emitter {
     if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target == "txla.max_pool2d_indices" &&
         EmitPoolIndices(i))
       return;
+    if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target.rfind("txla.cum", 0) == 0) {
+      EmitCumulative(i);
+      return;
+    }
     const hlo::Attributes& a = i.attrs();
     ElementType type = i.operand(0)->shape().type;
     if (type != ElementType::kF32 && type != ElementType::kF64)
@@ -762,6 +863,14 @@ class Emitter {
       geometry = {planes, x.dims[r - 2], x.dims[r - 1], y.dims[r - 2], y.dims[r - 1], h.size, w.size,
                   h.stride, w.stride, h.pad_lo, w.pad_lo, h.rhs_dilation, w.rhs_dilation};
       routine = target.substr(5);
+    } else if (target == "txla.sort_indices") {
+      // dimensions={d}; index=1 for descending
+      const hlo::Shape& x = i.operand(0)->shape();
+      int64_t d = a.dimensions.at(0), outer = 1, inner = 1;
+      for (int64_t k = 0; k < d; ++k) outer *= x.dims[k];
+      for (int64_t k = d + 1; k < x.rank(); ++k) inner *= x.dims[k];
+      geometry = {outer, x.dims[d], inner, a.index};
+      routine = "sort_indices";
     } else {
       throw std::invalid_argument("codegen: unknown custom call target " + target);
     }

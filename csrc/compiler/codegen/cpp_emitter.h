@@ -36,6 +36,8 @@ struct TxlaSupport {
   void (*max_pool2d_indices_f64)(const double* x, int64_t* indices, const int64_t* geometry);
   void (*max_pool2d_backward_f32)(const float* dy, const int64_t* indices, float* dx, const int64_t* geometry);
   void (*max_pool2d_backward_f64)(const double* dy, const int64_t* indices, double* dx, const int64_t* geometry);
+  void (*sort_indices_f32)(const float* x, int64_t* indices, const int64_t* geometry);
+  void (*sort_indices_f64)(const double* x, int64_t* indices, const int64_t* geometry);
   // Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end.
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char* kernel, int64_t token);

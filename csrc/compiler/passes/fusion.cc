@@ -37,6 +37,8 @@ bool IsLoopFusible(const Instruction& i) {
     case Opcode::kReverse:
     case Opcode::kPad:
     case Opcode::kConcatenate:
+    case Opcode::kRngUniform:
+    case Opcode::kGather:
       return true;
     default:
       return hlo::KindOf(i.opcode()) != hlo::OpcodeKind::kOther;
@@ -47,7 +49,7 @@ bool IsLoopFusible(const Instruction& i) {
 // elementwise work and index remapping (a memory round trip costs more than recomputing).
 bool IsDuplicable(const Instruction& i) {
   return IsLoopFusible(i) && i.opcode() != Opcode::kConstant && i.opcode() != Opcode::kIota &&
-         i.opcode() != Opcode::kReduceWindow;
+         i.opcode() != Opcode::kReduceWindow && i.opcode() != Opcode::kRngUniform;
 }
 
 constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be copied into

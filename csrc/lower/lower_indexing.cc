@@ -1,0 +1,211 @@
+// Lowering of indexing: index_select, embedding, gather, single-tensor advanced indexing, and the
+// scatters (scatter, scatter_add, index_add, index_put, embedding backward). Indices come from
+// data: the generated code clamps them into range (memory stays safe), where eager raises for an
+// out-of-range index.
+#include <ATen/ATen.h>
+
+#include "ir/op_table.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::Comparison;
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+using RK = LoweringContext::ReduceKind;
+
+constexpr int64_t kSelectMode = 0, kAlongMode = 1;
+
+Instruction* Indices(LoweringContext& c, Instruction* index) {
+  if (hlo::IsFloating(index->shape().type) || index->shape().type == ElementType::kPred)
+    throw NotLowered("indexing with a non-integer index");
+  return c.Convert(index, ElementType::kS64);
+}
+
+Instruction* Flat(LoweringContext& c, Instruction* x) { return c.Reshape(x, {x->shape().element_count()}); }
+
+// Negative indices count from the end (advanced indexing's rule).
+Instruction* WrapNegative(LoweringContext& c, Instruction* index, int64_t size) {
+  Instruction* negative = c.Elementwise(Opcode::kCompare, {index, c.Constant(0, ElementType::kS64)}, ElementType::kS64,
+                                        Comparison::kLt);
+  Instruction* wrapped = c.Elementwise(Opcode::kAdd, {index, c.Constant(static_cast<double>(size), ElementType::kS64)},
+                                       ElementType::kS64);
+  return c.Elementwise(Opcode::kSelect, {negative, wrapped, index}, ElementType::kS64);
+}
+
+Instruction* Gather(LoweringContext& c, Instruction* x, Instruction* index, int64_t dim, int64_t mode,
+                    std::vector<int64_t> out_dims) {
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = mode;
+  return c.Add(Opcode::kGather, hlo::Shape::Array(x->shape().type, out_dims), {x, index}, a);
+}
+
+// Rows `index` (1-D) of dimension `dim`.
+Instruction* SelectRows(LoweringContext& c, Instruction* x, Instruction* index, int64_t dim) {
+  std::vector<int64_t> dims = x->shape().dims;
+  dims[dim] = index->shape().dims[0];
+  return Gather(c, x, index, dim, kSelectMode, dims);
+}
+
+Outs IndexSelect(LoweringContext& c, const ir::Node& n) {  // (self, dim, index)
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) throw NotLowered("index_select of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  return {c.Reshape(SelectRows(c, x, Flat(c, Indices(c, c.Operand(n, 2))), dim), n.shape().sizes)};
+}
+
+Outs Embedding(LoweringContext& c, const ir::Node& n) {  // (weight, indices, padding_idx, scale_grad, sparse)
+  Instruction* w = c.Operand(n, 0);
+  if (w->shape().rank() != 2) throw NotLowered("embedding with a weight that is not 2-D");
+  return {c.Reshape(SelectRows(c, w, Flat(c, Indices(c, c.Operand(n, 1))), 0), n.shape().sizes)};
+}
+
+Outs GatherOp(LoweringContext& c, const ir::Node& n) {  // gather(self, dim, index, sparse_grad)
+  Instruction* x = c.Operand(n, 0);
+  Instruction* index = Indices(c, c.Operand(n, 2));
+  if (x->shape().rank() == 0 || index->shape().rank() != x->shape().rank()) throw NotLowered("gather of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  return {Gather(c, x, index, dim, kAlongMode, index->shape().dims)};
+}
+
+// The one index tensor of an advanced index (x[idx] or x[:, idx]) and its position.
+std::pair<Instruction*, int64_t> SingleIndex(LoweringContext& c, const ir::Node& n, size_t arg) {
+  const ir::Arg& a = n.args().at(arg);
+  if (a.kind != ir::Arg::Kind::kOptionalTensorList && a.kind != ir::Arg::Kind::kTensorList)
+    throw std::invalid_argument("expected a list of index tensors");
+  Instruction* index = nullptr;
+  int64_t position = -1;
+  uint32_t next = a.operand;
+  for (uint32_t k = 0; k < static_cast<uint32_t>(a.kind == ir::Arg::Kind::kOptionalTensorList ? a.present.size() : a.count); ++k) {
+    bool present = a.kind == ir::Arg::Kind::kTensorList || a.present[k];
+    if (!present) continue;
+    if (index) throw NotLowered("advanced indexing with more than one index tensor");
+    index = c.Get(n.operands().at(next++));
+    position = k;
+  }
+  if (!index) throw NotLowered("advanced indexing without an index tensor");
+  if (index->shape().type == ElementType::kPred) throw NotLowered("boolean-mask indexing (a data-dependent shape)");
+  return {Indices(c, index), position};
+}
+
+Outs IndexTensor(LoweringContext& c, const ir::Node& n) {  // index.Tensor(self, indices)
+  Instruction* x = c.Operand(n, 0);
+  auto [index, dim] = SingleIndex(c, n, 1);
+  Instruction* rows = WrapNegative(c, Flat(c, index), x->shape().dims.at(dim));
+  return {c.Reshape(SelectRows(c, x, rows, dim), n.shape().sizes)};
+}
+
+Instruction* Scatter(LoweringContext& c, Instruction* self, Instruction* index, Instruction* updates, int64_t dim,
+                     int64_t mode, hlo::Computation* combiner) {
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = mode;
+  a.called = {combiner};
+  ElementType t = self->shape().type;
+  return c.Add(Opcode::kScatter, self->shape(), {self, index, c.Convert(updates, t)}, a);
+}
+
+// torch.scatter family: the updates are the part of src the index covers.
+Instruction* Covered(LoweringContext& c, Instruction* src, const std::vector<int64_t>& dims) {
+  if (src->shape().dims == dims) return src;
+  hlo::Attributes a;
+  for (size_t d = 0; d < dims.size(); ++d) a.slice.push_back({0, dims[d], 1});
+  return c.Add(Opcode::kSlice, hlo::Shape::Array(src->shape().type, dims), {src}, a);
+}
+
+template <bool kAdd>
+Outs ScatterSrc(LoweringContext& c, const ir::Node& n) {  // scatter.src / scatter_add (self, dim, index, src)
+  Instruction* self = c.Operand(n, 0);
+  Instruction* index = Indices(c, c.Operand(n, 2));
+  if (self->shape().rank() == 0 || index->shape().rank() != self->shape().rank()) throw NotLowered("scatter of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
+  ElementType t = self->shape().type;
+  Instruction* updates = Covered(c, c.Operand(n, 3), index->shape().dims);
+  return {Scatter(c, self, index, updates, dim, kAlongMode,
+                  kAdd ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t))};
+}
+
+Outs ScatterValue(LoweringContext& c, const ir::Node& n) {  // scatter.value(self, dim, index, value)
+  Instruction* self = c.Operand(n, 0);
+  Instruction* index = Indices(c, c.Operand(n, 2));
+  if (self->shape().rank() == 0 || index->shape().rank() != self->shape().rank()) throw NotLowered("scatter of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
+  ElementType t = self->shape().type;
+  Instruction* updates = c.BroadcastTo(c.ScalarArg(n, 3, t), index->shape().dims);
+  return {Scatter(c, self, index, updates, dim, kAlongMode, c.AssignComputation(t))};
+}
+
+Outs ScatterReduce(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, src, reduce, include_self)
+  Instruction* self = c.Operand(n, 0);
+  Instruction* index = Indices(c, c.Operand(n, 2));
+  if (self->shape().rank() == 0 || index->shape().rank() != self->shape().rank()) throw NotLowered("scatter of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
+  std::string reduce = c.ConstArg(n, 4).toStringRef();
+  if (!c.ConstArg(n, 5).toBool()) throw NotLowered("scatter_reduce without include_self");
+  RK kind = reduce == "sum" ? RK::kSum : reduce == "prod" ? RK::kProd : reduce == "amax" ? RK::kMax
+            : reduce == "amin" ? RK::kMin : throw NotLowered("scatter_reduce '" + reduce + "'");
+  ElementType t = self->shape().type;
+  return {Scatter(c, self, index, Covered(c, c.Operand(n, 3), index->shape().dims), dim, kAlongMode,
+                  c.ReducerComputation(kind, t))};
+}
+
+Outs IndexAdd(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, source, alpha)
+  Instruction* self = c.Operand(n, 0);
+  if (self->shape().rank() == 0) throw NotLowered("index_add into a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
+  ElementType t = self->shape().type;
+  Instruction* source = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 3), c.ScalarArg(n, 4, t)}, t);
+  return {Scatter(c, self, Flat(c, Indices(c, c.Operand(n, 2))), source, dim, kSelectMode, c.ReducerComputation(RK::kSum, t))};
+}
+
+Outs IndexPut(LoweringContext& c, const ir::Node& n) {  // index_put(self, indices, values, accumulate)
+  Instruction* self = c.Operand(n, 0);
+  auto [index, dim] = SingleIndex(c, n, 1);
+  if (index->shape().rank() != 1) throw NotLowered("index_put with a multi-dimensional index");
+  ElementType t = self->shape().type;
+  Instruction* rows = WrapNegative(c, index, self->shape().dims.at(dim));
+  std::vector<int64_t> dims = self->shape().dims;
+  dims[dim] = rows->shape().dims[0];
+  Instruction* values = c.BroadcastTo(c.Convert(c.Operand(n, 2), t), dims);
+  bool accumulate = c.ConstArg(n, 3).toBool();
+  return {Scatter(c, self, rows, values, dim, kSelectMode,
+                  accumulate ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t))};
+}
+
+// embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+Outs EmbeddingDenseBackward(LoweringContext& c, const ir::Node& n) {
+  if (c.ConstArg(n, 4).toBool()) throw NotLowered("embedding backward with scale_grad_by_freq");
+  Instruction* g = c.Operand(n, 0);
+  ElementType t = g->shape().type;
+  Instruction* index = Flat(c, Indices(c, c.Operand(n, 1)));
+  int64_t rows = index->shape().dims[0];
+  int64_t width = g->shape().dims.back();
+  g = c.Reshape(g, {rows, width});
+  int64_t padding_idx = c.ConstArg(n, 3).toInt();
+  if (padding_idx >= 0) {  // the padding row gets no gradient
+    Instruction* skip = c.Reshape(c.Elementwise(Opcode::kCompare, {index, c.Constant(static_cast<double>(padding_idx), ElementType::kS64)},
+                                                ElementType::kS64, Comparison::kEq), {rows, 1});
+    g = c.Elementwise(Opcode::kSelect, {skip, c.Constant(0, t), g}, t);
+  }
+  Instruction* zeros = c.BroadcastTo(c.Constant(0, t), n.shape().sizes);
+  return {Scatter(c, zeros, index, g, 0, kSelectMode, c.ReducerComputation(RK::kSum, t))};
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> IndexingLowerings() {
+  return {
+      {"aten::index_select", IndexSelect}, {"aten::embedding", Embedding}, {"aten::gather", GatherOp},
+      {"aten::index.Tensor", IndexTensor}, {"aten::scatter.src", ScatterSrc<false>},
+      {"aten::scatter_add", ScatterSrc<true>}, {"aten::scatter.value", ScatterValue},
+      {"aten::scatter_reduce.two", ScatterReduce}, {"aten::index_add", IndexAdd},
+      {"aten::index_put", IndexPut}, {"aten::embedding_dense_backward", EmbeddingDenseBackward},
+  };
+}
+
+}  // namespace txla::lower

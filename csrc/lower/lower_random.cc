@@ -1,0 +1,107 @@
+// Lowering of random ops to rng-uniform, HLO's counter-based generator: the seed each node drew
+// when it was traced is a graph parameter, so re-running a graph redraws the same values and a
+// new trace (new seed) draws new ones, as on the interpreter. The streams of numbers differ
+// from eager CPU's (Mersenne twister); their distributions are the same.
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "ir/op_table.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+namespace {
+
+using hlo::Comparison;
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+
+// The s64[] seed of the node's generator argument (the last one when `arg` is past the schema).
+Instruction* Seed(LoweringContext& c, const ir::Node& n, size_t arg) {
+  const ir::Arg& a = n.args().at(arg);
+  if (a.kind != ir::Arg::Kind::kGenerator) throw std::invalid_argument("expected a generator argument");
+  return c.Get(n.operands().at(a.operand));
+}
+
+// uniform [0, 1) values of `type` in the node's output shape, from stream `stream`.
+Instruction* Uniform(LoweringContext& c, const ir::Node& n, Instruction* seed, ElementType type,
+                     int64_t stream) {
+  if (!hlo::IsFloating(type)) type = ElementType::kF32;
+  hlo::Attributes a;
+  a.index = stream;
+  return c.Add(Opcode::kRngUniform, hlo::Shape::Array(type, n.shape().sizes),
+               {c.Constant(0, type), c.Constant(1, type), seed}, a);
+}
+
+void RequireFloating(const ir::Node& n) {
+  if (!hlo::IsFloating(OutType(n))) throw NotLowered(n.op()->name + " of an integer type");
+}
+
+Outs UniformOp(LoweringContext& c, const ir::Node& n) {  // uniform(self, from, to, generator)
+  RequireFloating(n);
+  ElementType t = OutType(n);
+  Instruction* lo = c.ScalarArg(n, 1, t);
+  Instruction* hi = c.ScalarArg(n, 2, t);
+  Instruction* u = Uniform(c, n, Seed(c, n, 3), t, 0);
+  return {c.Elementwise(Opcode::kAdd, {lo, c.Elementwise(Opcode::kMultiply, {u, c.Elementwise(Opcode::kSubtract, {hi, lo}, t)}, t)}, t)};
+}
+
+// Box-Muller: two uniforms give one standard normal.
+Outs Normal(LoweringContext& c, const ir::Node& n) {  // normal_functional(self, mean, std, generator)
+  RequireFloating(n);
+  ElementType t = OutType(n);
+  Instruction* seed = Seed(c, n, 3);
+  Instruction* u1 = Uniform(c, n, seed, t, 0);
+  Instruction* u2 = Uniform(c, n, seed, t, 1);
+  // 1 - u1 is in (0, 1]: the log never sees 0.
+  Instruction* radius = c.Elementwise(
+      Opcode::kSqrt,
+      {c.Elementwise(Opcode::kMultiply,
+                     {c.Constant(-2, t), c.Elementwise(Opcode::kLog, {c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), u1}, t)}, t)}, t)},
+      t);
+  Instruction* angle = c.Elementwise(Opcode::kMultiply, {u2, c.Constant(2 * M_PI, t)}, t);
+  Instruction* z = c.Elementwise(Opcode::kMultiply, {radius, c.Elementwise(Opcode::kCos, {angle}, t)}, t);
+  return {c.Elementwise(Opcode::kAdd, {c.ScalarArg(n, 1, t), c.Elementwise(Opcode::kMultiply, {z, c.ScalarArg(n, 2, t)}, t)}, t)};
+}
+
+Outs Bernoulli(LoweringContext& c, const ir::Node& n) {  // bernoulli.p(self, p, generator)
+  ElementType t = OutType(n);
+  ElementType draw = hlo::IsFloating(t) ? t : ElementType::kF64;
+  Instruction* hit = c.Elementwise(Opcode::kCompare, {Uniform(c, n, Seed(c, n, 2), draw, 0), c.ScalarArg(n, 1, draw)},
+                                   draw, Comparison::kLt);
+  return {c.Convert(hit, t)};
+}
+
+// native_dropout(input, p, train?) with the seed as a trailing argument -> (output, mask)
+Outs NativeDropout(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* x = c.Operand(n, 0);
+  bool train = c.IsNone(n, 2) || c.ConstArg(n, 2).toBool();
+  if (!train) return {x, c.BroadcastTo(c.Constant(1, ElementType::kPred), n.shape(1).sizes)};
+  const ir::Arg& p_arg = n.args().at(1);
+  double p = p_arg.kind == ir::Arg::Kind::kConst ? p_arg.value.toDouble() : -1;
+  Instruction* prob = c.ScalarArg(n, 1, t);
+  // Keep with probability 1 - p; survivors scale by 1 / (1 - p) (0 when p == 1, as ATen).
+  Instruction* keep = c.Elementwise(Opcode::kCompare, {Uniform(c, n, Seed(c, n, n.args().size() - 1), t, 0), prob},
+                                    t, Comparison::kGe);
+  Instruction* scale = p == 1 ? c.Constant(0, t)
+                              : c.Elementwise(Opcode::kDivide, {c.Constant(1, t), c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), prob}, t)}, t);
+  Instruction* y = c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kMultiply, {x, c.Convert(keep, t)}, t), scale}, t);
+  return {y, keep};
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> RandomLowerings() {
+  return {
+      {"aten::uniform", UniformOp},
+      {"aten::normal_functional", Normal},
+      {"aten::bernoulli.p", Bernoulli},
+      {"aten::native_dropout", NativeDropout},
+  };
+}
+
+}  // namespace txla::lower
