@@ -93,6 +93,34 @@ Outs NativeDropout(LoweringContext& c, const ir::Node& n) {
   return {y, keep};
 }
 
+// Integers uniform in [lo, hi): floor(lo + u * (hi - lo)) with a 53-bit double u.
+Instruction* UniformIntegers(LoweringContext& c, const ir::Node& n, Instruction* seed, Instruction* lo,
+                             Instruction* hi) {
+  using E = ElementType;
+  Instruction* u = Uniform(c, n, seed, E::kF64, 0);
+  Instruction* v = c.Elementwise(Opcode::kFloor, {c.Elementwise(Opcode::kAdd, {lo, c.Elementwise(Opcode::kMultiply, {u, c.Elementwise(Opcode::kSubtract, {hi, lo}, E::kF64)}, E::kF64)}, E::kF64)}, E::kF64);
+  return c.Convert(v, OutType(n));
+}
+
+Outs RandomFrom(LoweringContext& c, const ir::Node& n) {  // random.from(self, from, to?, generator)
+  if (c.IsNone(n, 2)) throw NotLowered("random_(from) without an upper bound");
+  return {UniformIntegers(c, n, Seed(c, n, 3), c.ScalarArg(n, 1, ElementType::kF64), c.ScalarArg(n, 2, ElementType::kF64))};
+}
+
+Outs Random(LoweringContext& c, const ir::Node& n) {  // random(self, generator): [0, 2^digits]
+  double top;
+  switch (OutType(n)) {
+    case ElementType::kF32: top = 16777216.0 + 1; break;          // 2^24, inclusive
+    case ElementType::kF64: top = 9007199254740992.0; break;      // 2^53 (53-bit draws)
+    case ElementType::kS32: top = 2147483647.0 + 1; break;
+    case ElementType::kS16: top = 32767.0 + 1; break;
+    case ElementType::kS8: top = 127.0 + 1; break;
+    case ElementType::kU8: top = 255.0 + 1; break;
+    default: throw NotLowered("random_() of this dtype");
+  }
+  return {UniformIntegers(c, n, Seed(c, n, 1), c.Constant(0, ElementType::kF64), c.Constant(top, ElementType::kF64))};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> RandomLowerings() {
@@ -101,6 +129,8 @@ std::vector<LoweringEntry> RandomLowerings() {
       {"aten::normal_functional", Normal},
       {"aten::bernoulli.p", Bernoulli},
       {"aten::native_dropout", NativeDropout},
+      {"aten::random", Random},
+      {"aten::random.from", RandomFrom},
   };
 }
 

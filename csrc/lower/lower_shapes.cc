@@ -16,6 +16,12 @@ using hlo::Instruction;
 using hlo::Opcode;
 using Outs = std::vector<Instruction*>;
 
+int64_t ShapeElements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
 Instruction* Slice(LoweringContext& c, Instruction* x, int64_t dim, int64_t start, int64_t limit, int64_t stride) {
   hlo::Attributes a;
   const auto& dims = x->shape().dims;
@@ -277,6 +283,125 @@ Outs Roll(LoweringContext& c, const ir::Node& n) {  // (self, shifts, dims)
   return {c.Reshape(x, shape)};
 }
 
+// Reads of x's row-major storage at offset + sum(i_k * stride_k) over an output of `sizes`:
+// as_strided, diagonal and unfold are all this one gather.
+Instruction* StridedPositions(LoweringContext& c, const std::vector<int64_t>& sizes,
+                              const std::vector<int64_t>& strides, int64_t offset) {
+  using E = ElementType;
+  Instruction* pos = c.BroadcastTo(c.Constant(static_cast<double>(offset), E::kS64), sizes);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (strides[k] == 0 || sizes[k] == 1) continue;
+    hlo::Attributes a;
+    a.index = static_cast<int64_t>(k);
+    Instruction* iota = c.Add(Opcode::kIota, hlo::Shape::Array(E::kS64, sizes), {}, a);
+    pos = c.Elementwise(Opcode::kAdd, {pos, c.Elementwise(Opcode::kMultiply, {iota, c.Constant(static_cast<double>(strides[k]), E::kS64)}, E::kS64)}, E::kS64);
+  }
+  return c.Reshape(pos, {ShapeElements(sizes)});
+}
+
+Instruction* StridedRead(LoweringContext& c, Instruction* x, const std::vector<int64_t>& sizes,
+                         const std::vector<int64_t>& strides, int64_t offset) {
+  Instruction* flat = c.Reshape(x, {x->shape().element_count()});
+  if (x->shape().element_count() == 0 || ShapeElements(sizes) == 0)
+    return c.BroadcastTo(c.Constant(0, x->shape().type), sizes);
+  Instruction* pos = StridedPositions(c, sizes, strides, offset);
+  hlo::Attributes a;
+  a.dimensions = {0};
+  a.index = 0;  // select rows of the flat storage
+  Instruction* g = c.Add(Opcode::kGather, hlo::Shape::Array(x->shape().type, pos->shape().dims), {flat, pos}, a);
+  return c.Reshape(g, sizes);
+}
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t k = dims.size(); k-- > 1;) strides[k - 1] = strides[k] * dims[k];
+  return strides;
+}
+
+Outs AsStridedCopy(LoweringContext& c, const ir::Node& n) {  // (self, size, stride, storage_offset?)
+  int64_t offset = c.IsNone(n, 3) ? 0 : c.ConstArg(n, 3).toInt();
+  return {StridedRead(c, c.Operand(n, 0), IntList(c.ConstArg(n, 1)), IntList(c.ConstArg(n, 2)), offset)};
+}
+
+// diagonal(self, offset, dim1, dim2): the other dims in order, then the diagonal.
+struct DiagonalView {
+  std::vector<int64_t> sizes, strides;
+  int64_t offset = 0;
+};
+
+DiagonalView Diagonal(const std::vector<int64_t>& dims, int64_t diag_offset, int64_t d1, int64_t d2) {
+  auto strides = RowMajorStrides(dims);
+  DiagonalView v;
+  for (size_t k = 0; k < dims.size(); ++k)
+    if (static_cast<int64_t>(k) != d1 && static_cast<int64_t>(k) != d2) {
+      v.sizes.push_back(dims[k]);
+      v.strides.push_back(strides[k]);
+    }
+  int64_t len = diag_offset >= 0 ? std::max<int64_t>(std::min(dims[d1], dims[d2] - diag_offset), 0)
+                                 : std::max<int64_t>(std::min(dims[d1] + diag_offset, dims[d2]), 0);
+  if (len > 0) v.offset = diag_offset >= 0 ? diag_offset * strides[d2] : -diag_offset * strides[d1];
+  v.sizes.push_back(len);
+  v.strides.push_back(strides[d1] + strides[d2]);
+  return v;
+}
+
+Outs DiagonalCopy(LoweringContext& c, const ir::Node& n) {  // (self, offset, dim1, dim2)
+  Instruction* x = c.Operand(n, 0);
+  int64_t r = x->shape().rank();
+  DiagonalView v = Diagonal(x->shape().dims, c.ConstArg(n, 1).toInt(), WrapDim(c.ConstArg(n, 2).toInt(), r),
+                            WrapDim(c.ConstArg(n, 3).toInt(), r));
+  return {StridedRead(c, x, v.sizes, v.strides, v.offset)};
+}
+
+// Writes src at the strided positions of a tensor shaped `dims` (zeros or `base` elsewhere).
+Instruction* StridedWrite(LoweringContext& c, Instruction* base, Instruction* src, const std::vector<int64_t>& sizes,
+                          const std::vector<int64_t>& strides, int64_t offset) {
+  ElementType t = base->shape().type;
+  if (ShapeElements(sizes) == 0) return base;
+  Instruction* flat = c.Reshape(base, {base->shape().element_count()});
+  Instruction* pos = StridedPositions(c, sizes, strides, offset);
+  hlo::Attributes a;
+  a.dimensions = {0};
+  a.index = 0;
+  a.called = {c.AssignComputation(t)};
+  Instruction* s = c.Add(Opcode::kScatter, flat->shape(), {flat, pos, c.Reshape(c.Convert(src, t), {ShapeElements(sizes)})}, a);
+  return c.Reshape(s, base->shape().dims);
+}
+
+Outs DiagonalBackward(LoweringContext& c, const ir::Node& n) {  // (grad, input_sizes, offset, dim1, dim2)
+  Instruction* g = c.Operand(n, 0);
+  auto sizes = IntList(c.ConstArg(n, 1));
+  int64_t r = static_cast<int64_t>(sizes.size());
+  DiagonalView v = Diagonal(sizes, c.ConstArg(n, 2).toInt(), WrapDim(c.ConstArg(n, 3).toInt(), r),
+                            WrapDim(c.ConstArg(n, 4).toInt(), r));
+  Instruction* zeros = c.BroadcastTo(c.Constant(0, g->shape().type), sizes);
+  return {StridedWrite(c, zeros, g, v.sizes, v.strides, v.offset)};
+}
+
+Outs DiagonalScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, offset, dim1, dim2)
+  Instruction* x = c.Operand(n, 0);
+  int64_t r = x->shape().rank();
+  DiagonalView v = Diagonal(x->shape().dims, c.ConstArg(n, 2).toInt(), WrapDim(c.ConstArg(n, 3).toInt(), r),
+                            WrapDim(c.ConstArg(n, 4).toInt(), r));
+  return {StridedWrite(c, x, c.Operand(n, 1), v.sizes, v.strides, v.offset)};
+}
+
+Outs AsStridedScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, size, stride, storage_offset?)
+  int64_t offset = c.IsNone(n, 4) ? 0 : c.ConstArg(n, 4).toInt();
+  return {StridedWrite(c, c.Operand(n, 0), c.Operand(n, 1), IntList(c.ConstArg(n, 2)), IntList(c.ConstArg(n, 3)), offset)};
+}
+
+Outs UnfoldCopy(LoweringContext& c, const ir::Node& n) {  // (self, dimension, size, step)
+  Instruction* x = c.Operand(n, 0);
+  auto strides = RowMajorStrides(x->shape().dims);
+  if (x->shape().rank() == 0) strides = {1};
+  int64_t d = x->shape().rank() == 0 ? 0 : WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  std::vector<int64_t> out_strides = x->shape().rank() == 0 ? std::vector<int64_t>{} : strides;
+  if (!out_strides.empty()) out_strides[d] *= c.ConstArg(n, 3).toInt();
+  out_strides.push_back(x->shape().rank() == 0 ? 1 : strides[d]);
+  return {StridedRead(c, x, n.shape().sizes, out_strides, 0)};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> ShapeLowerings() {
@@ -289,6 +414,9 @@ std::vector<LoweringEntry> ShapeLowerings() {
       {"aten::slice_scatter", SliceScatter}, {"aten::select_scatter", SelectScatter},
       {"aten::split_copy.Tensor", SplitCopy}, {"aten::split_with_sizes_copy", SplitCopy},
       {"aten::unbind_copy.int", UnbindCopy}, {"aten::repeat", Repeat}, {"aten::roll", Roll},
+      {"aten::as_strided_copy", AsStridedCopy}, {"aten::as_strided_scatter", AsStridedScatter},
+      {"aten::diagonal_copy", DiagonalCopy}, {"aten::diagonal_backward", DiagonalBackward},
+      {"aten::diagonal_scatter", DiagonalScatter}, {"aten::unfold_copy", UnfoldCopy},
   };
 }
 
