@@ -11,6 +11,7 @@
 #include "compiler/native_executable.h"
 #include "compiler/persistent_cache.h"
 #include "compiler/passes/algebraic_simplifier.h"
+#include "compiler/passes/constant_folding.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/fusion.h"
@@ -48,17 +49,19 @@ void RunPipeline(hlo::Module& module) {
   DumpAfter("lowering", module);
   CommonSubexpressionElimination cse;
   AlgebraicSimplifier simplifier;
+  ConstantFolding folding;
   DeadCodeElimination dce;
   Fusion fusion;
   // Simplification and CSE feed each other: run both to a fixed point (bounded, in case a rule
   // ever undoes another).
   for (int round = 0; round < 8; ++round) {
     bool changed = Enabled(simplifier) && simplifier.Run(module);
+    changed |= Enabled(folding) && folding.Run(module);
     changed |= Enabled(cse) && cse.Run(module);
     changed |= dce.Run(module);
     if (!changed) break;
   }
-  DumpAfter(simplifier.name() + "+" + cse.name(), module);
+  DumpAfter(simplifier.name() + "+" + folding.name() + "+" + cse.name(), module);
   dce.Run(module);
   DumpAfter(dce.name(), module);
   if (Enabled(fusion)) fusion.Run(module);

@@ -265,6 +265,8 @@ class Emitter {
     std::ostringstream kernel;
     std::swap(kernel, out_);
     used_.clear();
+    tables_.str("");
+    declared_tables_.clear();
     current_output_ = &i;
     if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
     else EmitLoop(*root, Buffer(i));
@@ -278,7 +280,7 @@ class Emitter {
       call += ", " + Buffer(*b);
     }
     signature += ")";
-    AddKernel(i.name(), signature, kernel.str());
+    AddKernel(i.name(), signature, tables_.str() + kernel.str());
     out_ << call << ");\n";
   }
 
@@ -459,14 +461,15 @@ class Emitter {
     std::string t = CType(i.shape().type);
     switch (i.opcode()) {
       case Opcode::kConstant: {
-        // A small array constant: a static table.
+        // A small array constant: a static table at the top of the kernel, declared once however
+        // many places read it.
         std::string table = "c_" + Sanitize(i.name());
-        std::ostringstream decl;
-        decl << "static const " << t << " " << table << "[] = {";
-        for (int64_t k = 0; k < i.attrs().literal.size(); ++k)
-          decl << (k ? ", " : "") << Literal(i.attrs().literal.GetDouble(k), i.shape().type);
-        decl << "};\n";
-        body_ << "      " << decl.str();
+        if (declared_tables_.insert(table).second) {
+          tables_ << "  static const " << t << " " << table << "[] = {";
+          for (int64_t k = 0; k < i.attrs().literal.size(); ++k)
+            tables_ << (k ? ", " : "") << Literal(i.attrs().literal.GetDouble(k), i.shape().type);
+          tables_ << "};\n";
+        }
         return table + "[" + Linear(idx, i.shape().dims) + "]";
       }
       case Opcode::kIota:
@@ -939,6 +942,8 @@ class Emitter {
   std::ostringstream declarations_;  // buffer pointers, at the top of txla_run
   std::ostringstream functions_;     // one function per loop kernel, before txla_run
   std::ostringstream prototypes_;
+  std::ostringstream tables_;  // constant tables of the kernel being emitted
+  std::set<std::string> declared_tables_;
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).
   std::vector<const Instruction*> used_;
   const Instruction* current_output_ = nullptr;

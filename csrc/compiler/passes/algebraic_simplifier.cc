@@ -13,11 +13,44 @@ bool IsConstantValue(const Instruction* i, double value) {
          i->attrs().literal.IsAll(value);
 }
 
+// op(broadcast(a), broadcast(b), ...) with scalar a, b: broadcast(op(a, b)) — the work is done
+// once, on scalars (and constant folding can finish it).
+Instruction* SinkScalarBroadcasts(Instruction* i) {
+  if (!hlo::IsElementwise(i->opcode()) || i->shape().IsScalar() || i->operands().empty()) return nullptr;
+  std::vector<Instruction*> scalars;
+  for (Instruction* op : i->operands()) {
+    if (op->shape().IsScalar()) {
+      scalars.push_back(op);
+    } else if (op->opcode() == Opcode::kBroadcast && op->operand(0)->shape().IsScalar()) {
+      scalars.push_back(op->operand(0));
+    } else {
+      return nullptr;
+    }
+  }
+  hlo::Computation* c = i->parent();
+  Instruction* scalar = c->Add(i->opcode(), hlo::Shape::Scalar(i->shape().type), scalars, i->attrs());
+  hlo::Attributes attrs;  // dimensions={} : a scalar fills the shape
+  return c->Add(Opcode::kBroadcast, i->shape(), {scalar}, attrs);
+}
+
 // Returns the instruction that replaces `i`, or nullptr when no rule applies.
 Instruction* Simplify(Instruction* i) {
   hlo::Computation* c = i->parent();
   auto operand = [&](size_t k) { return i->operand(k); };
+  if (Instruction* sunk = SinkScalarBroadcasts(i)) return sunk;
   switch (i->opcode()) {
+    case Opcode::kBroadcast: {
+      const auto& dims = i->attrs().dimensions;
+      bool identity = operand(0)->shape().dims == i->shape().dims;
+      for (size_t k = 0; k < dims.size(); ++k) identity &= dims[k] == static_cast<int64_t>(k);
+      if (identity) return operand(0);  // broadcast to its own shape
+      if (operand(0)->opcode() == Opcode::kBroadcast) {  // broadcast of a broadcast: compose
+        hlo::Attributes attrs;
+        for (int64_t d : operand(0)->attrs().dimensions) attrs.dimensions.push_back(dims[d]);
+        return c->Add(Opcode::kBroadcast, i->shape(), {operand(0)->operand(0)}, attrs);
+      }
+      return nullptr;
+    }
     case Opcode::kAdd:
       if (IsConstantValue(operand(1), 0) && operand(0)->shape() == i->shape()) return operand(0);  // x+0
       if (IsConstantValue(operand(0), 0) && operand(1)->shape() == i->shape()) return operand(1);  // 0+x

@@ -5,6 +5,7 @@
 #include "compiler/codegen/cpp_emitter.h"
 #include "compiler/compile.h"
 #include "compiler/passes/algebraic_simplifier.h"
+#include "compiler/passes/constant_folding.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/fusion.h"
@@ -75,6 +76,49 @@ TEST(SimplifierTest, AdditiveAndMultiplicativeIdentities) {
                    "  %a = f32[4] add(%p, %z)\n  %m = f32[4] multiply(%o, %a)\n"
                    "  ROOT %d = f32[4] divide(%m, %o)\n"),
              Entry("  ROOT %p = f32[4] parameter(0)\n"));
+}
+
+TEST(SimplifierTest, BroadcastsOfScalarsSinkAndCompose) {
+  AlgebraicSimplifier simplifier;
+  // multiply(broadcast(a), broadcast(b)) -> broadcast(multiply(a, b)); broadcast of a broadcast
+  // composes; a broadcast to its own shape disappears.
+  ExpectPass(simplifier,
+             Entry("  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  %p = f32[3] parameter(2)\n"
+                   "  %ba = f32[2,3] broadcast(%a), dimensions={}\n  %bb = f32[2,3] broadcast(%b), dimensions={}\n"
+                   "  %m = f32[2,3] multiply(%ba, %bb)\n"
+                   "  %q = f32[2,3] broadcast(%p), dimensions={1}\n  %qq = f32[4,2,3] broadcast(%q), dimensions={1,2}\n"
+                   "  %same = f32[3] broadcast(%p), dimensions={0}\n"
+                   "  ROOT %t = (f32[2,3], f32[4,2,3], f32[3]) tuple(%m, %qq, %same)\n"),
+             Entry("  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n  %p = f32[3] parameter(2)\n"
+                   "  %ab = f32[] multiply(%a, %b)\n  %m = f32[2,3] broadcast(%ab), dimensions={}\n"
+                   "  %qq = f32[4,2,3] broadcast(%p), dimensions={2}\n"
+                   "  ROOT %t = (f32[2,3], f32[4,2,3], f32[3]) tuple(%m, %qq, %p)\n"));
+}
+
+TEST(ConstantFoldingTest, FoldsExactArithmeticAndShapes) {
+  ConstantFolding folding;
+  ExpectPass(folding,
+             Entry("  %a = f32[] constant(1.5)\n  %b = f32[] constant(2)\n  %s = f32[] add(%a, %b)\n"
+                   "  %c = f32[2,2] constant({ {1, 2}, {3, 4} })\n  %t = f32[2,2] transpose(%c), dimensions={1,0}\n"
+                   "  %k = pred[] compare(%a, %b), direction=LT\n  %i = s32[] convert(%s)\n"
+                   "  %p = f32[2,2] parameter(0)\n  %bs = f32[2,2] broadcast(%s), dimensions={}\n"
+                   "  %u = f32[2,2] multiply(%p, %bs)\n"
+                   "  ROOT %r = (f32[2,2], f32[2,2], pred[], s32[]) tuple(%u, %t, %k, %i)\n"),
+             Entry("  %p = f32[2,2] parameter(0)\n  %s = f32[] constant(3.5)\n"
+                   "  %t = f32[2,2] constant({ {1, 3}, {2, 4} })\n"
+                   "  %k = pred[] constant(true)\n  %i = s32[] constant(3)\n"
+                   "  %bs = f32[2,2] broadcast(%s), dimensions={}\n"
+                   "  %u = f32[2,2] multiply(%p, %bs)\n"
+                   "  ROOT %r = (f32[2,2], f32[2,2], pred[], s32[]) tuple(%u, %t, %k, %i)\n"));
+}
+
+TEST(ConstantFoldingTest, LeavesTranscendentalsAndIntegerDivisionToRuntime) {
+  ConstantFolding folding;
+  auto module = hlo::ParseModule(Entry(
+      "  %a = f32[] constant(0.5)\n  %e = f32[] exponential(%a)\n"
+      "  %x = s32[] constant(7)\n  %z = s32[] constant(0)\n  %d = s32[] divide(%x, %z)\n"
+      "  ROOT %t = (f32[], s32[]) tuple(%e, %d)\n"));
+  EXPECT_FALSE(folding.Run(*module));
 }
 
 TEST(SimplifierTest, DoesNotFoldTimesZero) {  // x * 0 is NaN for x = inf or NaN
