@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace txla::compiler {
 
@@ -15,6 +16,60 @@ bool IsVirtualTranspose(const hlo::Instruction& i) {
 int64_t ByteSize(const hlo::Shape& shape) {
   return shape.element_count() * static_cast<int64_t>(runtime::ByteWidth(shape.type));
 }
+
+namespace {
+
+// Whether the fused parameter reaches the fusion's root through same-shape elementwise ops only:
+// then each output element reads the parameter at its own index and nowhere else.
+bool ReadAtOwnIndexOnly(const hlo::Instruction* fused_param, const hlo::Instruction* fused_root) {
+  std::vector<const hlo::Instruction*> stack = {fused_param};
+  while (!stack.empty()) {
+    const hlo::Instruction* i = stack.back();
+    stack.pop_back();
+    if (i->shape().dims != fused_root->shape().dims) return false;
+    if (i != fused_param && !hlo::IsElementwise(i->opcode())) return false;
+    for (const hlo::Instruction* u : i->users()) stack.push_back(u);
+  }
+  return true;
+}
+
+void FindDonations(BufferPlan& plan, const hlo::Instruction* root,
+                   const std::unordered_map<const hlo::Instruction*, size_t>& position) {
+  if (root->opcode() != hlo::Opcode::kTuple) return;
+  std::set<int64_t> taken;
+  for (auto [out, param] : plan.parameter_outputs) taken.insert(param);
+  std::set<int64_t> shared_outputs;
+  for (auto [out, other] : plan.output_aliases) shared_outputs.insert(out), shared_outputs.insert(other);
+  for (size_t k = 0; k < root->operands().size(); ++k) {
+    const hlo::Instruction* v = root->operand(k);
+    auto slot = plan.slots.find(v);
+    if (slot == plan.slots.end() || slot->second.kind != BufferSlot::Kind::kOutput ||
+        slot->second.index != static_cast<int64_t>(k) || shared_outputs.count(static_cast<int64_t>(k)) ||
+        v->opcode() != hlo::Opcode::kFusion || v->attrs().fusion_kind != hlo::FusionKind::kLoop)
+      continue;
+    const hlo::Computation* fused = v->attrs().called.at(0);
+    for (const hlo::Instruction* fp : fused->parameters()) {
+      const hlo::Instruction* p = v->operand(fp->attrs().parameter_number);
+      if (p->opcode() != hlo::Opcode::kParameter || p->shape() != v->shape() ||
+          taken.count(p->attrs().parameter_number))
+        continue;
+      // Every other reader of the parameter (and of virtual views of it) runs before.
+      bool last = true;
+      for (const hlo::Instruction* u : p->users()) {
+        if (u == v) continue;
+        last &= position.at(u) < position.at(v);
+        auto us = plan.slots.find(u);
+        if (us != plan.slots.end() && us->second.kind == BufferSlot::Kind::kVirtual)
+          for (const hlo::Instruction* uu : u->users()) last &= position.at(uu) < position.at(v);
+      }
+      if (!last || !ReadAtOwnIndexOnly(fp, fused->root())) continue;
+      // Every candidate is listed: at run time the first that nothing else holds is used.
+      plan.donations.emplace_back(static_cast<int64_t>(k), p->attrs().parameter_number);
+    }
+  }
+}
+
+}  // namespace
 
 BufferPlan AssignBuffers(const hlo::Module& module) {
   const hlo::Computation& entry = *module.entry();
@@ -50,6 +105,7 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
   // Temps: live from their definition to their last use; a freed range is reused first-fit.
   std::unordered_map<const hlo::Instruction*, size_t> position, last_use;
   for (size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+  FindDonations(plan, root, position);
   for (size_t p = 0; p < order.size(); ++p)
     for (const hlo::Instruction* op : order[p]->operands()) last_use[op] = p;
   // A virtual instruction is read where its users run: its operand lives until then too.

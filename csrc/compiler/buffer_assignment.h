@@ -27,6 +27,11 @@ struct BufferPlan {
   // number): device buffers are immutable, so the runtime hands out the same buffer, no copy.
   std::vector<std::pair<int64_t, int64_t>> output_aliases;
   std::vector<std::pair<int64_t, int64_t>> parameter_outputs;
+  // (output, parameter) pairs where the output may be written over the parameter's buffer when
+  // the runtime finds nothing else holds it (a donated parameter, updated in place): the output's
+  // loop kernel is the parameter's last reader and reads it only at the index it writes. An
+  // output may have several candidates; the runtime uses the first free one.
+  std::vector<std::pair<int64_t, int64_t>> donations;
 };
 
 // A 2-D transpose whose users are all dots is never materialized: the dot reads its operand

@@ -112,7 +112,7 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
   std::vector<hlo::Shape> outputs = module->entry()->root()->shape().tuple_shapes;
   return std::make_shared<NativeExecutable>(NativeLibrary::Load(library), std::move(outputs),
                                             plan.arena_bytes, plan.output_aliases,
-                                            plan.parameter_outputs);
+                                            plan.parameter_outputs, plan.donations);
 }
 
 }  // namespace txla::compiler

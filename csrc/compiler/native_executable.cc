@@ -1,6 +1,7 @@
 #include "compiler/native_executable.h"
 
 #include <memory>
+#include <set>
 
 #include "compiler/support.h"
 #include "metrics/metrics.h"
@@ -10,13 +11,15 @@ namespace txla::compiler {
 NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
                                    std::vector<hlo::Shape> outputs, int64_t arena_bytes,
                                    std::vector<std::pair<int64_t, int64_t>> output_aliases,
-                                   std::vector<std::pair<int64_t, int64_t>> parameter_outputs)
+                                   std::vector<std::pair<int64_t, int64_t>> parameter_outputs,
+                                   std::vector<std::pair<int64_t, int64_t>> donations)
     : library_(std::move(library)),
       run_(reinterpret_cast<RunFn>(library_->Symbol("txla_run"))),
       outputs_(std::move(outputs)),
       arena_bytes_(arena_bytes),
       output_aliases_(std::move(output_aliases)),
-      parameter_outputs_(std::move(parameter_outputs)) {
+      parameter_outputs_(std::move(parameter_outputs)),
+      donations_(std::move(donations)) {
   for (auto [out, param] : parameter_outputs_) shared_.insert(out);
   for (auto [out, other] : output_aliases_) shared_.insert(out);
 }
@@ -35,6 +38,18 @@ std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
 
 void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
                            const std::vector<runtime::BufferPtr>& outputs) const {
+  // A parameter nothing else holds any more (its tensor has moved on to a new value) is donated:
+  // the output takes over its memory and the kernel updates it in place. Only an asynchronous
+  // run can see this: the caller's graph and tensors are gone by then.
+  std::set<int64_t> donated;  // candidates in order: the first free one serves each output
+  for (auto [out, param] : donations_) {
+    const runtime::BufferPtr& donor = parameters[param];
+    if (donated.count(out) || donor.use_count() != 1 || shared_.count(out)) continue;
+    if (outputs[out]->AdoptStorage(*donor)) {
+      donated.insert(out);
+      TXLA_COUNTER("DonatedBuffers", 1);
+    }
+  }
   std::vector<const void*> params;
   params.reserve(parameters.size());
   for (const auto& p : parameters) params.push_back(p->data());
@@ -58,14 +73,15 @@ std::vector<runtime::BufferPtr> NativeExecutable::Execute(
 }
 
 std::vector<runtime::BufferPtr> NativeExecutable::Submit(
-    const std::vector<runtime::BufferPtr>& parameters, int device) {
+    const std::vector<runtime::BufferPtr>& parameters, int device, std::shared_ptr<runtime::Readiness> start) {
   std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
   auto done = std::make_shared<runtime::Readiness>();
   for (size_t k = 0; k < results.size(); ++k)
     if (!shared_.count(static_cast<int64_t>(k))) results[k]->set_readiness(done);
   // The work keeps the executable, the inputs and the outputs alive until it has run.
   runtime::QueueFor(device).Submit(
-      [self = shared_from_this(), parameters, results] {
+      [self = shared_from_this(), parameters, results, start] {
+        if (start) start->Wait();
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);
       },

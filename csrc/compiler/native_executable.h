@@ -19,11 +19,12 @@ class NativeExecutable final : public runtime::Executable,
   // (output, parameter) pairs where the graph returns a parameter unchanged.
   NativeExecutable(std::unique_ptr<NativeLibrary> library, std::vector<hlo::Shape> outputs,
                    int64_t arena_bytes, std::vector<std::pair<int64_t, int64_t>> output_aliases,
-                   std::vector<std::pair<int64_t, int64_t>> parameter_outputs);
+                   std::vector<std::pair<int64_t, int64_t>> parameter_outputs,
+                   std::vector<std::pair<int64_t, int64_t>> donations = {});
   std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters,
                                           int device) override;
-  std::vector<runtime::BufferPtr> Submit(const std::vector<runtime::BufferPtr>& parameters,
-                                         int device) override;
+  std::vector<runtime::BufferPtr> Submit(const std::vector<runtime::BufferPtr>& parameters, int device,
+                                         std::shared_ptr<runtime::Readiness> start = nullptr) override;
   std::string kind() const override { return "native"; }
 
  private:
@@ -40,6 +41,7 @@ class NativeExecutable final : public runtime::Executable,
   int64_t arena_bytes_;
   std::vector<std::pair<int64_t, int64_t>> output_aliases_;
   std::vector<std::pair<int64_t, int64_t>> parameter_outputs_;
+  std::vector<std::pair<int64_t, int64_t>> donations_;  // (output, parameter), see BufferPlan
   std::set<int64_t> shared_;  // outputs that reuse another buffer
 };
 

@@ -112,10 +112,25 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   bool op_by_op = debug::EnvBool(for_read ? "GET_TENSORS_OPBYOP" : "SYNC_TENSORS_OPBYOP");
   std::shared_ptr<runtime::Executable> executable = GetOrCompile(cut, op_by_op);
   std::vector<runtime::BufferPtr> results;
-  if (runtime::AsyncExecution()) results = executable->Submit(cut.parameters, device);
-  if (results.empty()) {
-    // Synchronous: the inputs may still be being written by queued work.
-    runtime::QueueFor(device).Drain();
+  if (runtime::AsyncExecution()) {
+    // The run starts once this sync has dropped the graph (and the tensors their old values), so
+    // a parameter only the run still holds can be donated to an output.
+    struct Gate {
+      std::shared_ptr<runtime::Readiness> readiness = std::make_shared<runtime::Readiness>();
+      ~Gate() { readiness->MarkReady(); }
+    } gate;
+    results = executable->Submit(cut.parameters, device, gate.readiness);
+    if (!results.empty()) {
+      for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+      cut = GraphCut();
+      values.clear();
+
+      return;  // ~Gate opens the run
+    }
+  }
+  // Synchronous: the inputs may still be being written by queued work.
+  runtime::QueueFor(device).Drain();
+  {
     TXLA_TIMED("ExecuteTime");
     results = executable->Execute(cut.parameters, device);
   }

@@ -86,6 +86,14 @@ Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, 
   TXLA_COUNTER("CreateDataHandles", 1);
 }
 
+bool Buffer::AdoptStorage(Buffer& donor) {
+  if (!owns_ || !donor.owns_ || donor.size_bytes() != size_bytes() || donor.data_ == data_) return false;
+  FreeBlock(data_, size_bytes());
+  data_ = donor.data_;
+  donor.owns_ = false;
+  return true;
+}
+
 Buffer::~Buffer() {
   if (owns_) FreeBlock(data_, size_bytes());
   TXLA_COUNTER("DestroyDataHandles", 1);

@@ -35,6 +35,10 @@ class Buffer {
   const void* data() const { return data_; }
   std::string ToString() const;  // "f32[2,3] on xla:0"
 
+  // Takes over `donor`'s memory (same size, owned by the donor): this buffer's own block is freed
+  // and `donor` keeps a borrowed pointer to what is now this buffer's. False if it cannot.
+  bool AdoptStorage(Buffer& donor);
+
   // A buffer an asynchronous execution is still writing: reads from the host wait for it.
   void set_readiness(std::shared_ptr<Readiness> readiness) { readiness_ = std::move(readiness); }
   // Blocks until the data is written; throws the execution's error if it failed.

@@ -17,7 +17,10 @@ class Executable {
   // Asynchronous form: returns the (not yet written) outputs at once and queues the run on the
   // device's execution queue. Executables that cannot pre-allocate their outputs return an
   // empty vector, and the caller runs Execute instead.
-  virtual std::vector<BufferPtr> Submit(const std::vector<BufferPtr>& parameters, int device) {
+  // The queued run waits for `start` (when given) to be marked ready: the caller opens it once it
+  // has let go of the graph, so the run can tell which inputs nothing else holds.
+  virtual std::vector<BufferPtr> Submit(const std::vector<BufferPtr>& parameters, int device,
+                                        std::shared_ptr<Readiness> start = nullptr) {
     return {};
   }
   // What ran it: "interpreter", "native", ...

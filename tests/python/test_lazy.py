@@ -359,3 +359,36 @@ def test_sync_wait_env_makes_barriers_blocking():
         "xm.mark_step()\n"
         "print(met.metric_data('ExecuteTime')[0])\n")
     assert run_python(script, XLA_SYNC_WAIT='1').strip() == '1'
+
+
+def test_parameters_nothing_else_holds_are_updated_in_place(dev):
+    # An SGD update p -= lr * g: once the tensor holds the new value, nothing else holds the old
+    # buffer, and the asynchronous run writes the result over it (counted), with the right values.
+    torch.manual_seed(0)
+    w_cpu = torch.randn(64, 32)
+    g_cpu = torch.randn(64, 32)
+    w = w_cpu.clone().to(dev)
+    g = g_cpu.clone().to(dev)
+    xm.mark_step()
+    with CounterDelta('DonatedBuffers') as d:
+        for _ in range(3):
+            w.sub_(0.1 * g)
+            xm.mark_step()
+        xm.wait_device_ops()
+    expected = w_cpu - 0.3 * g_cpu
+    torch.testing.assert_close(w.cpu(), expected, rtol=1e-5, atol=1e-5)
+    assert d['DonatedBuffers'] >= 2
+    torch.testing.assert_close(g.cpu(), g_cpu)  # the other input is read, never written
+
+
+def test_a_parameter_still_referenced_is_not_overwritten(dev):
+    x_cpu = torch.randn(16, 16)
+    x = x_cpu.clone().to(dev)
+    xm.mark_step()
+    with CounterDelta('DonatedBuffers') as d:
+        y = x * 2 + 1  # x stays alive in Python
+        xm.mark_step()
+        xm.wait_device_ops()
+    assert d['DonatedBuffers'] == 0
+    torch.testing.assert_close(x.cpu(), x_cpu)
+    torch.testing.assert_close(y.cpu(), x_cpu * 2 + 1)

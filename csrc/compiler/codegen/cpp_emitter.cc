@@ -273,10 +273,12 @@ class Emitter {
     std::swap(kernel, out_);
     std::string fn = "k_" + Sanitize(i.name());
     std::string type = CType(i.shape().type);
-    std::string signature = "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ " + Buffer(i);
+    // A kernel that may write over a donated parameter reads and writes one buffer: no restrict.
+    const char* restrict = MayWriteOverParameter(i) ? "* " : "* __restrict__ ";
+    std::string signature = "TXLA_KERNEL void " + fn + "(" + type + restrict + Buffer(i);
     std::string call = "  " + fn + "(" + Buffer(i);
     for (const Instruction* b : used_) {
-      signature += ", const " + std::string(CType(b->shape().type)) + "* __restrict__ " + Buffer(*b);
+      signature += ", const " + std::string(CType(b->shape().type)) + restrict + Buffer(*b);
       call += ", " + Buffer(*b);
     }
     signature += ")";
@@ -687,6 +689,14 @@ class Emitter {
     body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
     for (int b = 0; b < braces; ++b) body_ << "      }\n";
     return acc;
+  }
+
+  bool MayWriteOverParameter(const Instruction& i) {
+    auto slot = plan_.slots.find(&i);
+    if (slot == plan_.slots.end() || slot->second.kind != BufferSlot::Kind::kOutput) return false;
+    for (auto [out, param] : plan_.donations)
+      if (out == slot->second.index) return true;
+    return false;
   }
 
   // An index read from data, clamped into [0, size): a bad index never reads or writes outside
