@@ -86,10 +86,9 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     stats->kernels = CountKernels(*module);
   }
   std::string base = WorkDirectory() + "/graph_" + Hex(std::hash<std::string>()(source));
-  {
-    std::ofstream(base + ".cc") << source;
-    std::ofstream(base + ".hlo.txt") << hlo::ToText(*module);
-  }
+  // Dumps for debugging; other processes may be writing the same names.
+  WriteFileAtomically(base + ".cc", source);
+  WriteFileAtomically(base + ".hlo.txt", hlo::ToText(*module));
   std::string library = base + ".so";
   std::string cache_key;
   std::optional<std::string> cached;
@@ -103,7 +102,7 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     static metrics::Metric* cpp_time = metrics::GetMetric("CppCompileTime");
     metrics::ScopedTimer timer(cpp_time);
     try {
-      BuildSharedObject(base + ".cc", library);
+      BuildSharedObject(source, base + ".cc", library);
     } catch (const std::runtime_error& e) {
       throw BuildError(std::string(e.what()) + "\nHLO: " + base + ".hlo.txt\nsource: " + base + ".cc");
     }

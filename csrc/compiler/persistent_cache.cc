@@ -69,26 +69,6 @@ std::string ReadFile(const std::string& path, bool* ok) {
   return ss.str();
 }
 
-// Writes `data` to `path` through a unique temporary name in the same directory and a rename.
-bool WriteAtomically(const std::string& path, const std::string& data) {
-  static std::atomic<uint64_t> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." +
-                    std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) + "." +
-                    std::to_string(counter++);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out.write(data.data(), static_cast<std::streamsize>(data.size())) || !out.flush()) {
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 // What the kernels' machine code depends on besides their source.
 const std::string& Environment() {
   static const std::string env = [] {
@@ -185,7 +165,7 @@ std::optional<std::string> PersistentCacheLookup(const std::string& key) {
     return std::nullopt;
   }
   std::string local = WorkDirectory() + "/cached_" + key + ".so";
-  if (!WriteAtomically(local, payload)) {
+  if (!WriteFileAtomically(local, payload)) {
     Count("PersistentCacheError");
     Count("PersistentCacheMiss");
     return std::nullopt;
@@ -207,7 +187,7 @@ void PersistentCacheStore(const std::string& key, const std::string& library_pat
   if (!ok) return;
   std::string entry = std::string(kMagic) + "\n" + key + "\n" + std::to_string(payload.size()) + " " +
                       Hex(Fnv1a(payload)) + "\n" + payload;
-  if (!WriteAtomically(directory + "/" + key + ".txla", entry)) Count("PersistentCacheWriteError");
+  if (!WriteFileAtomically(directory + "/" + key + ".txla", entry)) Count("PersistentCacheWriteError");
 }
 
 }  // namespace txla::compiler

@@ -5,6 +5,7 @@
 
 #include "compiler/library/conv2d.h"
 #include "compiler/library/gemm.h"
+#include "compiler/library/parallel.h"
 #include "compiler/library/pool2d.h"
 #include "compiler/library/sort.h"
 #include "metrics/metrics.h"
@@ -20,6 +21,10 @@ void GemmF32(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, in
 void GemmF64(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
              const double* b, int64_t ldb, double* c, int64_t ldc) {
   library::Gemm<double>(ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+void ParallelFor(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t count) {
+  library::ParallelChunks(count, library::NumThreads(), [&](int, int64_t lo, int64_t hi) { fn(ctx, lo, hi); });
 }
 
 int64_t KernelBegin() { return metrics::NowNs(); }
@@ -47,6 +52,7 @@ const TxlaSupport* GetSupportTable() {
                                  &MaxPool2dBackward<double>,
                                  &SortIndices<float>,
                                  &SortIndices<double>,
+                                 &ParallelFor,
                                  &KernelBegin,
                                  &KernelEnd};
   return &table;

@@ -84,6 +84,7 @@ struct TxlaSupport {
   void (*max_pool2d_backward_f64)(const double*, const int64_t*, double*, const int64_t*);
   void (*sort_indices_f32)(const float*, int64_t*, const int64_t*);
   void (*sort_indices_f64)(const double*, int64_t*, const int64_t*);
+  void (*parallel_for)(void (*)(void*, int64_t, int64_t), void*, int64_t);
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char*, int64_t);
 };
@@ -268,6 +269,7 @@ class Emitter {
     tables_.str("");
     declared_tables_.clear();
     current_output_ = &i;
+    parallel_ = Parallelizable(*root);
     if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
     else EmitLoop(*root, Buffer(i));
     std::swap(kernel, out_);
@@ -281,9 +283,53 @@ class Emitter {
       signature += ", const " + std::string(CType(b->shape().type)) + restrict + Buffer(*b);
       call += ", " + Buffer(*b);
     }
-    signature += ")";
+    if (!parallel_) {
+      signature += ")";
+      AddKernel(i.name(), signature, tables_.str() + kernel.str());
+      out_ << call << ");\n";
+      return;
+    }
+    // Parallel: the kernel takes a range of its outermost loop; a context struct and a
+    // trampoline let the runtime's threads call it (support->parallel_for).
+    signature += ", int64_t lo, int64_t hi)";
     AddKernel(i.name(), signature, tables_.str() + kernel.str());
-    out_ << call << ");\n";
+    std::string ctx = "x_" + Sanitize(i.name()), tramp = "t_" + Sanitize(i.name());
+    std::ostringstream fields, args, init;
+    fields << type << "* out;";
+    args << "c->out";
+    init << Buffer(i);
+    for (size_t k = 0; k < used_.size(); ++k) {
+      fields << " const " << CType(used_[k]->shape().type) << "* in" << k << ";";
+      args << ", c->in" << k;
+      init << ", " << Buffer(*used_[k]);
+    }
+    std::string decl = "struct " + ctx + " { " + fields.str() + " };\n";
+    // The trampoline sits with the kernel (its unit); txla_run's unit sees a prototype.
+    functions_ << decl << "TXLA_KERNEL void " << tramp << "(void* p, int64_t lo, int64_t hi) { const " << ctx
+               << "* c = (const " << ctx << "*)p; " << fn << "(" << args.str() << ", lo, hi); }\n" << kKernelEnd;
+    prototypes_ << decl << "TXLA_KERNEL void " << tramp << "(void* p, int64_t lo, int64_t hi);\n";
+    out_ << "  { " << ctx << " c = {" << init.str() << "}; support->parallel_for(&" << tramp << ", &c, "
+         << parallel_extent_ << "); }\n";
+  }
+
+  // Loop kernels big enough to pay for a second thread split their outermost loop.
+  static constexpr int64_t kParallelElements = 1 << 16;
+  bool Parallelizable(const Instruction& root) {
+    const hlo::Shape& shape = root.opcode() == Opcode::kReduce ? root.operand(0)->shape() : root.shape();
+    if (shape.rank() == 0 || shape.element_count() < kParallelElements) return false;
+    if (root.opcode() == Opcode::kReduce) {
+      // The general reduction's outer loops run over kept dimensions: the first must be kept.
+      const auto& reduced = root.attrs().dimensions;
+      if (std::find(reduced.begin(), reduced.end(), 0) != reduced.end()) return false;
+      parallel_extent_ = shape.dims[0];
+      return parallel_extent_ >= 2;
+    }
+    size_t rank = shape.dims.size();
+    bool tiled = rank >= 2 && TransposesLastDimension(root) && shape.dims[rank - 1] > kTile &&
+                 shape.dims[rank - 2] > kTile;
+    if (tiled && rank == 2) return false;  // the outer loop is a tile loop
+    parallel_extent_ = shape.dims[0];
+    return parallel_extent_ >= 2;
   }
 
   // for (i0..) for (i1..) { out[linear] = value; }
@@ -300,7 +346,10 @@ class Emitter {
       std::string v = "i" + std::to_string(k);
       idx.push_back(v);
       if (tiled && k + 2 >= rank) continue;
-      out_ << indent << "  for (int64_t " << v << " = 0; " << v << " < " << dims[k] << "; ++" << v << ")\n";
+      if (k == 0 && parallel_)
+        out_ << indent << "  for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+      else
+        out_ << indent << "  for (int64_t " << v << " = 0; " << v << " < " << dims[k] << "; ++" << v << ")\n";
     }
     if (tiled) {
       for (size_t k = rank - 2; k < rank; ++k)
@@ -374,7 +423,10 @@ class Emitter {
     for (size_t k = 0; k < in_dims.size(); ++k) {
       if (reduced[k]) continue;
       std::string v = "o" + std::to_string(k);
-      out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+      if (k == 0 && parallel_)
+        out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+      else
+        out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
       out_idx.push_back(v);
       full[k] = v;
     }
@@ -953,6 +1005,8 @@ class Emitter {
   std::ostringstream functions_;     // one function per loop kernel, before txla_run
   std::ostringstream prototypes_;
   std::ostringstream tables_;  // constant tables of the kernel being emitted
+  bool parallel_ = false;       // the kernel being emitted splits its outermost loop
+  int64_t parallel_extent_ = 0;
   std::set<std::string> declared_tables_;
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).
   std::vector<const Instruction*> used_;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -61,29 +62,45 @@ bool RunCommand(const std::string& cmd, const std::string& log, std::string* out
   return status == 0;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Sources above this size are built as one translation unit per core, in parallel, and linked:
 // the C++ compiler's time grows with the source, and one invocation uses one core.
 constexpr size_t kSplitBytes = 48 * 1024;
 
 }  // namespace
 
-void BuildSharedObject(const std::string& source_path, const std::string& object_path) {
-  std::string tmp = object_path + ".tmp." + std::to_string(getpid());
+bool WriteFileAtomically(const std::string& path, const std::string& data) {
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out.write(data.data(), static_cast<std::streamsize>(data.size())) || !out.flush()) {
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+void BuildSharedObject(const std::string& source, const std::string& source_path,
+                       const std::string& object_path) {
+  // Everything this build writes has a name of its own (pid, counter): processes sharing the
+  // work directory may build the same graph at the same time.
+  static std::atomic<uint64_t> builds_started{0};
+  std::string tmp = object_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(builds_started++);
   std::string output;
-  std::string source = ReadAll(source_path);
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> units =
-      source.size() > kSplitBytes ? SplitSource(source, cores) : std::vector<std::string>{};
+      source.size() > kSplitBytes ? SplitSource(source, cores) : std::vector<std::string>{source};
   bool ok;
-  if (units.size() <= 1) {
-    ok = RunCommand(KernelCompilerCommand() + " -o '" + tmp + "' '" + source_path + "'", tmp + ".log", &output);
+  if (units.size() == 1) {
+    std::string unit_path = tmp + ".cc";
+    std::ofstream(unit_path) << source;
+    ok = RunCommand(KernelCompilerCommand() + " -o '" + tmp + "' '" + unit_path + "'", tmp + ".log", &output);
+    std::remove(unit_path.c_str());
   } else {
     std::vector<std::string> objects(units.size()), outputs(units.size());
     std::vector<char> results(units.size(), 0);

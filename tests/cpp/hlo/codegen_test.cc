@@ -86,5 +86,17 @@ TEST(CodegenTest, SourceSplitsIntoUnitsThatShareThePreludeAndKeepEveryKernel) {
   EXPECT_EQ(SplitSource(code, 1), std::vector<std::string>{code});
 }
 
+TEST(CodegenTest, LargeLoopsSplitTheirOuterLoopAcrossThreads) {
+  auto add = [](const std::string& dims) {
+    return "HloModule m\n\nENTRY %main {\n  %p = f32[" + dims + "] parameter(0)\n  %q = f32[" + dims +
+           "] parameter(1)\n  %a = f32[" + dims + "] add(%p, %q)\n  ROOT %t = (f32[" + dims + "]) tuple(%a)\n}\n";
+  };
+  std::string big = Emit(add("512,512"));
+  EXPECT_NE(big.find("support->parallel_for("), std::string::npos) << big;
+  EXPECT_NE(big.find("for (int64_t i0 = lo; i0 < hi; ++i0)"), std::string::npos) << big;
+  std::string small = Emit(add("8,8"));
+  EXPECT_EQ(small.find("parallel_for(&"), std::string::npos) << small;
+}
+
 }  // namespace
 }  // namespace txla::compiler
