@@ -292,7 +292,6 @@ class Emitter {
     // Parallel: the kernel takes a range of its outermost loop; a context struct and a
     // trampoline let the runtime's threads call it (support->parallel_for).
     signature += ", int64_t lo, int64_t hi)";
-    AddKernel(i.name(), signature, tables_.str() + kernel.str());
     std::string ctx = "x_" + Sanitize(i.name()), tramp = "t_" + Sanitize(i.name());
     std::ostringstream fields, args, init;
     fields << type << "* out;";
@@ -303,10 +302,14 @@ class Emitter {
       args << ", c->in" << k;
       init << ", " << Buffer(*used_[k]);
     }
-    std::string decl = "struct " + ctx + " { " + fields.str() + " };\n";
-    // The trampoline sits with the kernel (its unit); txla_run's unit sees a prototype.
-    functions_ << decl << "TXLA_KERNEL void " << tramp << "(void* p, int64_t lo, int64_t hi) { const " << ctx
-               << "* c = (const " << ctx << "*)p; " << fn << "(" << args.str() << ", lo, hi); }\n" << kKernelEnd;
+    // Defined next to the kernel and again before txla_run; guarded for a single-unit build.
+    std::string guard = "TXLA_DEFINED_" + ctx;
+    std::string decl = "#ifndef " + guard + "\n#define " + guard + "\nstruct " + ctx + " { " + fields.str() +
+                       " };\n#endif\n";
+    // The trampoline sits with the kernel (in its unit); txla_run's unit sees a prototype.
+    std::string trampoline = decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi) { const " +
+                             ctx + "* c = (const " + ctx + "*)p; " + fn + "(" + args.str() + ", lo, hi); }\n";
+    AddKernel(i.name(), signature, tables_.str() + kernel.str(), trampoline);
     prototypes_ << decl << "TXLA_KERNEL void " << tramp << "(void* p, int64_t lo, int64_t hi);\n";
     out_ << "  { " << ctx << " c = {" << init.str() << "}; support->parallel_for(&" << tramp << ", &c, "
          << parallel_extent_ << "); }\n";
@@ -791,8 +794,9 @@ class Emitter {
 
   // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
   // split marker: a large source can then be built as several translation units in parallel.
-  void AddKernel(const std::string& name, const std::string& signature, const std::string& body) {
-    functions_ << "// " << name << "\n" << signature << " {\n" << body << "}\n" << kKernelEnd;
+  void AddKernel(const std::string& name, const std::string& signature, const std::string& body,
+                 const std::string& after = "") {
+    functions_ << "// " << name << "\n" << signature << " {\n" << body << "}\n" << after << kKernelEnd;
     prototypes_ << signature << ";\n";
   }
 

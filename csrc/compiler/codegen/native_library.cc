@@ -86,15 +86,15 @@ bool WriteFileAtomically(const std::string& path, const std::string& data) {
 }
 
 void BuildSharedObject(const std::string& source, const std::string& source_path,
-                       const std::string& object_path) {
+                       const std::string& object_path, int unit_count) {
   // Everything this build writes has a name of its own (pid, counter): processes sharing the
   // work directory may build the same graph at the same time.
   static std::atomic<uint64_t> builds_started{0};
   std::string tmp = object_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(builds_started++);
   std::string output;
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> units =
-      source.size() > kSplitBytes ? SplitSource(source, cores) : std::vector<std::string>{source};
+  if (unit_count <= 0) unit_count = source.size() > kSplitBytes ? cores : 1;
+  std::vector<std::string> units = SplitSource(source, unit_count);
   bool ok;
   if (units.size() == 1) {
     std::string unit_path = tmp + ".cc";

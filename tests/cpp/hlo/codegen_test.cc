@@ -3,6 +3,7 @@
 
 #include "compiler/buffer_assignment.h"
 #include "compiler/codegen/cpp_emitter.h"
+#include "compiler/codegen/native_library.h"
 #include "compiler/compile.h"
 #include "hlo/parser.h"
 
@@ -93,6 +94,10 @@ TEST(CodegenTest, LargeLoopsSplitTheirOuterLoopAcrossThreads) {
   };
   std::string big = Emit(add("512,512"));
   EXPECT_NE(big.find("support->parallel_for("), std::string::npos) << big;
+  // It builds, as one unit and split in two.
+  std::string dir = WorkDirectory();
+  EXPECT_NO_THROW(BuildSharedObject(big, "parallel test", dir + "/codegen_test_parallel.so"));
+  EXPECT_NO_THROW(BuildSharedObject(big, "parallel test, split", dir + "/codegen_test_parallel_split.so", 2));
   EXPECT_NE(big.find("for (int64_t i0 = lo; i0 < hi; ++i0)"), std::string::npos) << big;
   std::string small = Emit(add("8,8"));
   EXPECT_EQ(small.find("parallel_for(&"), std::string::npos) << small;
