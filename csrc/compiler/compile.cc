@@ -70,8 +70,110 @@ void RunPipeline(hlo::Module& module) {
   hlo::Verify(module);
 }
 
+namespace {
+
+// A graph entry of the persistent cache, one item per line:
+//   library <key>
+//   arena <bytes>
+//   outputs <type> <dims,...> ; <type> <dims,...> ; ...
+//   aliases / parameter_outputs / donations <a>:<b> <a>:<b> ...
+struct GraphEntry {
+  std::string library_key;
+  int64_t arena_bytes = 0;
+  std::vector<hlo::Shape> outputs;
+  std::vector<std::pair<int64_t, int64_t>> aliases, parameter_outputs, donations;
+};
+
+std::string Pairs(const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+  std::string out;
+  for (auto [a, b] : pairs) out += " " + std::to_string(a) + ":" + std::to_string(b);
+  return out;
+}
+
+std::string Describe(const GraphEntry& e) {
+  std::ostringstream ss;
+  ss << "library " << e.library_key << "\narena " << e.arena_bytes << "\noutputs";
+  for (const hlo::Shape& s : e.outputs) {
+    ss << " " << static_cast<int>(s.type) << " ";
+    for (size_t k = 0; k < s.dims.size(); ++k) ss << (k ? "," : "") << s.dims[k];
+    ss << " ;";
+  }
+  ss << "\naliases" << Pairs(e.aliases) << "\nparameter_outputs" << Pairs(e.parameter_outputs)
+     << "\ndonations" << Pairs(e.donations) << "\n";
+  return ss.str();
+}
+
+std::optional<GraphEntry> Parse(const std::string& text) {
+  GraphEntry e;
+  std::istringstream in(text);
+  std::string line, word;
+  auto pairs = [](std::istringstream& s, std::vector<std::pair<int64_t, int64_t>>* out) {
+    std::string p;
+    while (s >> p) {
+      size_t colon = p.find(':');
+      if (colon == std::string::npos) return false;
+      out->emplace_back(std::stoll(p.substr(0, colon)), std::stoll(p.substr(colon + 1)));
+    }
+    return true;
+  };
+  try {
+    while (std::getline(in, line)) {
+      std::istringstream s(line);
+      s >> word;
+      if (word == "library") {
+        s >> e.library_key;
+      } else if (word == "arena") {
+        s >> e.arena_bytes;
+      } else if (word == "outputs") {
+        std::string type, dims, sep;
+        while (s >> type) {
+          if (type == ";") continue;
+          std::vector<int64_t> d;
+          if (!(s >> dims)) return std::nullopt;
+          if (dims == ";") {
+            e.outputs.push_back(hlo::Shape::Array(static_cast<hlo::ElementType>(std::stoi(type)), {}));
+            continue;
+          }
+          std::istringstream ds(dims);
+          std::string n;
+          while (std::getline(ds, n, ',')) d.push_back(std::stoll(n));
+          e.outputs.push_back(hlo::Shape::Array(static_cast<hlo::ElementType>(std::stoi(type)), d));
+        }
+      } else if (word == "aliases") {
+        if (!pairs(s, &e.aliases)) return std::nullopt;
+      } else if (word == "parameter_outputs") {
+        if (!pairs(s, &e.parameter_outputs)) return std::nullopt;
+      } else if (word == "donations") {
+        if (!pairs(s, &e.donations)) return std::nullopt;
+      }
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (e.library_key.empty()) return std::nullopt;
+  return e;
+}
+
+}  // namespace
+
+std::shared_ptr<runtime::Executable> LoadCachedGraph(uint64_t graph_hash) {
+  if (!PersistentCacheEnabled()) return nullptr;
+  std::optional<std::string> text = PersistentCacheGetGraph(PersistentCacheGraphKey(graph_hash));
+  if (!text) return nullptr;
+  std::optional<GraphEntry> e = Parse(*text);
+  if (!e) {
+    metrics::GetCounter("PersistentCacheError")->Add(1);
+    return nullptr;
+  }
+  std::optional<std::string> library = PersistentCacheLookup(e->library_key);
+  if (!library) return nullptr;
+  metrics::GetCounter("PersistentCacheGraphHit")->Add(1);  // nothing lowered, emitted or built
+  return std::make_shared<NativeExecutable>(NativeLibrary::Load(*library), e->outputs, e->arena_bytes,
+                                            e->aliases, e->parameter_outputs, e->donations);
+}
+
 std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module,
-                                             CompileStats* stats) {
+                                             CompileStats* stats, uint64_t graph_hash) {
   int before = static_cast<int>(module->entry()->instruction_count());
   RunPipeline(*module);
   BufferPlan plan = AssignBuffers(*module);
@@ -109,6 +211,11 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     if (!cache_key.empty()) PersistentCacheStore(cache_key, library);
   }
   std::vector<hlo::Shape> outputs = module->entry()->root()->shape().tuple_shapes;
+  if (!cache_key.empty() && graph_hash != 0) {
+    GraphEntry entry{cache_key, plan.arena_bytes, outputs, plan.output_aliases, plan.parameter_outputs,
+                     plan.donations};
+    PersistentCachePutGraph(PersistentCacheGraphKey(graph_hash), Describe(entry));
+  }
   return std::make_shared<NativeExecutable>(NativeLibrary::Load(library), std::move(outputs),
                                             plan.arena_bytes, plan.output_aliases,
                                             plan.parameter_outputs, plan.donations);

@@ -8,6 +8,7 @@
 // TXLA_PROFILE_KERNELS=1 times every kernel into the metric KernelTime:<kernel name>.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -37,7 +38,12 @@ struct CompileStats {
 
 // Runs the pipeline in place (exposed for tests).
 void RunPipeline(hlo::Module& module);
+// `graph_hash` (the lazy-IR graph's hash, 0 for none) also records the result in the persistent
+// cache under that hash, so LoadCachedGraph can find it in a later process.
 std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module,
-                                             CompileStats* stats = nullptr);
+                                             CompileStats* stats = nullptr, uint64_t graph_hash = 0);
+// The executable a persistent-cache graph entry names, without lowering or emitting anything;
+// nullptr when there is none (or the cache is off).
+std::shared_ptr<runtime::Executable> LoadCachedGraph(uint64_t graph_hash);
 
 }  // namespace txla::compiler

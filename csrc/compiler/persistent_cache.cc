@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -29,6 +30,9 @@ struct CacheState {
   std::string directory;
   bool readonly = false;
   bool enabled = false;
+  // Keys this process already missed: looked up again (graph entry, then compile), they are not
+  // counted twice.
+  std::set<std::string> missed;
 };
 
 CacheState& State() {
@@ -132,42 +136,64 @@ std::string PersistentCacheKey(const std::string& source) {
   return Hex(a) + Hex(b);
 }
 
-std::optional<std::string> PersistentCacheLookup(const std::string& key) {
-  std::string directory;
-  {
-    CacheState& s = State();
-    std::lock_guard<std::mutex> lock(s.mu);
-    directory = s.directory;
-  }
+namespace {
+
+std::string Directory(bool for_write) {
+  CacheState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (for_write && s.readonly) return "";
+  return s.directory;
+}
+
+// The payload of entry `name` if it is whole and is the entry for `name`; a present but bad
+// entry counts PersistentCacheError.
+std::optional<std::string> ReadEntry(const std::string& name) {
   bool ok = false;
-  std::string entry = ReadFile(directory + "/" + key + ".txla", &ok);
-  if (!ok) {
-    Count("PersistentCacheMiss");
-    return std::nullopt;
-  }
-  // Header: magic, key, payload size, payload checksum; one per line.
+  std::string entry = ReadFile(Directory(false) + "/" + name, &ok);
+  if (!ok) return std::nullopt;
+  // Header: magic, name, payload size, payload checksum; one per line.
   std::istringstream header(entry);
-  std::string magic, entry_key;
+  std::string magic, entry_name;
   size_t size = 0;
   std::string checksum;
   std::getline(header, magic);
-  std::getline(header, entry_key);
+  std::getline(header, entry_name);
   header >> size >> checksum;
   header.get();  // the newline ending the header
   std::streamoff offset = header ? static_cast<std::streamoff>(header.tellg()) : -1;
-  bool valid = magic == kMagic && entry_key == key && offset > 0 &&
+  bool valid = magic == kMagic && entry_name == name && offset > 0 &&
                entry.size() - static_cast<size_t>(offset) == size;
   std::string payload = valid ? entry.substr(static_cast<size_t>(offset)) : "";
-  valid = valid && Hex(Fnv1a(payload)) == checksum;
-  if (!valid) {
+  if (!valid || Hex(Fnv1a(payload)) != checksum) {
     Count("PersistentCacheError");
-    Count("PersistentCacheMiss");
     return std::nullopt;
   }
+  return payload;
+}
+
+void WriteEntry(const std::string& name, const std::string& payload) {
+  std::string directory = Directory(true);
+  if (directory.empty()) return;
+  std::string entry = std::string(kMagic) + "\n" + name + "\n" + std::to_string(payload.size()) + " " +
+                      Hex(Fnv1a(payload)) + "\n" + payload;
+  if (!WriteFileAtomically(directory + "/" + name, entry)) Count("PersistentCacheWriteError");
+}
+
+}  // namespace
+
+std::optional<std::string> PersistentCacheLookup(const std::string& key) {
+  {
+    CacheState& s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.missed.count(key)) return std::nullopt;
+  }
+  std::optional<std::string> payload = ReadEntry(key + ".txla");
   std::string local = WorkDirectory() + "/cached_" + key + ".so";
-  if (!WriteFileAtomically(local, payload)) {
-    Count("PersistentCacheError");
+  if (!payload || !WriteFileAtomically(local, *payload)) {
     Count("PersistentCacheMiss");
+    CacheState& s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.missed.insert(key);
     return std::nullopt;
   }
   Count("PersistentCacheHit");
@@ -175,19 +201,28 @@ std::optional<std::string> PersistentCacheLookup(const std::string& key) {
 }
 
 void PersistentCacheStore(const std::string& key, const std::string& library_path) {
-  std::string directory;
   {
     CacheState& s = State();
     std::lock_guard<std::mutex> lock(s.mu);
-    if (s.readonly) return;
-    directory = s.directory;
+    s.missed.erase(key);
   }
   bool ok = false;
   std::string payload = ReadFile(library_path, &ok);
-  if (!ok) return;
-  std::string entry = std::string(kMagic) + "\n" + key + "\n" + std::to_string(payload.size()) + " " +
-                      Hex(Fnv1a(payload)) + "\n" + payload;
-  if (!WriteFileAtomically(directory + "/" + key + ".txla", entry)) Count("PersistentCacheWriteError");
+  if (ok) WriteEntry(key + ".txla", payload);
+}
+
+std::string PersistentCacheGraphKey(uint64_t graph_hash) {
+  // What turns a graph into code besides the graph: the environment and the compiler switches.
+  std::string switches = debug::EnvString("TXLA_DISABLE_PASSES") + "|" + debug::EnvString("TXLA_PROFILE_KERNELS");
+  return PersistentCacheKey("graph " + Hex(graph_hash) + " " + switches);
+}
+
+std::optional<std::string> PersistentCacheGetGraph(const std::string& graph_key) {
+  return ReadEntry(graph_key + ".graph");
+}
+
+void PersistentCachePutGraph(const std::string& graph_key, const std::string& description) {
+  WriteEntry(graph_key + ".graph", description);
 }
 
 }  // namespace txla::compiler

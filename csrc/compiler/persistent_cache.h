@@ -12,6 +12,7 @@
 // read-only.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -29,5 +30,12 @@ std::optional<std::string> PersistentCacheLookup(const std::string& key);
 // Stores a built library under `key` (nothing when read-only). Failures to write are counted,
 // not raised: the cache is an optimization.
 void PersistentCacheStore(const std::string& key, const std::string& library_path);
+
+// Graph entries ("<key>.graph") let a new process skip lowering and code generation too: they
+// map a lazy-IR graph hash (with the environment and compiler switches) to the library's key and
+// what the runtime needs to run it (see compile.cc for the format).
+std::string PersistentCacheGraphKey(uint64_t graph_hash);
+std::optional<std::string> PersistentCacheGetGraph(const std::string& graph_key);
+void PersistentCachePutGraph(const std::string& graph_key, const std::string& description);
 
 }  // namespace txla::compiler

@@ -43,6 +43,12 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
     metrics::GetCounter("NoLowering:" + missing)->Add(1);
     return BuildInterpreterProgram(cut);
   }
+  try {
+    if (auto cached = compiler::LoadCachedGraph(cut.hash)) return cached;
+  } catch (const std::exception&) {
+    // An entry that does not load: compile the graph as if there were none.
+    metrics::GetCounter("PersistentCacheError")->Add(1);
+  }
   std::unique_ptr<hlo::Module> module;
   try {
     module = lower::LowerGraph(cut);
@@ -59,7 +65,7 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
     return BuildInterpreterProgram(cut);
   }
   try {
-    return compiler::Compile(std::move(module));
+    return compiler::Compile(std::move(module), nullptr, cut.hash);
   } catch (const compiler::Unsupported& e) {
     TXLA_COUNTER("InterpretedGraph", 1);
     metrics::GetCounter(std::string("NoCodegen:") + e.what())->Add(1);

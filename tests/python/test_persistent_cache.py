@@ -37,6 +37,7 @@ print(json.dumps({
     'miss': met.counter_value('PersistentCacheMiss') or 0,
     'error': met.counter_value('PersistentCacheError') or 0,
     'cpp_compiles': cpp[0] if cpp else 0,
+    'graph_hits': met.counter_value('PersistentCacheGraphHit') or 0,
 }))
 '''
 
@@ -77,6 +78,8 @@ def test_second_process_loads_instead_of_compiling(tmp_path, reference):
     second = run(tmp_path)
     assert second['hit'] == first['miss'] and second['miss'] == 0
     assert second['cpp_compiles'] == 0, 'the second process ran the C++ compiler'
+    # ...nor lowered or generated anything: the graph entries map graph hashes to libraries.
+    assert second['graph_hits'] == first['miss'] and first['graph_hits'] == 0
     assert second['loss'] == pytest.approx(reference['loss'], rel=1e-6)
     assert second['weight'] == pytest.approx(reference['weight'], rel=1e-6)
 
