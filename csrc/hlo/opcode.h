@@ -46,6 +46,7 @@ namespace txla::hlo {
   V(kSelect, "select", kOther)                                \
   V(kClamp, "clamp", kOther)                                  \
   V(kConvert, "convert", kOther)                              \
+  V(kBitcastConvert, "bitcast-convert", kOther)               \
   V(kBroadcast, "broadcast", kOther)                          \
   V(kReshape, "reshape", kOther)                              \
   V(kTranspose, "transpose", kOther)                          \

@@ -175,6 +175,11 @@ Shape InferShape(const Instruction& i) {
     case Opcode::kConvert:
       CheckArity(i, 1);
       return Shape::Array(declared.type, Op(i, 0).dims);
+    case Opcode::kBitcastConvert:  // the same bits read as another type of the same width
+      CheckArity(i, 1);
+      Check(i, runtime::ByteWidth(declared.type) == runtime::ByteWidth(Op(i, 0).type),
+            "bitcast-convert between types of different widths");
+      return Shape::Array(declared.type, Op(i, 0).dims);
     case Opcode::kCompare: {
       CheckArity(i, 2);
       Shape s = Elementwise(i);

@@ -402,6 +402,15 @@ Outs UnfoldCopy(LoweringContext& c, const ir::Node& n) {  // (self, dimension, s
   return {StridedRead(c, x, n.shape().sizes, out_strides, 0)};
 }
 
+Outs ViewCopyDtype(LoweringContext& c, const ir::Node& n) {  // view_copy.dtype(self, dtype)
+  Instruction* x = c.Operand(n, 0);
+  ElementType to = OutType(n);
+  if (runtime::ByteWidth(to) != runtime::ByteWidth(x->shape().type))
+    throw NotLowered("a dtype view between types of different widths");
+  if (to == x->shape().type) return {x};
+  return {c.Add(Opcode::kBitcastConvert, hlo::Shape::Array(to, x->shape().dims), {x})};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> ShapeLowerings() {
@@ -417,6 +426,7 @@ std::vector<LoweringEntry> ShapeLowerings() {
       {"aten::as_strided_copy", AsStridedCopy}, {"aten::as_strided_scatter", AsStridedScatter},
       {"aten::diagonal_copy", DiagonalCopy}, {"aten::diagonal_backward", DiagonalBackward},
       {"aten::diagonal_scatter", DiagonalScatter}, {"aten::unfold_copy", UnfoldCopy},
+      {"aten::view_copy.dtype", ViewCopyDtype},
   };
 }
 

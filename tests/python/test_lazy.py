@@ -392,3 +392,25 @@ def test_a_parameter_still_referenced_is_not_overwritten(dev):
     assert d['DonatedBuffers'] == 0
     torch.testing.assert_close(x.cpu(), x_cpu)
     torch.testing.assert_close(y.cpu(), x_cpu * 2 + 1)
+
+
+def test_a_failed_build_names_its_dumps_and_the_inputs_keep_their_data():
+    script = (
+        "import os, torch, torch_xla, torch_xla.core.xla_model as xm\n"
+        "dev = xm.xla_device()\n"
+        "a = torch.arange(6.).reshape(2, 3).to(dev)\n"
+        "xm.mark_step()\n"
+        "y = (a * 3 + 1).exp()\n"
+        "try:\n"
+        "    xm.mark_step()\n"
+        "    print('no error')\n"
+        "except RuntimeError as e:\n"
+        "    msg = str(e)\n"
+        "    hlo = msg.split('HLO: ')[1].split()[0]\n"
+        "    src = msg.split('source: ')[1].split()[0]\n"
+        "    print('failed', os.path.exists(hlo), os.path.exists(src))\n"
+        "print(a.cpu().sum().item())\n")
+    # A C++ compiler that always fails: the build error must reach Python, naming the dumps.
+    out = run_python(script, TXLA_CXX='false').split()
+    assert out[:3] == ['failed', 'True', 'True'], out
+    assert float(out[3]) == 15.0

@@ -632,6 +632,8 @@ class Emitter {
       }
       case Opcode::kConvert:
         return "(" + t + ")(" + op(0) + ")";
+      case Opcode::kBitcastConvert:
+        return "__builtin_bit_cast(" + t + ", " + op(0) + ")";
       case Opcode::kSelect:
         return "(" + op(0) + " ? " + op(1) + " : " + op(2) + ")";
       case Opcode::kClamp:

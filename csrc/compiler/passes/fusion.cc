@@ -29,6 +29,7 @@ bool IsLoopFusible(const Instruction& i) {
     case Opcode::kTranspose:
     case Opcode::kSlice:
     case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
     case Opcode::kIota:
     case Opcode::kConstant:
     case Opcode::kSelect:
