@@ -126,13 +126,10 @@ std::string AttributesToText(const Instruction& i) {
       called("to_apply");
       break;
     case Opcode::kGather:
-      parts.push_back("dimensions=" + IntList(a.dimensions));
-      parts.push_back(std::string("index_mode=") + (a.index == 0 ? "select" : "along"));
-      break;
     case Opcode::kScatter:
       parts.push_back("dimensions=" + IntList(a.dimensions));
       parts.push_back(std::string("index_mode=") + (a.index == 0 ? "select" : "along"));
-      called("to_apply");
+      if (i.opcode() == Opcode::kScatter) called("to_apply");
       break;
     case Opcode::kAllReduce:
     case Opcode::kReduceScatter:

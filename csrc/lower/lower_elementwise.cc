@@ -12,12 +12,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::Comparison;
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-
 // Formulas in one element type: b(kAdd, x, y), b.k(0.5), b.lt(x, y), b.sel(p, x, y).
 struct Builder {
   LoweringContext& c;

@@ -11,13 +11,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::Comparison;
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-using RK = LoweringContext::ReduceKind;
-
 constexpr int64_t kSelectMode = 0, kAlongMode = 1;
 
 Instruction* Indices(LoweringContext& c, Instruction* index) {

@@ -9,13 +9,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::Comparison;
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-using RK = LoweringContext::ReduceKind;
-
 std::vector<int64_t> AllDims(const Instruction* x) {
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < x->shape().rank(); ++d) dims.push_back(d);

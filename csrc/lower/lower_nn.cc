@@ -10,12 +10,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-using RK = LoweringContext::ReduceKind;
-
 // An int[2] argument given as one value or two.
 std::vector<int64_t> Pair(LoweringContext& c, const ir::Node& n, size_t arg, int64_t if_empty) {
   std::vector<int64_t> v = IntList(c.ConstArg(n, arg));

@@ -14,12 +14,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-using RK = LoweringContext::ReduceKind;
-
 // The dtype ATen computes a comparison or a mixed op in: promotion over the operands, with
 // 0-dim tensors and Python numbers ranking below dimensioned tensors.
 ElementType PromotedInputType(const ir::Node& n) {

@@ -13,12 +13,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::Comparison;
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-
 // The s64[] seed of the node's generator argument (the last one when `arg` is past the schema).
 Instruction* Seed(LoweringContext& c, const ir::Node& n, size_t arg) {
   const ir::Arg& a = n.args().at(arg);

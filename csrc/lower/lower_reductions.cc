@@ -12,13 +12,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::Comparison;
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-using RK = LoweringContext::ReduceKind;
-
 // Reduced dims from an int, an int list, or None (every dimension).
 std::vector<int64_t> Dims(LoweringContext& c, const ir::Node& n, size_t arg, int64_t rank) {
   std::vector<int64_t> dims;

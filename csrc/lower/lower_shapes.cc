@@ -10,12 +10,6 @@
 namespace txla::lower {
 namespace {
 
-using hlo::Comparison;
-using hlo::ElementType;
-using hlo::Instruction;
-using hlo::Opcode;
-using Outs = std::vector<Instruction*>;
-
 int64_t ShapeElements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

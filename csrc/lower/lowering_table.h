@@ -10,6 +10,14 @@ namespace txla::lower {
 
 using LoweringEntry = std::pair<const char*, LowerFn>;
 
+// The names every rule file uses.
+using hlo::Comparison;
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Outs = std::vector<Instruction*>;
+using RK = LoweringContext::ReduceKind;
+
 std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: convolution, pooling, norms
 std::vector<LoweringEntry> ElementwiseLowerings();  // lower_elementwise.cc: activations, math
 std::vector<LoweringEntry> ReductionLowerings();    // lower_reductions.cc

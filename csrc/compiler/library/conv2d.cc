@@ -81,27 +81,17 @@ Conv2dGeometry Conv2dGeometryFrom(const int64_t* f) {
 // ([rows, batch * plane_out]), so OpenBLAS sees one large product (and threads it) instead of
 // a small one per image. Gathering into and scattering out of that layout is split over images.
 
-// y[n, grp*Og + o, p] <-> yt[o, n * plane_out + p]
+// y[n, grp*Og + o, p] <-> yt[o, n * plane_out + p], in the direction `to_columns` says.
 template <typename T>
-void ToBatchColumns(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* y, T* yt) {
+void BatchColumns(const Conv2dGeometry& g, const Sizes& s, int64_t grp, bool to_columns, const T* from, T* to) {
   const int64_t ld = g.batch * s.plane_out;
   ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
     for (int64_t n = begin; n < end; ++n)
       for (int64_t o = 0; o < s.group_out; ++o) {
-        const T* from = y + (n * g.out_channels + grp * s.group_out + o) * s.plane_out;
-        std::copy(from, from + s.plane_out, yt + o * ld + n * s.plane_out);
-      }
-  });
-}
-
-template <typename T>
-void FromBatchColumns(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* yt, T* y) {
-  const int64_t ld = g.batch * s.plane_out;
-  ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n)
-      for (int64_t o = 0; o < s.group_out; ++o) {
-        const T* from = yt + o * ld + n * s.plane_out;
-        std::copy(from, from + s.plane_out, y + (n * g.out_channels + grp * s.group_out + o) * s.plane_out);
+        int64_t image = (n * g.out_channels + grp * s.group_out + o) * s.plane_out;
+        int64_t column = o * ld + n * s.plane_out;
+        const T* src = from + (to_columns ? image : column);
+        std::copy(src, src + s.plane_out, to + (to_columns ? column : image));
       }
   });
 }
@@ -126,7 +116,7 @@ void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry) {
     BatchIm2Col(g, s, grp, x, cols.data());
     Gemm(false, false, s.group_out, ld, s.cols_rows, w + grp * s.group_out * s.cols_rows, s.cols_rows,
          cols.data(), ld, T(0), yt.data(), ld);
-    FromBatchColumns(g, s, grp, yt.data(), y);
+    BatchColumns(g, s, grp, false, yt.data(), y);
   }
 }
 
@@ -139,7 +129,7 @@ void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry
   const int64_t ld = g.batch * s.plane_out;
   std::vector<T> cols(s.cols_rows * ld), dyt(s.group_out * ld);
   for (int64_t grp = 0; grp < g.groups; ++grp) {
-    ToBatchColumns(g, s, grp, dy, dyt.data());
+    BatchColumns(g, s, grp, true, dy, dyt.data());
     // cols = w_g^T dy_g: [cols_rows, batch * plane_out]
     Gemm(true, false, s.cols_rows, ld, s.group_out, w + grp * s.group_out * s.cols_rows, s.cols_rows,
          dyt.data(), ld, T(0), cols.data(), ld);
@@ -161,7 +151,7 @@ void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometr
   std::vector<T> cols(s.cols_rows * ld), dyt(s.group_out * ld);
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     BatchIm2Col(g, s, grp, x, cols.data());
-    ToBatchColumns(g, s, grp, dy, dyt.data());
+    BatchColumns(g, s, grp, true, dy, dyt.data());
     // dw_g = dy_g [group_out, batch * plane_out] * cols^T [batch * plane_out, cols_rows]
     Gemm(false, true, s.group_out, s.cols_rows, ld, dyt.data(), ld, cols.data(), ld, T(0),
          dw + grp * s.group_out * s.cols_rows, s.cols_rows);
