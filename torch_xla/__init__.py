@@ -40,3 +40,13 @@ def sync(wait=False):
 
 def devices():
     return [_torch.device(d) for d in _XLAC._xla_get_all_devices()]
+
+
+def launch(fn, args=(), start_method='spawn', debug_single_process=False):
+    """Runs fn(index, *args) once per device, each in its own process (one process, index 0,
+    with debug_single_process)."""
+    from torch_xla.distributed import xla_multiprocessing as xmp
+    if debug_single_process:
+        fn(0, *args)
+        return
+    xmp.spawn(fn, args=args, nprocs=None, start_method=start_method)

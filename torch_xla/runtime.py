@@ -18,6 +18,9 @@ def addressable_device_count():
 
 
 def global_device_count():
+    # In a spawned job every replica drives one device: the job's devices are its replicas.
+    if 'WORLD_SIZE' in os.environ:
+        return world_size()
     return local_device_count() * int(os.environ.get('XLA_NUM_HOSTS', '1'))
 
 

@@ -7,6 +7,7 @@ import torch
 
 import torch_xla
 from torch_xla import runtime as xr
+from torch_xla.core import collectives as _collectives
 
 _step_closures = threading.local()
 
@@ -47,7 +48,7 @@ def xla_real_devices(devices):
     return ['CPU:%d' % torch.device(d).index for d in devices]
 
 
-# Topology (single process until the multi-process runtime lands) ------------------------------
+# Topology (from the launcher's environment: RANK, WORLD_SIZE, LOCAL_RANK) ---------------------
 
 def xrt_world_size(defval=1):
     return xr.world_size()
@@ -137,11 +138,15 @@ def save(data, file_or_path, master_only=True, global_master=False):
 # Optimizer ------------------------------------------------------------------------------------
 
 def reduce_gradients(optimizer, groups=None, pin_layout=True):
-    """All-reduces (averages) the gradients of `optimizer` across replicas."""
-    if xrt_world_size() > 1:
-        raise NotImplementedError(
-            'reduce_gradients across several processes needs the multi-process runtime, '
-            'which is not built yet')
+    """Averages the gradients of `optimizer`'s parameters across replicas (all-reduce sum, scaled
+    by 1 / replicas): after it every replica holds the gradient of the whole global batch."""
+    count = xrt_world_size()
+    if count == 1 and not groups:
+        return
+    grads = [p.grad for group in optimizer.param_groups for p in group['params'] if p.grad is not None]
+    if grads:
+        size = len(groups[0]) if groups else count
+        all_reduce(REDUCE_SUM, grads, scale=1.0 / size, groups=groups)
 
 
 def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None, pin_layout=True):
@@ -151,6 +156,54 @@ def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None, pin
     if barrier:
         mark_step()
     return loss
+
+
+# Collectives (torch.distributed with Gloo underneath; see core/collectives.py) ----------------
+
+REDUCE_SUM, REDUCE_MUL, REDUCE_MIN, REDUCE_MAX = (
+    _collectives.REDUCE_SUM, _collectives.REDUCE_MUL, _collectives.REDUCE_MIN, _collectives.REDUCE_MAX)
+
+
+def all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
+    """Reduces `inputs` (a tensor: returns the result; a list: updated in place) across replicas."""
+    return _collectives.all_reduce(reduce_type, inputs, scale=scale, groups=groups)
+
+
+def all_gather(value, dim=0, groups=None, output=None, pin_layout=True):
+    result = _collectives.all_gather(value, dim=dim, groups=groups)
+    if output is not None:
+        output.copy_(result)
+        return output
+    return result
+
+
+def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, output=None,
+                   pin_layout=True):
+    result = _collectives.reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups)
+    if output is not None:
+        output.copy_(result)
+        return output
+    return result
+
+
+def broadcast_master_param(model):
+    """Every replica takes the master's (ordinal 0) parameters."""
+    _collectives.broadcast(list(model.parameters()), src=0)
+    mark_step()
+
+
+def rendezvous(tag, payload=b'', replicas=[]):
+    """Waits for every replica to reach `tag`; returns their payloads in ordinal order."""
+    gathered = _collectives.gather_objects((tag, payload))
+    tags = sorted({t for t, _ in gathered})
+    if len(tags) != 1:
+        raise RuntimeError(f'rendezvous {tag!r}: the replicas reached different tags {tags}')
+    return [p for _, p in gathered]
+
+
+def mesh_reduce(tag, data, reduce_fn):
+    """reduce_fn over every replica's `data` (host values), the same result on each."""
+    return reduce_fn(_collectives.gather_objects(data))
 
 
 class RateTracker:

@@ -1,0 +1,59 @@
+"""Replica functions for test_distributed.py (spawned processes import them by name)."""
+import os
+
+import torch
+import torch.nn.functional as F
+
+
+def train_mnist(index, steps, batches, out_dir):
+    import torch_xla.core.xla_model as xm
+    from mnist_model import MNIST
+    dev = xm.xla_device()
+    world, rank = xm.xrt_world_size(), xm.get_ordinal()
+    torch.manual_seed(0)
+    model = MNIST().train().to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for data, target in batches[:steps]:
+        opt.zero_grad()
+        loss = F.nll_loss(model(data.chunk(world)[rank].to(dev)), target.chunk(world)[rank].to(dev))
+        loss.backward()
+        xm.optimizer_step(opt)
+        xm.mark_step()
+    torch.save({k: v.detach().cpu() for k, v in model.named_parameters()}, os.path.join(out_dir, f'{rank}.pt'))
+
+
+def collectives(index, out_dir):
+    import torch_xla.core.xla_model as xm
+    dev = xm.xla_device()
+    rank, world = xm.get_ordinal(), xm.xrt_world_size()
+    base = torch.arange(6, dtype=torch.float32).reshape(2, 3) + 10 * rank
+    x = base.to(dev)
+    out = {
+        'sum': xm.all_reduce(xm.REDUCE_SUM, x, scale=0.5).cpu(),
+        'max': xm.all_reduce(xm.REDUCE_MAX, x).cpu(),
+        'min': xm.all_reduce(xm.REDUCE_MIN, x).cpu(),
+        'mul': xm.all_reduce(xm.REDUCE_MUL, x).cpu(),
+        'gather0': xm.all_gather(x, dim=0).cpu(),
+        'gather1': xm.all_gather(x, dim=1).cpu(),
+        'scatter': xm.reduce_scatter(xm.REDUCE_SUM, x, 1.0, 0, world).cpu(),
+        'rendezvous': xm.rendezvous('point', payload=bytes([rank])),
+        'mesh': xm.mesh_reduce('mesh', rank + 1, sum),
+    }
+    in_place = [(base + 1).to(dev), (base * 2).to(dev)]
+    xm.all_reduce(xm.REDUCE_SUM, in_place)
+    out['in_place'] = [t.cpu() for t in in_place]
+    lin = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        lin.weight.fill_(rank)
+    lin = lin.to(dev)
+    xm.broadcast_master_param(lin)
+    out['broadcast'] = lin.weight.cpu()
+    torch.save(out, os.path.join(out_dir, f'{rank}.pt'))
+
+
+def fail_on_one(index, message):
+    import torch_xla.core.xla_model as xm
+    if xm.get_ordinal() == 1:
+        raise ValueError(message)
+    # The others wait in a collective that can never complete: the launcher must end them.
+    xm.rendezvous('never')

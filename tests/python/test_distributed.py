@@ -1,0 +1,73 @@
+"""Data-parallel jobs: replicas in processes (xmp.spawn / torch_xla.launch), collectives on
+torch.distributed's Gloo backend, failures that end the job."""
+import os
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.xla_multiprocessing as xmp
+import dist_workers
+from mnist_model import MNIST, synthetic_mnist
+
+STEPS = 3
+
+
+def reference_parameters(batches, world):
+    """One process, eager CPU: each step sums the replicas' shard gradients and averages them."""
+    torch.manual_seed(0)
+    model = MNIST().train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for data, target in batches[:STEPS]:
+        opt.zero_grad()
+        for d, t in zip(data.chunk(world), target.chunk(world)):
+            (F.nll_loss(model(d), t) / world).backward()
+        opt.step()
+    return {k: v.detach() for k, v in model.named_parameters()}
+
+
+@pytest.mark.parametrize('world', [1, 2, 4])
+def test_data_parallel_mnist_matches_one_process(world, tmp_path, monkeypatch):
+    monkeypatch.setenv('XLA_PERSISTENT_CACHE_PATH', str(tmp_path / 'cache'))  # replicas share builds
+    batches = synthetic_mnist(STEPS, 8, seed=1)
+    xmp.spawn(dist_workers.train_mnist, args=(STEPS, batches, str(tmp_path)), nprocs=world)
+    replicas = [torch.load(tmp_path / f'{r}.pt') for r in range(world)]
+    expected = reference_parameters(batches, world)
+    for name, value in expected.items():
+        for r in range(1, world):
+            assert torch.equal(replicas[r][name], replicas[0][name]), (name, r)
+        torch.testing.assert_close(replicas[0][name], value, rtol=1e-4, atol=5e-5)
+
+
+def test_collectives_against_their_definitions(tmp_path):
+    world = 2
+    xmp.spawn(dist_workers.collectives, args=(str(tmp_path),), nprocs=world)
+    bases = [torch.arange(6, dtype=torch.float32).reshape(2, 3) + 10 * r for r in range(world)]
+    total = sum(bases)
+    for r in range(world):
+        out = torch.load(tmp_path / f'{r}.pt')
+        torch.testing.assert_close(out['sum'], total * 0.5)
+        torch.testing.assert_close(out['max'], torch.maximum(*bases))
+        torch.testing.assert_close(out['min'], torch.minimum(*bases))
+        torch.testing.assert_close(out['mul'], bases[0] * bases[1])
+        torch.testing.assert_close(out['gather0'], torch.cat(bases, 0))
+        torch.testing.assert_close(out['gather1'], torch.cat(bases, 1))
+        torch.testing.assert_close(out['scatter'], total.chunk(world, 0)[r])
+        assert out['rendezvous'] == [bytes([0]), bytes([1])]
+        assert out['mesh'] == 3
+        torch.testing.assert_close(out['in_place'][0], sum(b + 1 for b in bases))
+        torch.testing.assert_close(out['in_place'][1], sum(b * 2 for b in bases))
+        torch.testing.assert_close(out['broadcast'], torch.zeros(2, 3))  # the master's
+
+
+def test_a_failing_replica_ends_the_job_with_its_error():
+    with pytest.raises(Exception, match='replica one gave up'):
+        xmp.spawn(dist_workers.fail_on_one, args=('replica one gave up',), nprocs=2)
+
+
+def test_single_process_topology():
+    assert xm.xrt_world_size() == 1 and xm.get_ordinal() == 0 and xm.is_master_ordinal()
+    x = torch.ones(3).to(xm.xla_device())
+    torch.testing.assert_close(xm.all_reduce(xm.REDUCE_SUM, x, scale=2.0).cpu(), torch.full((3,), 2.0))

@@ -1,0 +1,1 @@
+"""Data-parallel training over processes: spawn, collectives (torch.distributed with Gloo), loaders."""
