@@ -71,3 +71,53 @@ def test_single_process_topology():
     assert xm.xrt_world_size() == 1 and xm.get_ordinal() == 0 and xm.is_master_ordinal()
     x = torch.ones(3).to(xm.xla_device())
     torch.testing.assert_close(xm.all_reduce(xm.REDUCE_SUM, x, scale=2.0).cpu(), torch.full((3,), 2.0))
+
+
+def test_mp_device_loader_prefetches_and_issues_one_barrier_per_batch(dev):
+    from conftest import CounterDelta
+    import time
+    from torch_xla.distributed.parallel_loader import MpDeviceLoader
+    from torch_xla.utils.utils import SampleGenerator
+    data = (torch.ones(4, 3), torch.zeros(4, dtype=torch.long))
+    loader = MpDeviceLoader(SampleGenerator(data, 6), dev)
+    step_ends = []
+    with CounterDelta('MarkStep') as d:
+        seen = 0
+        for x, y in loader:
+            assert x.device.type == 'xla' and y.device.type == 'xla'
+            (x * 2).sum().item()
+            time.sleep(0.05)  # a slow step: the next batch should move meanwhile
+            step_ends.append(time.monotonic())
+            seen += 1
+    assert seen == 6 and len(loader) == 6
+    assert d['MarkStep'] == 7  # one per batch, one at the end
+    moved = loader.parallel_loader.transfer_times
+    assert len(moved) == 6
+    # Batch k + 1 reached the device before step k finished.
+    assert all(moved[k + 1] < step_ends[k] for k in range(5)), (moved, step_ends)
+
+
+def test_parallel_loader_batches_per_execution(dev):
+    from conftest import CounterDelta
+    from torch_xla.distributed.parallel_loader import ParallelLoader
+    batches = [torch.full((2,), float(i)) for i in range(6)]
+    loader = ParallelLoader(batches, [dev], batches_per_execution=3).per_device_loader(dev)
+    with CounterDelta('MarkStep') as d:
+        got = [b.cpu()[0].item() for b in loader]
+    assert got == [float(i) for i in range(6)]
+    assert d['MarkStep'] == 3  # after every third batch is taken, and at the end
+
+
+def test_training_script_helpers(capsys):
+    import torch_xla.test.test_utils as test_utils
+    from torch_xla.utils.utils import SampleGenerator
+    assert len(SampleGenerator(1, 3)) == 3 and list(SampleGenerator('x', 2)) == ['x', 'x']
+    test_utils.print_training_update('xla:0', 5, torch.tensor(0.25), 10.0, 11.0, epoch=1)
+    test_utils.print_test_update('xla:0', 97.5, epoch=1)
+    out = capsys.readouterr().out
+    assert 'Training' in out and 'Step=5' in out and 'Loss=0.25000' in out and 'Accuracy=97.50' in out
+    assert test_utils.get_summary_writer(None) is None
+    writer = test_utils.get_summary_writer('/tmp/txla_summary_test')
+    test_utils.write_to_summary(writer, 1, {'acc': 1.0})
+    test_utils.close_summary_writer(writer)
+    assert isinstance(test_utils.now(), str)

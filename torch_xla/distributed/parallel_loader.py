@@ -1,0 +1,131 @@
+"""Loaders that feed devices in the background (PyTorch/XLA's ParallelLoader and MpDeviceLoader).
+
+A loader thread pulls batches from the host loader; a transfer thread per device moves them to
+the device, a few batches ahead, while the current step traces and runs. Iterating a per-device
+loader issues a barrier (xm.mark_step) every `batches_per_execution` batches, and one at the end.
+"""
+import queue
+import threading
+import time
+
+import torch
+
+import torch_xla.core.xla_model as xm
+
+_END = object()
+
+
+class PerDeviceLoader:
+
+    def __init__(self, loader, device):
+        self._loader = loader
+        self._device = device
+        self._mark_step_batch_count = loader.batches_per_execution - 1
+        self._batches_yielded = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self.next()
+
+    def __len__(self):
+        return self._loader.per_device_samples()
+
+    def next(self):
+        item = self._loader.next_item(self._device)
+        if item is _END:
+            xm.mark_step()  # the last step's graph
+            raise StopIteration
+        # Asking for the next batch ends the step that used the previous ones.
+        if self._mark_step_batch_count <= self._batches_yielded:
+            self._batches_yielded = 0
+            xm.mark_step()
+        else:
+            self._batches_yielded += 1
+        return item
+
+
+class ParallelLoader:
+    """Wraps a host loader for `devices`; `per_device_loader(device)` iterates one device's share
+    (batches go to the devices in turn)."""
+
+    def __init__(self, cpu_loader, devices, batchdim=0, batches_per_execution=1,
+                 loader_prefetch_size=8, device_prefetch_size=4, host_to_device_transfer_threads=1,
+                 input_sharding=None):
+        self._cpu_loader = cpu_loader
+        self._devices = [torch.device(d) if isinstance(d, str) else d for d in devices]
+        self._batchdim = batchdim
+        self.batches_per_execution = batches_per_execution
+        self._done = False
+        self._host_queues = {d: queue.Queue(maxsize=loader_prefetch_size) for d in self._devices}
+        self._device_queues = {d: queue.Queue(maxsize=device_prefetch_size) for d in self._devices}
+        # When each batch reached its device (seconds, time.monotonic), in order: shows overlap.
+        self.transfer_times = []
+        self._threads = [threading.Thread(target=self._load, daemon=True)]
+        for d in self._devices:
+            self._threads.append(threading.Thread(target=self._transfer, args=(d,), daemon=True))
+        for t in self._threads:
+            t.start()
+
+    def per_device_samples(self):
+        return len(self._cpu_loader) // len(self._devices)
+
+    def per_device_loader(self, device):
+        return PerDeviceLoader(self, torch.device(device) if isinstance(device, str) else device)
+
+    def next_item(self, device):
+        item = self._device_queues[device].get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self):
+        self._done = True
+
+    def _load(self):
+        end = _END
+        try:
+            batches = iter(self._cpu_loader)
+            while not self._done:
+                # Each device gets a whole batch in turn; a short last round ends every device.
+                round_ = []
+                for _ in self._devices:
+                    try:
+                        round_.append(next(batches))
+                    except StopIteration:
+                        break
+                if len(round_) < len(self._devices):
+                    break
+                for d, batch in zip(self._devices, round_):
+                    self._host_queues[d].put(batch)
+        except BaseException as e:  # the consumer raises it
+            end = e
+        for q in self._host_queues.values():
+            q.put(end)
+
+    def _transfer(self, device):
+        while True:
+            batch = self._host_queues[device].get()
+            if batch is _END or isinstance(batch, BaseException):
+                self._device_queues[device].put(batch)
+                return
+            self._device_queues[device].put(xm.send_cpu_data_to_device(batch, device))
+            self.transfer_times.append(time.monotonic())
+
+
+class MpDeviceLoader:
+    """The loader of one replica's device: `for batch in MpDeviceLoader(loader, device)`."""
+
+    def __init__(self, loader, device, **kwargs):
+        self._loader = loader
+        self._device = device
+        self._parallel_loader_kwargs = kwargs
+        self.parallel_loader = None
+
+    def __iter__(self):
+        self.parallel_loader = ParallelLoader(self._loader, [self._device], **self._parallel_loader_kwargs)
+        return self.parallel_loader.per_device_loader(self._device)
+
+    def __len__(self):
+        return len(self._loader)
