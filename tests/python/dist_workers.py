@@ -57,3 +57,22 @@ def fail_on_one(index, message):
         raise ValueError(message)
     # The others wait in a collective that can never complete: the launcher must end them.
     xm.rendezvous('never')
+
+
+def xla_backend_collectives(index, out_dir):
+    import torch.distributed as dist
+    import torch_xla.core.xla_model as xm
+    import torch_xla.distributed.xla_backend  # noqa: F401  registers 'xla'
+    dist.init_process_group('xla', init_method='xla://')
+    dev = xm.xla_device()
+    rank = dist.get_rank()
+    x = (torch.arange(4, dtype=torch.float32) + rank).to(dev)
+    dist.all_reduce(x)
+    y = torch.full((3,), float(rank)).to(dev)
+    dist.broadcast(y, src=1)
+    parts = [torch.zeros(2).to(dev) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, torch.full((2,), float(rank + 1)).to(dev))
+    dist.barrier()
+    torch.save({'backend': dist.get_backend(), 'sum': x.cpu(), 'broadcast': y.cpu(),
+                'gather': [p.cpu() for p in parts], 'device': x.device.type},
+               os.path.join(out_dir, f'{rank}.pt'))

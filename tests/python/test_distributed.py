@@ -121,3 +121,48 @@ def test_training_script_helpers(capsys):
     test_utils.write_to_summary(writer, 1, {'acc': 1.0})
     test_utils.close_summary_writer(writer)
     assert isinstance(test_utils.now(), str)
+
+
+def test_the_xla_process_group_backend(tmp_path):
+    world = 2
+    xmp.spawn(dist_workers.xla_backend_collectives, args=(str(tmp_path),), nprocs=world)
+    for r in range(world):
+        out = torch.load(tmp_path / f'{r}.pt')
+        assert out['backend'] == 'xla' and out['device'] == 'xla'
+        torch.testing.assert_close(out['sum'], torch.arange(4.) * 2 + 1)
+        torch.testing.assert_close(out['broadcast'], torch.ones(3))
+        torch.testing.assert_close(out['gather'][0], torch.ones(2))
+        torch.testing.assert_close(out['gather'][1], torch.full((2,), 2.))
+
+
+def test_two_hosts_of_two_processes_over_loopback(tmp_path):
+    """The same script started on two "hosts" (two launcher processes here) with MASTER_ADDR,
+    MASTER_PORT, XLA_NUM_HOSTS and XLA_HOST_RANK trains as one job of four replicas."""
+    import subprocess
+    import sys
+    from torch_xla.distributed.xla_multiprocessing import _free_port
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    batches = synthetic_mnist(STEPS, 8, seed=2)
+    torch.save(batches, tmp_path / 'batches.pt')
+    script = (
+        'import sys, torch\n'
+        'import torch_xla.distributed.xla_multiprocessing as xmp\n'
+        'import dist_workers\n'
+        f'batches = torch.load({str(tmp_path / "batches.pt")!r})\n'
+        f'xmp.spawn(dist_workers.train_mnist, args=({STEPS}, batches, {str(tmp_path)!r}), nprocs=2)\n')
+    port = str(_free_port())
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, os.path.join(root, 'examples'), root]),
+               MASTER_ADDR='127.0.0.1', MASTER_PORT=port, XLA_NUM_HOSTS='2',
+               XLA_PERSISTENT_CACHE_PATH=str(tmp_path / 'cache'))
+    hosts = [subprocess.Popen([sys.executable, '-c', script], env=dict(env, XLA_HOST_RANK=str(h)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for h in range(2)]
+    for h in hosts:
+        _, err = h.communicate(timeout=600)
+        assert h.returncode == 0, err[-3000:]
+    replicas = [torch.load(tmp_path / f'{r}.pt') for r in range(4)]
+    expected = reference_parameters(batches, 4)
+    for name, value in expected.items():
+        for r in range(1, 4):
+            assert torch.equal(replicas[r][name], replicas[0][name]), (name, r)
+        torch.testing.assert_close(replicas[0][name], value, rtol=1e-4, atol=5e-5)
