@@ -31,21 +31,24 @@ def ensure_process_group():
     return dist.group.WORLD
 
 
+_GROUPS = {}  # replica groups -> this process's group, created once per job
+
+
 def _group(groups):
     ensure_process_group()
     if not groups:
         return dist.group.WORLD
-    rank = dist.get_rank()
-    mine = [g for g in groups if rank in g]
-    if len(mine) != 1:
-        raise ValueError(f'replica {rank} must be in exactly one of the groups {groups}')
-    # Every process creates every group, in the same order (torch.distributed requires it).
-    created = None
-    for g in groups:
-        pg = dist.new_group(ranks=sorted(g))
-        if rank in g:
-            created = pg
-    return created
+    key = tuple(tuple(sorted(g)) for g in groups)
+    if key not in _GROUPS:
+        rank = dist.get_rank()
+        if sum(rank in g for g in key) != 1:
+            raise ValueError(f'replica {rank} must be in exactly one of the groups {groups}')
+        # Every process creates every group, in the same order (torch.distributed requires it).
+        for g in key:
+            pg = dist.new_group(ranks=list(g))
+            if rank in g:
+                _GROUPS[key] = pg
+    return _GROUPS[key]
 
 
 def _op(reduce_type):
@@ -58,15 +61,11 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
     op = _op(reduce_type)
     single = isinstance(inputs, torch.Tensor)
     tensors = [inputs] if single else list(inputs)
-    results = []
+    results = [t.detach().cpu() for t in tensors]
     if world_size() > 1 or groups:
         group = _group(groups)
-        host = [t.detach().cpu() for t in tensors]
-        for h in host:
+        for h in results:
             dist.all_reduce(h, op=op, group=group)
-        results = host
-    else:
-        results = [t.detach().cpu() for t in tensors]
     if scale != 1.0:
         results = [r * scale for r in results]
     device_results = [r.to(t.device) for r, t in zip(results, tensors)]
@@ -89,11 +88,12 @@ def all_gather(value, dim=0, groups=None):
 
 def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None):
     """All-reduce, then each replica keeps its shard of `scatter_dim` (shard_count shards)."""
-    reduced = all_reduce(reduce_type, input, scale=scale, groups=groups)
-    size = dist.get_world_size(_group(groups)) if (world_size() > 1 or groups) else 1
+    group = _group(groups) if (world_size() > 1 or groups) else None
+    size = dist.get_world_size(group) if group is not None else 1
     if shard_count != size:
         raise ValueError(f'shard_count ({shard_count}) must equal the number of replicas ({size})')
-    rank = dist.get_rank(_group(groups)) if size > 1 else 0
+    reduced = all_reduce(reduce_type, input, scale=scale, groups=groups)
+    rank = dist.get_rank(group) if size > 1 else 0
     return torch.chunk(reduced, shard_count, dim=scatter_dim)[rank].contiguous()
 
 

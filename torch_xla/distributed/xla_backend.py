@@ -19,6 +19,11 @@ def _done(result):
     return _create_work_from_future(future)
 
 
+def _call(collective, opts, *args):
+    """The Gloo collective with the caller's options, or its defaults when none came."""
+    return collective(*args, opts) if opts is not None else collective(*args)
+
+
 def _through_host(tensors, collective):
     """Runs `collective` on host copies of `tensors`, then writes the results back in place."""
     host = [t.detach().cpu() for t in tensors]
@@ -38,15 +43,15 @@ class ProcessGroupXla(ProcessGroup):
         return 'xla'
 
     def allreduce(self, tensors, opts=None):
-        return _done(_through_host(tensors, lambda host: self._gloo.allreduce(host, opts) if opts is not None else self._gloo.allreduce(host)))
+        return _done(_through_host(tensors, lambda host: _call(self._gloo.allreduce, opts, host)))
 
     def broadcast(self, tensors, opts=None):
-        return _done(_through_host(tensors, lambda host: self._gloo.broadcast(host, opts) if opts is not None else self._gloo.broadcast(host)))
+        return _done(_through_host(tensors, lambda host: _call(self._gloo.broadcast, opts, host)))
 
     def allgather(self, output_tensors, input_tensors, opts=None):
         host_in = [t.detach().cpu() for t in input_tensors]
         host_out = [[t.detach().cpu() for t in outs] for outs in output_tensors]
-        (self._gloo.allgather(host_out, host_in, opts) if opts is not None else self._gloo.allgather(host_out, host_in)).wait()
+        _call(self._gloo.allgather, opts, host_out, host_in).wait()
         for outs, hosts in zip(output_tensors, host_out):
             for t, h in zip(outs, hosts):
                 t.copy_(h.to(t.device))
@@ -62,7 +67,7 @@ class ProcessGroupXla(ProcessGroup):
         return _done(output_tensors)
 
     def barrier(self, opts=None):
-        (self._gloo.barrier(opts) if opts is not None else self._gloo.barrier()).wait()
+        _call(self._gloo.barrier, opts).wait()
         return _done([])
 
 

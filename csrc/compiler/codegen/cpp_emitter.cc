@@ -31,16 +31,17 @@ const char* CType(ElementType t) {
   }
 }
 
-std::string Literal(double v, ElementType t) {
+// Element k of a literal as C++ source; integers come from the literal's exact int64 values.
+std::string Literal(const hlo::Literal& literal, int64_t k, ElementType t) {
   std::ostringstream ss;
-  if (t == ElementType::kPred) return v != 0 ? "true" : "false";
   if (!hlo::IsFloating(t)) {
-    // Literals hold doubles: the int64 extremes (reduction identities) round to +-2^63.
-    if (v >= 9.2233720368547758e18) return std::string("(") + CType(t) + ")9223372036854775807LL";
-    if (v <= -9.2233720368547758e18) return std::string("(") + CType(t) + ")(-9223372036854775807LL - 1)";
-    ss << "(" << CType(t) << ")" << static_cast<int64_t>(v) << "LL";
+    int64_t v = literal.GetInt(k);
+    if (t == ElementType::kPred) return v != 0 ? "true" : "false";
+    if (v == INT64_MIN) return std::string("(") + CType(t) + ")(-9223372036854775807LL - 1)";
+    ss << "(" << CType(t) << ")" << v << "LL";
     return ss.str();
   }
+  double v = literal.GetDouble(k);
   const char* suffix = t == ElementType::kF32 ? "f" : "";
   if (std::isnan(v)) return std::string("(") + CType(t) + ")__builtin_nan(\"\")";
   if (std::isinf(v)) return std::string(v > 0 ? "" : "-") + "(" + CType(t) + ")__builtin_inf()";
@@ -178,7 +179,7 @@ class Emitter {
       if (plan_.slots.at(value).kind != BufferSlot::Kind::kInline)
         throw std::invalid_argument("codegen: output " + value->name() + " cannot be copied");
       out_ << "  *(" << CType(value->shape().type) << "*)outputs[" << k << "] = "
-           << Literal(value->attrs().literal.GetDouble(0), value->shape().type) << ";\n";
+           << Literal(value->attrs().literal, 0, value->shape().type) << ";\n";
     }
     std::ostringstream unit;
     unit << kPrelude << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
@@ -492,7 +493,7 @@ class Emitter {
     auto pit = fusion_params_.find(&i);
     if (pit != fusion_params_.end()) return Value(*pit->second, idx);
     if (i.opcode() == Opcode::kConstant && i.shape().IsScalar())
-      return Literal(i.attrs().literal.GetDouble(0), i.shape().type);
+      return Literal(i.attrs().literal, 0, i.shape().type);
     std::string key = i.name() + "@";
     for (const std::string& s : idx) key += s + ",";
     auto mit = memo_.find(key);
@@ -524,7 +525,7 @@ class Emitter {
         if (declared_tables_.insert(table).second) {
           tables_ << "  static const " << t << " " << table << "[] = {";
           for (int64_t k = 0; k < i.attrs().literal.size(); ++k)
-            tables_ << (k ? ", " : "") << Literal(i.attrs().literal.GetDouble(k), i.shape().type);
+            tables_ << (k ? ", " : "") << Literal(i.attrs().literal, k, i.shape().type);
           tables_ << "};\n";
         }
         return table + "[" + Linear(idx, i.shape().dims) + "]";
