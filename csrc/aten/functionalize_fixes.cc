@@ -19,6 +19,14 @@
 // ops training loops use, the kernel below runs the op in place on the unwrapped lazy tensor,
 // records the update for any aliases (views of the same storage) and folds it into the storage
 // at once, which empties the list.
+//
+// 3. Collectives. torch.distributed's ops (c10d::allreduce_, broadcast_, ...) carry no alias
+// annotations, so functionalization's fallback treats them as functional: it hands the process
+// group unwrapped tensors, the group writes its results into those behind the wrappers' back
+// (views of them, such as DDP's gradient-bucket views, never see the update), and the work's
+// result holds raw tensors that DDP then takes views of (as_strided below functionalization).
+// These ops pass through functionalization untouched instead: the process group receives the
+// user's (wrapped) tensors, and its in-place writes are functionalized like any other.
 #include <ATen/FunctionalTensorWrapper.h>
 #include <ATen/Operators.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -54,6 +62,13 @@ void FunctionalInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   wrapper->commit_update();
   wrapper->apply_updates();
   stack->back() = self;
+}
+
+void PassThrough(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                 torch::jit::Stack* stack) {
+  op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER,
+                                                c10::DispatchKey::Functionalize),
+                     stack);
 }
 
 at::Tensor DetachAsAlias(const at::Tensor& self) { return at::_ops::alias::call(self); }
@@ -108,6 +123,12 @@ TORCH_LIBRARY_IMPL(aten, Functionalize, m) {
   m.impl("detach", TORCH_FN(DetachAsAlias));
   for (const char* name : kLeakFixedInplaceOps)
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&FunctionalInplace>());
+}
+
+TORCH_LIBRARY_IMPL(c10d, Functionalize, m) {
+  for (const char* name : {"broadcast_", "allreduce_", "allgather_", "reduce_scatter_", "reduce_",
+                           "gather_", "scatter_", "alltoall_", "send", "recv_"})
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&PassThrough>());
 }
 
 TORCH_LIBRARY_IMPL(aten, ADInplaceOrView, m) {

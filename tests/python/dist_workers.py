@@ -76,3 +76,30 @@ def xla_backend_collectives(index, out_dir):
     torch.save({'backend': dist.get_backend(), 'sum': x.cpu(), 'broadcast': y.cpu(),
                 'gather': [p.cpu() for p in parts], 'device': x.device.type},
                os.path.join(out_dir, f'{rank}.pt'))
+
+
+def train_mnist_ddp(index, steps, batches, out_dir, bucket_view):
+    """The train_mnist job through DistributedDataParallel on the 'xla' process-group backend."""
+    import torch.distributed as dist
+    import torch_xla.core.xla_model as xm
+    import torch_xla.distributed.xla_backend  # noqa: F401  registers 'xla'
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from mnist_model import MNIST
+    dist.init_process_group('xla', init_method='xla://')
+    dev = xm.xla_device()
+    world, rank = dist.get_world_size(), dist.get_rank()
+    torch.manual_seed(0)
+    model = MNIST().train()
+    with torch.no_grad():  # replicas start apart: DDP must broadcast the master's parameters
+        for p in model.parameters():
+            p.add_(rank)
+    model = DDP(model.to(dev), gradient_as_bucket_view=bucket_view)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for data, target in batches[:steps]:
+        opt.zero_grad()
+        loss = F.nll_loss(model(data.chunk(world)[rank].to(dev)), target.chunk(world)[rank].to(dev))
+        loss.backward()  # DDP averages the gradients across replicas as they become ready
+        opt.step()
+        xm.mark_step()
+    torch.save({k: v.detach().cpu() for k, v in model.module.named_parameters()},
+               os.path.join(out_dir, f'{rank}.pt'))

@@ -135,6 +135,19 @@ def test_the_xla_process_group_backend(tmp_path):
         torch.testing.assert_close(out['gather'][1], torch.full((2,), 2.))
 
 
+@pytest.mark.parametrize('bucket_view', [False, True])
+def test_distributed_data_parallel_on_the_xla_backend(bucket_view, tmp_path, monkeypatch):
+    monkeypatch.setenv('XLA_PERSISTENT_CACHE_PATH', str(tmp_path / 'cache'))
+    world = 2
+    batches = synthetic_mnist(STEPS, 8, seed=3)
+    xmp.spawn(dist_workers.train_mnist_ddp, args=(STEPS, batches, str(tmp_path), bucket_view),
+              nprocs=world)
+    replicas = [torch.load(tmp_path / f'{r}.pt') for r in range(world)]
+    for name, value in reference_parameters(batches, world).items():
+        assert torch.equal(replicas[1][name], replicas[0][name]), name
+        torch.testing.assert_close(replicas[0][name], value, rtol=1e-4, atol=5e-5)
+
+
 def test_two_hosts_of_two_processes_over_loopback(tmp_path):
     """The same script started on two "hosts" (two launcher processes here) with MASTER_ADDR,
     MASTER_PORT, XLA_NUM_HOSTS and XLA_HOST_RANK trains as one job of four replicas."""
