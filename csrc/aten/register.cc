@@ -69,14 +69,22 @@ const std::set<std::string>& EdgeKernelOps() {
   return ops;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(aten, XLA, m) {
+// Every op-table entry of `ns` ("aten" or our own "txla") records through the lazy kernel.
+void RegisterTableOps(torch::Library& m, const std::string& ns) {
+  const std::string prefix = ns + "::";
   for (const ir::OpInfo& info : ir::OpTable()) {
-    if (EdgeKernelOps().count(info.name)) continue;
-    m.impl(info.name.substr(6).c_str(),  // without "aten::"
+    if (EdgeKernelOps().count(info.name) || info.name.rfind(prefix, 0) != 0) continue;
+    m.impl(info.name.substr(prefix.size()).c_str(),
            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<LazyKernel>(&info)));
   }
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(txla, XLA, m) { RegisterTableOps(m, "txla"); }
+
+TORCH_LIBRARY_IMPL(aten, XLA, m) {
+  RegisterTableOps(m, "aten");
   m.impl("empty.memory_format", torch::CppFunction::makeFromBoxedFunction<&EmptyKernel>());
   m.impl("empty_strided", torch::CppFunction::makeFromBoxedFunction<&EmptyKernel>());
   m.impl("_efficientzerotensor",

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "compiler/support.h"
+#include "runtime/collectives.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
@@ -68,6 +69,7 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
 std::vector<runtime::BufferPtr> NativeExecutable::Execute(
     const std::vector<runtime::BufferPtr>& parameters, int device) {
   std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
+  runtime::ScopedExecutingDevice executing(device);
   Run(parameters, results);
   return results;
 }
@@ -80,8 +82,9 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
     if (!shared_.count(static_cast<int64_t>(k))) results[k]->set_readiness(done);
   // The work keeps the executable, the inputs and the outputs alive until it has run.
   runtime::QueueFor(device).Submit(
-      [self = shared_from_this(), parameters, results, start] {
+      [self = shared_from_this(), parameters, results, start, device] {
         if (start) start->Wait();
+        runtime::ScopedExecutingDevice executing(device);
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);
       },

@@ -9,6 +9,7 @@
 #include "compiler/library/pool2d.h"
 #include "compiler/library/sort.h"
 #include "metrics/metrics.h"
+#include "runtime/collectives.h"
 
 namespace txla::compiler {
 namespace {
@@ -54,7 +55,8 @@ const TxlaSupport* GetSupportTable() {
                                  &SortIndices<double>,
                                  &ParallelFor,
                                  &KernelBegin,
-                                 &KernelEnd};
+                                 &KernelEnd,
+                                 &runtime::RunCollective};
   return &table;
 }
 

@@ -1,5 +1,8 @@
 #include "graph/graph_executor.h"
 
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "debug/env.h"
@@ -24,10 +27,21 @@ CompileCache& Cache() {
   return *cache;
 }
 
-// One sync at a time: the cache and the tensors' state change together.
+// Graph walks and the compile cache: one thread at a time.
 std::mutex& SyncMutex() {
   static std::mutex mu;
   return mu;
+}
+
+// One sync at a time per device. Devices sync independently: a graph waiting in a collective for
+// another device's graph must not keep that device from submitting it.
+std::mutex& DeviceSyncMutex(int device) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<std::mutex>> per_device;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& m = per_device[device];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
 }
 
 // Native code when every op lowers and codegen handles the module; otherwise the whole graph
@@ -99,7 +113,9 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
 }  // namespace
 
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
-  std::lock_guard<std::mutex> lock(SyncMutex());
+  auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
+  if (first == tensors.end()) return;
+  std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
   std::vector<LazyTensorPtr> pending;
   std::vector<ir::Value> values;
   for (const LazyTensorPtr& t : tensors) {
@@ -111,12 +127,17 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   if (pending.empty()) return;
   int device = pending.front()->device();
   std::vector<size_t> root_index;
-  GraphCut cut = CutGraph(values, &root_index);
-  ir::DumpGraphIfRequested(cut, values);
-  // The seeds' debugging modes: run every node on its own (the interpreter) when values are read
-  // (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
-  bool op_by_op = debug::EnvBool(for_read ? "GET_TENSORS_OPBYOP" : "SYNC_TENSORS_OPBYOP");
-  std::shared_ptr<runtime::Executable> executable = GetOrCompile(cut, op_by_op);
+  GraphCut cut;
+  std::shared_ptr<runtime::Executable> executable;
+  {
+    std::lock_guard<std::mutex> lock(SyncMutex());  // graph walks and the compile cache
+    cut = CutGraph(values, &root_index);
+    ir::DumpGraphIfRequested(cut, values);
+    // The seeds' debugging modes: run every node on its own (the interpreter) when values are
+    // read (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
+    bool op_by_op = debug::EnvBool(for_read ? "GET_TENSORS_OPBYOP" : "SYNC_TENSORS_OPBYOP");
+    executable = GetOrCompile(cut, op_by_op);
+  }
   std::vector<runtime::BufferPtr> results;
   if (runtime::AsyncExecution()) {
     // The run starts once this sync has dropped the graph (and the tensors their old values), so
@@ -143,10 +164,11 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
 }
 
-void MarkStep(int device, bool wait) {
+void MarkStep(const std::vector<int>& devices, bool wait) {
   TXLA_COUNTER("MarkStep", 1);
-  SyncTensors(registry::PendingTensors(device), /*for_read=*/false);
-  if (wait || !runtime::AsyncExecution()) WaitDeviceOps(device);
+  for (int device : devices) SyncTensors(registry::PendingTensors(device), /*for_read=*/false);
+  if (wait || !runtime::AsyncExecution())
+    for (int device : devices) WaitDeviceOps(device);
 }
 
 void WaitDeviceOps(int device) { runtime::QueueFor(device).Drain(); }

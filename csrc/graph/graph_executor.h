@@ -2,7 +2,8 @@
 //
 // SyncTensors cuts the graph of the given tensors, looks its hash up in the compile cache
 // (compiling on a miss), executes it, and hands each tensor its result. MarkStep does that for
-// every live tensor of a device with pending IR: the `xm.mark_step()` barrier. Reading one tensor
+// every live tensor with pending IR on the given devices (one graph each): the `xm.mark_step()`
+// barrier. Reading one tensor
 // (ToHost) executes only the part of the graph that tensor needs.
 #pragma once
 
@@ -18,8 +19,8 @@ namespace txla::graph {
 // `for_read`: the sync serves a host read (GET_TENSORS_OPBYOP applies) rather than a barrier
 // (SYNC_TENSORS_OPBYOP applies).
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read);
-// Submits the step's graph; returns without waiting for it unless `wait` (or XLA_SYNC_WAIT=1).
-void MarkStep(int device, bool wait = false);
+// Submits the step's graphs; returns without waiting for them unless `wait` (or XLA_SYNC_WAIT=1).
+void MarkStep(const std::vector<int>& devices, bool wait = false);
 // Blocks until every graph submitted to the device has executed.
 void WaitDeviceOps(int device);
 // The tensor's value as a new host tensor (executing its pending graph if it has one).

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ir/op_table.h"
+#include "runtime/collectives.h"
 #include "tensor/bridge.h"
 
 namespace txla::graph {
@@ -194,6 +195,7 @@ std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
   // Plain CPU kernels: no autograd recording, no functionalization.
   at::AutoDispatchBelowADInplaceOrView below_autograd;
   c10::impl::ExcludeDispatchKeyGuard no_functionalize(c10::DispatchKey::Functionalize);
+  runtime::ScopedExecutingDevice executing(device);  // which replica a collective runs for
   std::vector<at::Tensor> slots(num_slots_);
   for (size_t i = 0; i < parameters.size(); ++i) {
     parameters[i]->WaitReady();

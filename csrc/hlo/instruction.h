@@ -78,6 +78,8 @@ struct Attributes {
   std::vector<Computation*> called;  // to_apply (reduce, reduce-window, ...) or calls (fusion)
   FusionKind fusion_kind = FusionKind::kLoop;
   std::string custom_call_target;
+  // all-reduce, all-gather, reduce-scatter: lists of replica ids; empty = one group of all.
+  std::vector<std::vector<int64_t>> replica_groups;
 };
 
 class Instruction {

@@ -309,6 +309,12 @@ class Parser {
     };
     if (key == "dimensions") {
       a.dimensions = IntList();
+    } else if (key == "replica_groups") {  // {{0,1},{2,3}}
+      Expect("{");
+      while (!Accept("}")) {
+        a.replica_groups.push_back(IntList());
+        Accept(",");
+      }
     } else if (key == "iota_dimension" || key == "index") {
       a.index = Int();
     } else if (key == "slice") {

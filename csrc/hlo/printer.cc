@@ -132,7 +132,14 @@ std::string AttributesToText(const Instruction& i) {
       if (i.opcode() == Opcode::kScatter) called("to_apply");
       break;
     case Opcode::kAllReduce:
+    case Opcode::kAllGather:
     case Opcode::kReduceScatter:
+      if (i.opcode() != Opcode::kAllReduce) parts.push_back("dimensions=" + IntList(a.dimensions));
+      parts.push_back("replica_groups={" + Joined(a.replica_groups, ",", [](const std::vector<int64_t>& g) {
+                        return IntList(g);
+                      }) + "}");
+      if (i.opcode() != Opcode::kAllGather) called("to_apply");
+      break;
     case Opcode::kCall:
       called("to_apply");
       break;

@@ -154,9 +154,25 @@ Shape InferShape(const Instruction& i) {
     }
     case Opcode::kParameter:
     case Opcode::kCustomCall:
-    case Opcode::kAllGather:
-    case Opcode::kReduceScatter:
       return declared;
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter: {
+      // The operand's `dimension` grows (all-gather) or shrinks (reduce-scatter) by the group
+      // size; without explicit groups the number of replicas is not known here. A second operand
+      // only orders collectives (a token).
+      Check(i, i.operands().size() == 1 || i.operands().size() == 2, "takes an operand and an optional token");
+      const bool gather = i.opcode() == Opcode::kAllGather;
+      Check(i, a.dimensions.size() == 1 && a.dimensions[0] >= 0 && a.dimensions[0] < Op(i, 0).rank(),
+            "needs one dimension of the operand");
+      Check(i, gather || a.called.size() == 1, "needs to_apply");
+      if (a.replica_groups.empty()) return Shape::Array(Op(i, 0).type, declared.dims);
+      std::vector<int64_t> dims = Op(i, 0).dims;
+      const int64_t members = static_cast<int64_t>(a.replica_groups[0].size());
+      int64_t& d = dims[a.dimensions[0]];
+      Check(i, gather || d % members == 0, "the scattered dimension must divide into the group");
+      d = gather ? d * members : d / members;
+      return Shape::Array(Op(i, 0).type, dims);
+    }
     case Opcode::kConstant:
       Check(i, a.literal.shape() == declared, "literal shape differs from the declared shape");
       return declared;
@@ -293,7 +309,9 @@ Shape InferShape(const Instruction& i) {
             "scatter: s64 indices and updates of the operand's type");
       return Op(i, 0);
     case Opcode::kAllReduce:
-      return i.operands().size() == 1 ? Op(i, 0) : declared;
+      Check(i, i.operands().size() == 1 || i.operands().size() == 2, "takes an operand and an optional token");
+      Check(i, a.called.size() == 1, "needs to_apply");
+      return Op(i, 0);
     case Opcode::kTuple: {
       std::vector<Shape> shapes;
       for (Instruction* op : i.operands()) shapes.push_back(op->shape());

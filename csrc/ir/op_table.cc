@@ -211,6 +211,10 @@ const OpDecl kOps[] = {
     {"aten::smooth_l1_loss_backward", LikeSelfOfBackward},
     {"aten::embedding", nullptr, nullptr},
     {"aten::embedding_dense_backward", EmbeddingDenseBackward, nullptr},
+    // Collectives between replicas (csrc/aten/collective_ops.cc defines them).
+    {"txla::all_reduce", LikeFirst},
+    {"txla::all_gather", AllGather},
+    {"txla::reduce_scatter", ReduceScatter},
     // Random numbers: each node draws from its own seed, fixed when the node is traced.
     {"aten::native_dropout", NativeDropout, nullptr, nullptr, /*seeds_default_generator=*/true},
     {"aten::native_dropout_backward", SameAsFirst, nullptr},

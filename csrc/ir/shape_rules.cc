@@ -329,4 +329,27 @@ Shapes ToCopy(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(dtype, self.sizes())};
 }
 
+namespace {
+
+Shapes Resized(const at::Tensor& self, int64_t dim, int64_t group_size, bool gather) {
+  TORCH_CHECK(group_size >= 1, "a replica group needs at least one member");
+  std::vector<int64_t> sizes = self.sizes().vec();
+  TORCH_CHECK(!sizes.empty(), (gather ? "all_gather" : "reduce_scatter"), " of a 0-dim tensor");
+  int64_t d = at::maybe_wrap_dim(dim, static_cast<int64_t>(sizes.size()));
+  TORCH_CHECK(gather || sizes[d] % group_size == 0, "reduce_scatter: dimension ", dim, " (size ",
+              sizes[d], ") does not divide into ", group_size, " shards");
+  sizes[d] = gather ? sizes[d] * group_size : sizes[d] / group_size;
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+}  // namespace
+
+Shapes AllGather(c10::ArrayRef<c10::IValue> args) {
+  return Resized(args[0].toTensor(), args[1].toInt(), args[3].toInt(), /*gather=*/true);
+}
+
+Shapes ReduceScatter(c10::ArrayRef<c10::IValue> args) {
+  return Resized(args[0].toTensor(), args[2].toInt(), args[4].toInt(), /*gather=*/false);
+}
+
 }  // namespace txla::ir::rules

@@ -36,6 +36,11 @@ std::optional<std::vector<Shape>> NllLoss2dForward(c10::ArrayRef<c10::IValue> ar
 std::optional<std::vector<Shape>> Factory(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ToCopy(c10::ArrayRef<c10::IValue> args);
 
+// txla::all_gather(self, dim, groups, group_size) / txla::reduce_scatter(self, reduce_type, dim,
+// groups, group_size): `dim` grows / shrinks by the group size.
+std::optional<std::vector<Shape>> AllGather(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> ReduceScatter(c10::ArrayRef<c10::IValue> args);
+
 // Reads an int[] or SymInt[] argument.
 std::vector<int64_t> ToInts(const c10::IValue& value);
 

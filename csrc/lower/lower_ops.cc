@@ -406,7 +406,8 @@ const std::unordered_map<std::string, LowerFn>& Table() {
   };
   static const bool merged = [] {
     for (auto list : {NnLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
-                      LossLowerings(), RandomLowerings(), IndexingLowerings()})
+                      LossLowerings(), RandomLowerings(), IndexingLowerings(),
+                      CollectiveLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);
     return true;
   }();

@@ -25,6 +25,7 @@ std::vector<LoweringEntry> LossLowerings();         // lower_losses.cc
 std::vector<LoweringEntry> RandomLowerings();       // lower_random.cc
 std::vector<LoweringEntry> IndexingLowerings();     // lower_indexing.cc: gathers, scatters
 std::vector<LoweringEntry> ShapeLowerings();        // lower_shapes.cc: slices, padding, joins
+std::vector<LoweringEntry> CollectiveLowerings();   // lower_collectives.cc: all-reduce, ...
 
 inline hlo::ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
 

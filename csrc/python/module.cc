@@ -14,6 +14,8 @@
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "metrics/report.h"
+#include "python/process_group_transport.h"
+#include "runtime/collectives.h"
 #include "runtime/device.h"
 #include "tensor/bridge.h"
 #include "tensor/registry.h"
@@ -85,8 +87,11 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def(
       "_xla_step_marker",
       [](const std::string& device, const std::vector<std::string>& devices, bool wait) {
+        std::vector<int> ordinals;
+        for (const std::string& d : devices) ordinals.push_back(ParseDevice(d));
+        if (ordinals.empty()) ordinals.push_back(ParseDevice(device));
         py::gil_scoped_release no_gil;
-        graph::MarkStep(ParseDevice(device), wait);
+        graph::MarkStep(ordinals, wait);
       },
       py::arg("device") = "", py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true);
@@ -138,6 +143,27 @@ PYBIND11_MODULE(_XLAC, m) {
     compiler::InitializePersistentCache(path, readonly);
   }, py::arg("path"), py::arg("readonly") = false);
   m.def("_xla_lowered_ops", [] { return lower::LoweredOps(); });
+
+  // Collective transports (runtime/collectives.h); the Python layer picks one per job.
+  m.def("_xla_use_process_group_transport", [](const c10::intrusive_ptr<c10d::ProcessGroup>& world) {
+    runtime::SetCollectiveBackend(std::make_shared<ProcessGroupTransport>(world));
+  });
+  m.def("_xla_add_process_group", [](std::vector<int64_t> members,
+                                     const c10::intrusive_ptr<c10d::ProcessGroup>& group) {
+    auto transport = std::dynamic_pointer_cast<ProcessGroupTransport>(runtime::GetCollectiveBackend());
+    TORCH_CHECK(transport, "_xla_add_process_group: the process-group transport is not in use");
+    transport->AddGroup(std::move(members), group);
+  });
+  m.def("_xla_use_in_process_transport", [](const std::vector<std::string>& devices) {
+    std::vector<int> ordinals;
+    for (const std::string& d : devices) ordinals.push_back(ParseDevice(d));
+    runtime::SetCollectiveBackend(runtime::MakeInProcessBackend(ordinals));
+  });
+  m.def("_xla_reset_collective_transport", [] { runtime::SetCollectiveBackend(nullptr); });
+  m.def("_xla_abort_collectives", [](const std::string& why) {
+    runtime::GetCollectiveBackend()->Abort(why);
+  });
+  m.def("_xla_collective_transport", [] { return runtime::GetCollectiveBackend()->name(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   m.def("_xla_live_tensor_count", [](const std::string& device) {
     return registry::LiveCount(ParseDevice(device));

@@ -19,6 +19,13 @@ def train_mnist(index, steps, batches, out_dir):
         loss.backward()
         xm.optimizer_step(opt)
         xm.mark_step()
+    import torch_xla
+    xm.wait_device_ops()  # the last step's graph may still be running
+    # The gradients were all-reduced inside the compiled step graphs, one collective per
+    # parameter and step, and nothing fell back to the interpreter.
+    counters = {n: torch_xla._XLAC._xla_counter_value(n) for n in ('CollectiveAllReduce', 'InterpretedGraph')}
+    expected = steps * len(list(model.parameters())) if world > 1 else None
+    assert counters == {'CollectiveAllReduce': expected, 'InterpretedGraph': None}, counters
     torch.save({k: v.detach().cpu() for k, v in model.named_parameters()}, os.path.join(out_dir, f'{rank}.pt'))
 
 
@@ -49,6 +56,23 @@ def collectives(index, out_dir):
     xm.broadcast_master_param(lin)
     out['broadcast'] = lin.weight.cpu()
     torch.save(out, os.path.join(out_dir, f'{rank}.pt'))
+
+
+def grouped_collectives(index, out_dir):
+    """Replica groups [[1, 0], [3, 2]]: in the group's order, not the ranks'."""
+    import torch_xla
+    import torch_xla.core.xla_model as xm
+    dev = xm.xla_device()
+    rank = xm.get_ordinal()
+    groups = [[1, 0], [3, 2]]
+    x = torch.full((2, 2), float(rank)).to(dev)
+    total = xm.all_reduce(xm.REDUCE_SUM, x, groups=groups)
+    gathered = xm.all_gather(x, dim=1, groups=groups)
+    shard = xm.reduce_scatter(xm.REDUCE_SUM, torch.arange(4.).to(dev) + rank, 1.0, 0, 2, groups=groups)
+    pending = [torch_xla._XLAC._xla_has_pending_ir(t) for t in (total, gathered, shard)]
+    xm.mark_step()
+    torch.save({'sum': total.cpu(), 'gather': gathered.cpu(), 'shard': shard.cpu(), 'pending': pending},
+               os.path.join(out_dir, f'{rank}.pt'))
 
 
 def fail_on_one(index, message):

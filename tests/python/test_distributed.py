@@ -62,6 +62,109 @@ def test_collectives_against_their_definitions(tmp_path):
         torch.testing.assert_close(out['broadcast'], torch.zeros(2, 3))  # the master's
 
 
+def test_collectives_in_replica_groups_follow_the_groups_order(tmp_path, monkeypatch):
+    monkeypatch.setenv('XLA_PERSISTENT_CACHE_PATH', str(tmp_path / 'cache'))
+    xmp.spawn(dist_workers.grouped_collectives, args=(str(tmp_path),), nprocs=4)
+    for r in range(4):
+        out = torch.load(tmp_path / f'{r}.pt')
+        group = [1, 0] if r < 2 else [3, 2]
+        assert out['pending'] == [True, True, True]  # recorded in the graph, not run at the call
+        torch.testing.assert_close(out['sum'], torch.full((2, 2), float(sum(group))))
+        torch.testing.assert_close(out['gather'], torch.cat([torch.full((2, 2), float(g)) for g in group], 1))
+        reduced = sum(torch.arange(4.) + g for g in group)
+        torch.testing.assert_close(out['shard'], reduced.chunk(2)[group.index(r)])
+
+
+def test_collectives_are_graph_ops_not_barriers(dev):
+    """In one process: the collective is recorded lazily and runs inside the compiled graph."""
+    import torch_xla
+    from conftest import CounterDelta, counter
+    x = torch.arange(6.).reshape(2, 3).to(dev)
+    xm.mark_step()
+    marks, reduces = counter('MarkStep'), counter('CollectiveAllReduce')
+    y = xm.all_reduce(xm.REDUCE_SUM, x * 2, scale=0.5) + 1
+    g = xm.all_gather(x, dim=1)
+    s = xm.reduce_scatter(xm.REDUCE_MAX, x, 1.0, 1, 1)
+    assert all(torch_xla._XLAC._xla_has_pending_ir(t) for t in (y, g, s))
+    assert counter('MarkStep') == marks and counter('CollectiveAllReduce') == reduces
+    with CounterDelta('CollectiveAllReduce', 'CollectiveAllGather', 'CollectiveReduceScatter',
+                      'InterpretedGraph') as d:
+        xm.mark_step()
+        torch.testing.assert_close(y.cpu(), torch.arange(6.).reshape(2, 3) + 1)
+        torch.testing.assert_close(g.cpu(), x.cpu())
+        torch.testing.assert_close(s.cpu(), x.cpu())
+    assert d['CollectiveAllReduce'] == 1 and d['CollectiveAllGather'] == 1
+    assert d['CollectiveReduceScatter'] == 1 and d['InterpretedGraph'] == 0
+    assert 'txla::all_reduce' in torch_xla._XLAC._get_xla_tensors_text([xm.all_reduce(xm.REDUCE_MIN, x)])
+
+
+def test_collective_errors_are_raised_at_the_call(dev):
+    with pytest.raises(TypeError, match='takes xla tensors'):
+        xm.all_reduce(xm.REDUCE_SUM, torch.ones(2))
+    with pytest.raises(ValueError, match='reduce_type'):
+        xm.all_reduce('avg', torch.ones(2).to(dev))
+    with pytest.raises(ValueError, match='there are 1 replicas'):
+        xm.all_reduce(xm.REDUCE_SUM, torch.ones(2).to(dev), groups=[[0, 1]])
+    with pytest.raises(ValueError, match='shard_count'):
+        xm.reduce_scatter(xm.REDUCE_SUM, torch.ones(2).to(dev), 1.0, 0, 2)
+    with pytest.raises(RuntimeError, match='does not divide'):
+        torch.ops.txla.reduce_scatter(torch.ones(3).to(dev), 0, 0, [0, 0], 2)
+
+
+def _threaded_job(args, devices, tmp_path):
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    env = dict(os.environ, CPU_NUM_DEVICES=str(devices), XLA_PERSISTENT_CACHE_PATH=str(tmp_path / 'cache'),
+               PYTHONPATH=os.pathsep.join([here, os.path.join(root, 'examples'), root]))
+    return subprocess.run([sys.executable, os.path.join(here, 'threaded_job.py')] + args, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize('devices', [2, 4])
+def test_threaded_data_parallel_matches_one_process(devices, tmp_path):
+    """dp.DataParallel over this process's devices, as the seeds write it: each device trains on
+    its share of the batches, gradients all-reduced in memory inside the compiled graphs."""
+    batches = synthetic_mnist(STEPS * devices, 4, seed=6)
+    torch.save(batches, tmp_path / 'batches.pt')
+    job = _threaded_job(['train', str(STEPS), str(tmp_path / 'batches.pt'), str(tmp_path / 'out.pt')],
+                        devices, tmp_path)
+    assert job.returncode == 0, job.stderr[-3000:]
+    out = torch.load(tmp_path / 'out.pt')
+    assert [r['device'] for r in out['results']] == [f'xla:{d}' for d in range(devices)]
+    assert all(r['steps'] == list(range(STEPS)) and r['world'] == devices for r in out['results'])
+    assert [r['ordinal'] for r in out['results']] == list(range(devices))
+    assert out['counters'] == {'CollectiveAllReduce': devices * STEPS * 12, 'InterpretedGraph': None,
+                               'TransferFromDeviceTime': out['counters']['TransferFromDeviceTime']}
+    # Device d took batches d, d + devices, ...: step k's global batch is batches k*devices...
+    merged = [(torch.cat([b[0] for b in batches[k * devices:(k + 1) * devices]]),
+               torch.cat([b[1] for b in batches[k * devices:(k + 1) * devices]])) for k in range(STEPS)]
+    expected = reference_parameters(merged, devices)
+    params = out['params']
+    for name, value in expected.items():
+        for d in range(1, devices):
+            assert torch.equal(params[d][name], params[0][name]), (name, d)
+        torch.testing.assert_close(params[0][name], value, rtol=1e-4, atol=5e-5)
+
+
+def test_threaded_data_parallel_without_devices_runs_on_cpu(tmp_path):
+    batches = synthetic_mnist(STEPS, 4, seed=7)
+    torch.save(batches, tmp_path / 'batches.pt')
+    job = _threaded_job(['cpu', str(STEPS), str(tmp_path / 'batches.pt'), str(tmp_path / 'out.pt')], 1, tmp_path)
+    assert job.returncode == 0, job.stderr[-3000:]
+    out = torch.load(tmp_path / 'out.pt')
+    assert out['results'] == [{'device': 'cpu', 'steps': [0, 1, 2], 'ordinal': 0, 'world': 1}]
+    for name, value in reference_parameters(batches, 1).items():
+        torch.testing.assert_close(out['params'][0][name], value)
+
+
+def test_threaded_replica_failure_ends_every_thread_with_its_error(tmp_path):
+    job = _threaded_job(['fail'], 2, tmp_path)
+    assert job.returncode != 0
+    assert 'ValueError: replica one gave up' in job.stderr, job.stderr[-3000:]
+
+
 def test_a_failing_replica_ends_the_job_with_its_error():
     with pytest.raises(Exception, match='replica one gave up'):
         xmp.spawn(dist_workers.fail_on_one, args=('replica one gave up',), nprocs=2)

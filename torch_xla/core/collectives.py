@@ -1,25 +1,81 @@
-"""Collectives between replicas (one process per device), on torch.distributed's Gloo backend.
+"""Collectives between replicas.
 
-A collective is a barrier for its inputs: their pending graphs run, the values travel through
-Gloo as host tensors, and the results come back as device data. In-place forms (a list of
-tensors) update the tensors' values, as in PyTorch/XLA.
+On xla tensors a collective is an op of the graph (`txla::all_reduce`, `txla::all_gather`,
+`txla::reduce_scatter`): recorded lazily like any other op, no barrier and no host round trip
+here; the compiled graph runs it when execution reaches it, on a transport chosen per job:
+
+- one replica (the default): every group has one member;
+- the devices of this process (threaded `DataParallel`): replicas meet in memory;
+- one replica per process (`xmp.spawn`, `torch_xla.launch`, several hosts): torch.distributed's
+  Gloo, through process groups of their own. Every process creates them at the same point, and
+  they are not the group host-side exchanges (`rendezvous`, `mesh_reduce`) use, so the two never
+  interleave on one group.
+
+Replica groups are lists of replica ids (global ordinals); None means one group of all replicas.
 """
 import os
+import threading
 
 import torch
 import torch.distributed as dist
 
+import torch_xla
+
 REDUCE_SUM, REDUCE_MUL, REDUCE_MIN, REDUCE_MAX = 'sum', 'mul', 'min', 'max'
-_OPS = {
-    REDUCE_SUM: dist.ReduceOp.SUM,
-    REDUCE_MUL: dist.ReduceOp.PRODUCT,
-    REDUCE_MIN: dist.ReduceOp.MIN,
-    REDUCE_MAX: dist.ReduceOp.MAX,
-}
+_KINDS = {REDUCE_SUM: 0, REDUCE_MUL: 1, REDUCE_MIN: 2, REDUCE_MAX: 3}  # runtime::ReduceKind
+
+# Threaded data parallelism: each replica thread knows its device and its peers.
+_replication = threading.local()
+
+
+class Replication:
+    """The devices of this process replicating one computation, one thread each."""
+
+    def __init__(self, devices):
+        self.devices = [torch.device(d) for d in devices]
+        self._barrier = threading.Barrier(len(self.devices))
+        self._slots = [None] * len(self.devices)
+
+    def exchange(self, index, obj):
+        """Every replica's `obj`, in replica order (a host-side meeting of the threads)."""
+        self._slots[index] = obj
+        self._barrier.wait()
+        out = list(self._slots)
+        self._barrier.wait()  # everyone has read before the slots are reused
+        return out
+
+    def abort(self):
+        self._barrier.abort()
+
+
+def set_replication(device, devices):
+    """Makes the calling thread the replica of `device` among `devices` (None: no replication)."""
+    if device is None:
+        _replication.state = None
+        return
+    state = devices if isinstance(devices, Replication) else Replication(devices)
+    _replication.state = state
+    _replication.index = state.devices.index(torch.device(device))
+
+
+def replication():
+    """(Replication, index) of the calling thread, or (None, None)."""
+    state = getattr(_replication, 'state', None)
+    return (state, _replication.index) if state is not None else (None, None)
 
 
 def world_size():
     return int(os.environ.get('WORLD_SIZE', '1'))
+
+
+def replica_count():
+    state, _ = replication()
+    return len(state.devices) if state is not None else world_size()
+
+
+def replica_index():
+    state, index = replication()
+    return index if state is not None else int(os.environ.get('RANK', '0'))
 
 
 def ensure_process_group():
@@ -31,84 +87,137 @@ def ensure_process_group():
     return dist.group.WORLD
 
 
-_GROUPS = {}  # replica groups -> this process's group, created once per job
+_graph_transport = {'world': None, 'groups': set()}
 
 
-def _group(groups):
-    ensure_process_group()
-    if not groups:
-        return dist.group.WORLD
-    key = tuple(tuple(sorted(g)) for g in groups)
-    if key not in _GROUPS:
+def _ensure_transport(groups):
+    """The process-group transport of a multi-process job, and `groups` registered with it."""
+    if replication()[0] is not None or world_size() == 1:
+        return  # in-process replicas (set by DataParallel) or a single replica
+    if _graph_transport['world'] is None:
+        ensure_process_group()
+        world = dist.new_group(ranks=list(range(world_size())), backend='gloo')
+        torch_xla._XLAC._xla_use_process_group_transport(world)
+        _graph_transport['world'] = world
+    key = tuple(tuple(g) for g in groups or ())
+    if groups and key not in _graph_transport['groups']:
         rank = dist.get_rank()
-        if sum(rank in g for g in key) != 1:
-            raise ValueError(f'replica {rank} must be in exactly one of the groups {groups}')
         # Every process creates every group, in the same order (torch.distributed requires it).
         for g in key:
-            pg = dist.new_group(ranks=list(g))
+            pg = dist.new_group(ranks=sorted(g), backend='gloo')
             if rank in g:
-                _GROUPS[key] = pg
-    return _GROUPS[key]
+                torch_xla._XLAC._xla_add_process_group(list(g), pg)
+        _graph_transport['groups'].add(key)
 
 
-def _op(reduce_type):
-    if reduce_type not in _OPS:
-        raise ValueError(f'reduce_type must be one of {sorted(_OPS)}, not {reduce_type!r}')
-    return _OPS[reduce_type]
+def _flat_groups(groups, explicit):
+    """(flat members, group size) for the ops; checked against the replicas there are."""
+    count = replica_count()
+    if not groups:
+        if not explicit:
+            return [], 0
+        groups = [list(range(count))]
+    groups = [[int(r) for r in g] for g in groups]
+    size = len(groups[0])
+    if size == 0 or any(len(g) != size for g in groups):
+        raise ValueError(f'replica groups must be non-empty and of one size: {groups}')
+    members = [r for g in groups for r in g]
+    bad = [r for r in members if not 0 <= r < count]
+    if bad:
+        raise ValueError(f'replica groups {groups} name replicas {bad}; there are {count} replicas')
+    me = replica_index()
+    if sum(me in g for g in groups) != 1:
+        raise ValueError(f'replica {me} must be in exactly one of the replica groups {groups}')
+    return members, size
+
+
+# Per device: one element of the last collective traced there. The next collective takes it as
+# its token, so a graph runs its collectives in the order they were traced on every replica. A
+# barrier forgets them: each step's graph then starts its chain afresh and stays the same graph.
+_tokens = {}
+
+
+def _traced(result):
+    if result.numel() > 0:
+        _tokens[str(result.device)] = result.detach().reshape(-1)[:1]
+    return result
+
+
+def forget_tokens(devices):
+    for d in devices:
+        _tokens.pop(str(torch.device(d)), None)
+
+
+def _check_xla(name, tensors):
+    for t in tensors:
+        if not isinstance(t, torch.Tensor) or t.device.type != 'xla':
+            where = t.device if isinstance(t, torch.Tensor) else type(t).__name__
+            raise TypeError(f'xm.{name} takes xla tensors; got one on {where}')
+
+
+def _kind(reduce_type):
+    if reduce_type not in _KINDS:
+        raise ValueError(f'reduce_type must be one of {sorted(_KINDS)}, not {reduce_type!r}')
+    return _KINDS[reduce_type]
+
+
+def _scaled(t, scale):
+    if scale == 1.0:
+        return t
+    return t * scale if t.is_floating_point() else (t * scale).to(t.dtype)
 
 
 def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
-    op = _op(reduce_type)
+    kind = _kind(reduce_type)
     single = isinstance(inputs, torch.Tensor)
     tensors = [inputs] if single else list(inputs)
-    results = [t.detach().cpu() for t in tensors]
-    if world_size() > 1 or groups:
-        group = _group(groups)
-        for h in results:
-            dist.all_reduce(h, op=op, group=group)
-    if scale != 1.0:
-        results = [r * scale for r in results]
-    device_results = [r.to(t.device) for r, t in zip(results, tensors)]
+    _check_xla('all_reduce', tensors)
+    flat, size = _flat_groups(groups, explicit=False)
+    _ensure_transport(groups)
+    results = [_scaled(_traced(torch.ops.txla.all_reduce(t.detach(), kind, flat, size, _tokens.get(str(t.device)))),
+                       scale) for t in tensors]
     if single:
-        return device_results[0]
-    for t, r in zip(tensors, device_results):
-        t.data.copy_(r) if t.requires_grad else t.copy_(r)
+        return results[0]
+    with torch.no_grad():
+        for t, r in zip(tensors, results):
+            t.copy_(r)
     return inputs
 
 
 def all_gather(value, dim=0, groups=None):
-    if world_size() == 1 and not groups:
-        return value.clone()
-    group = _group(groups)
-    host = value.detach().cpu().contiguous()
-    parts = [torch.empty_like(host) for _ in range(dist.get_world_size(group))]
-    dist.all_gather(parts, host, group=group)
-    return torch.cat(parts, dim=dim).to(value.device)
+    _check_xla('all_gather', [value])
+    flat, size = _flat_groups(groups, explicit=True)
+    _ensure_transport(groups)
+    return _traced(torch.ops.txla.all_gather(value.detach(), dim, flat, size, _tokens.get(str(value.device))))
 
 
 def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None):
     """All-reduce, then each replica keeps its shard of `scatter_dim` (shard_count shards)."""
-    group = _group(groups) if (world_size() > 1 or groups) else None
-    size = dist.get_world_size(group) if group is not None else 1
+    kind = _kind(reduce_type)
+    _check_xla('reduce_scatter', [input])
+    flat, size = _flat_groups(groups, explicit=True)
     if shard_count != size:
-        raise ValueError(f'shard_count ({shard_count}) must equal the number of replicas ({size})')
-    reduced = all_reduce(reduce_type, input, scale=scale, groups=groups)
-    rank = dist.get_rank(group) if size > 1 else 0
-    return torch.chunk(reduced, shard_count, dim=scatter_dim)[rank].contiguous()
+        raise ValueError(f'shard_count ({shard_count}) must equal the replica group size ({size})')
+    _ensure_transport(groups)
+    token = _tokens.get(str(input.device))
+    return _scaled(_traced(torch.ops.txla.reduce_scatter(input.detach(), kind, scatter_dim, flat, size, token)), scale)
 
 
 def broadcast(tensors, src=0):
-    if world_size() == 1:
-        return
-    ensure_process_group()
-    for t in tensors:
-        host = t.detach().cpu()
-        dist.broadcast(host, src=src)
-        t.data.copy_(host.to(t.device))
+    """Every replica takes replica `src`'s values (an all-reduce of them and zeros elsewhere)."""
+    mine = replica_index() == src
+    contributions = [t.detach() if mine else torch.zeros_like(t) for t in tensors]
+    results = all_reduce(REDUCE_SUM, contributions) if contributions else []
+    with torch.no_grad():
+        for t, r in zip(tensors, results):
+            t.copy_(r)
 
 
 def gather_objects(obj):
-    """Every replica's `obj`, in rank order."""
+    """Every replica's `obj`, in replica order (host side)."""
+    state, index = replication()
+    if state is not None:
+        return state.exchange(index, obj)
     if world_size() == 1:
         return [obj]
     ensure_process_group()

@@ -48,18 +48,31 @@ def xla_real_devices(devices):
     return ['CPU:%d' % torch.device(d).index for d in devices]
 
 
-# Topology (from the launcher's environment: RANK, WORLD_SIZE, LOCAL_RANK) ---------------------
+# Topology: the launcher's environment (RANK, WORLD_SIZE, LOCAL_RANK), or the devices of this
+# process when DataParallel replicates a model over them in threads ------------------------------
 
 def xrt_world_size(defval=1):
-    return xr.world_size()
+    """The number of replicas: processes of the job, or devices of a threaded DataParallel."""
+    return _collectives.replica_count()
 
 
 def get_ordinal(defval=0):
-    return xr.global_ordinal()
+    return _collectives.replica_index()
 
 
 def get_local_ordinal(defval=0):
-    return xr.local_ordinal()
+    state, index = _collectives.replication()
+    return index if state is not None else xr.local_ordinal()
+
+
+def set_replication(device, devices):
+    """Makes the calling thread the replica of `device` among `devices` (threaded replication)."""
+    _collectives.set_replication(device, devices)
+
+
+def get_replication_devices():
+    state, _ = _collectives.replication()
+    return [str(d) for d in state.devices] if state is not None else []
 
 
 def is_master_ordinal(local=True):
@@ -77,8 +90,13 @@ def master_print(*args, fd=None, **kwargs):
 def mark_step(wait=False):
     """Cuts the pending graph of every live xla tensor, compiles it (or reuses the cached
     executable) and executes it. Step closures registered with add_step_closure run after."""
-    device = str(torch_xla._XLAC._xla_get_default_device())
-    torch_xla._XLAC._xla_step_marker(device, [], wait)
+    state, index = _collectives.replication()
+    if state is not None:  # a replica thread: its own device's graph
+        devices = [str(state.devices[index])]
+    else:
+        devices = torch_xla._XLAC._xla_get_all_devices()
+    _collectives.forget_tokens(devices)
+    torch_xla._XLAC._xla_step_marker(devices[0], devices, wait)
     _run_step_closures()
     metrics_file = os.environ.get('XLA_METRICS_FILE')
     if metrics_file:
@@ -187,8 +205,8 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=N
 
 
 def broadcast_master_param(model):
-    """Every replica takes the master's (ordinal 0) parameters."""
-    _collectives.broadcast(list(model.parameters()), src=0)
+    """Every replica takes the master's (ordinal 0) parameters and buffers."""
+    _collectives.broadcast(list(model.parameters()) + list(model.buffers()), src=0)
     mark_step()
 
 

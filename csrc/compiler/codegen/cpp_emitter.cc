@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "runtime/collectives.h"
+
 namespace txla::compiler {
 namespace {
 
@@ -88,6 +90,7 @@ struct TxlaSupport {
   void (*parallel_for)(void (*)(void*, int64_t, int64_t), void*, int64_t);
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char*, int64_t);
+  void (*collective)(const int64_t*, const void*, void*);
 };
 
 #define TXLA_UNARY(name, f32, f64) \
@@ -245,6 +248,11 @@ class Emitter {
         return;
       case Opcode::kScatter:
         EmitScatter(i);
+        return;
+      case Opcode::kAllReduce:
+      case Opcode::kAllGather:
+      case Opcode::kReduceScatter:
+        EmitCollective(i);
         return;
       case Opcode::kTranspose:
         if (IsVirtualTranspose(i)) return;
@@ -950,6 +958,33 @@ class Emitter {
     std::string args;
     for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
     out_ << "  support->" << routine << suffix << "(" << args << Buffer(i) << ", " << table << ");\n";
+  }
+
+  // Collectives go to the runtime's transport on whole buffers (runtime/collectives.h decodes the
+  // spec). Gathering or scattering along dimension 0 of a row-major buffer is contiguous blocks;
+  // lowering transposes other dimensions there.
+  void EmitCollective(const Instruction& i) {
+    if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+    const hlo::Attributes& a = i.attrs();
+    auto op = i.opcode() == Opcode::kAllReduce   ? runtime::CollectiveOp::kAllReduce
+              : i.opcode() == Opcode::kAllGather ? runtime::CollectiveOp::kAllGather
+                                                 : runtime::CollectiveOp::kReduceScatter;
+    if (op != runtime::CollectiveOp::kAllReduce && a.dimensions != std::vector<int64_t>{0})
+      throw std::invalid_argument("codegen: " + i.name() + " along a dimension other than 0");
+    runtime::ReduceKind kind = runtime::ReduceKind::kSum;
+    if (op != runtime::CollectiveOp::kAllGather) {
+      switch (a.called.at(0)->root()->opcode()) {
+        case Opcode::kAdd: kind = runtime::ReduceKind::kSum; break;
+        case Opcode::kMultiply: kind = runtime::ReduceKind::kProduct; break;
+        case Opcode::kMinimum: kind = runtime::ReduceKind::kMin; break;
+        case Opcode::kMaximum: kind = runtime::ReduceKind::kMax; break;
+        default: throw std::invalid_argument("codegen: " + i.name() + " reduces with an unsupported computation");
+      }
+    }
+    const hlo::Shape& in = i.operand(0)->shape();
+    std::string table = Geometry(i.name(), runtime::EncodeCollective(op, kind, in.type, in.element_count(),
+                                                                     a.replica_groups));
+    out_ << "  support->collective(" << table << ", " << Operand(i, 0) << ", " << Buffer(i) << ");\n";
   }
 
   static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {

@@ -43,6 +43,9 @@ struct TxlaSupport {
   // Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end.
   int64_t (*kernel_begin)();
   void (*kernel_end)(const char* kernel, int64_t token);
+  // all-reduce / all-gather / reduce-scatter through the runtime's transport
+  // (runtime::RunCollective; `spec` from runtime::EncodeCollective).
+  void (*collective)(const int64_t* spec, const void* in, void* out);
 };
 
 // Marker lines in the emitted source: after the prelude, after each kernel function, and before

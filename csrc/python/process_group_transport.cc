@@ -1,0 +1,95 @@
+#include "python/process_group_transport.h"
+
+#include <ATen/Functions.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ir/shape.h"
+
+namespace txla::python {
+namespace {
+
+c10d::ReduceOp ToC10d(runtime::ReduceKind kind) {
+  switch (kind) {
+    case runtime::ReduceKind::kSum: return c10d::ReduceOp::SUM;
+    case runtime::ReduceKind::kProduct: return c10d::ReduceOp::PRODUCT;
+    case runtime::ReduceKind::kMin: return c10d::ReduceOp::MIN;
+    case runtime::ReduceKind::kMax: return c10d::ReduceOp::MAX;
+  }
+  throw std::invalid_argument("unknown reduce kind");
+}
+
+at::Tensor Wrap(const void* data, int64_t count, runtime::ElementType type) {
+  return at::from_blob(const_cast<void*>(data), {count},
+                       at::TensorOptions().dtype(ir::ToScalarType(type)));
+}
+
+std::string Describe(const std::vector<int64_t>& members) {
+  std::string s = "[";
+  for (size_t k = 0; k < members.size(); ++k) s += (k ? ", " : "") + std::to_string(members[k]);
+  return s + "]";
+}
+
+}  // namespace
+
+ProcessGroupTransport::ProcessGroupTransport(c10::intrusive_ptr<c10d::ProcessGroup> world)
+    : world_(std::move(world)), rank_(world_->getRank()), size_(world_->getSize()) {}
+
+void ProcessGroupTransport::AddGroup(std::vector<int64_t> members,
+                                     c10::intrusive_ptr<c10d::ProcessGroup> group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  groups_[std::move(members)] = std::move(group);
+}
+
+std::string ProcessGroupTransport::name() const {
+  return "torch.distributed " + world_->getBackendName() + ", " + std::to_string(size_) + " processes";
+}
+
+std::pair<c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<int64_t>> ProcessGroupTransport::GroupFor(
+    const runtime::ReplicaGroups& groups) {
+  std::vector<int64_t> members = runtime::GroupOf(rank_, size_, groups);
+  std::vector<int64_t> sorted = members;
+  std::sort(sorted.begin(), sorted.end());
+  bool whole = static_cast<int64_t>(members.size()) == size_;
+  for (int64_t k = 0; whole && k < size_; ++k) whole = sorted[k] == k;
+  if (whole) return {world_, members};
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = groups_.find(members);
+  if (it == groups_.end())
+    throw std::runtime_error("replica group " + Describe(members) +
+                             " has no process group (xm collectives create it when they first name it)");
+  return {it->second, members};
+}
+
+void ProcessGroupTransport::AllReduce(int, runtime::ReduceKind kind, runtime::ElementType type,
+                                      void* data, int64_t count, const runtime::ReplicaGroups& groups) {
+  auto [group, members] = GroupFor(groups);
+  std::vector<at::Tensor> tensors{Wrap(data, count, type)};
+  c10d::AllreduceOptions options;
+  options.reduceOp = ToC10d(kind);
+  group->allreduce(tensors, options)->wait();
+}
+
+void ProcessGroupTransport::AllGather(int, runtime::ElementType type, const void* in, int64_t count,
+                                      void* out, const runtime::ReplicaGroups& groups) {
+  auto [group, members] = GroupFor(groups);
+  // A process group orders its ranks by global rank; the result follows the replica group's order.
+  std::vector<int64_t> by_rank = members;
+  std::sort(by_rank.begin(), by_rank.end());
+  const size_t bytes = count * runtime::ByteWidth(type);
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int64_t member : by_rank) {
+    size_t slot = std::find(members.begin(), members.end(), member) - members.begin();
+    outputs[0].push_back(Wrap(static_cast<char*>(out) + slot * bytes, count, type));
+  }
+  std::vector<at::Tensor> inputs{Wrap(in, count, type)};
+  group->allgather(outputs, inputs)->wait();
+}
+
+int64_t ProcessGroupTransport::GroupRank(int, const runtime::ReplicaGroups& groups) {
+  std::vector<int64_t> members = runtime::GroupOf(rank_, size_, groups);
+  return std::find(members.begin(), members.end(), rank_) - members.begin();
+}
+
+}  // namespace txla::python

@@ -1,0 +1,322 @@
+#include "runtime/collectives.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "metrics/metrics.h"
+
+namespace txla::runtime {
+namespace {
+
+template <typename T>
+void ReduceTyped(ReduceKind kind, T* dst, const T* src, int64_t count) {
+  switch (kind) {
+    case ReduceKind::kSum:
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(dst[i] + src[i]);
+      return;
+    case ReduceKind::kProduct:
+      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(dst[i] * src[i]);
+      return;
+    case ReduceKind::kMin:  // NaN wins, as in torch.minimum
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = (src[i] != src[i] || src[i] < dst[i]) ? src[i] : dst[i];
+      return;
+    case ReduceKind::kMax:
+      for (int64_t i = 0; i < count; ++i)
+        dst[i] = (src[i] != src[i] || src[i] > dst[i]) ? src[i] : dst[i];
+      return;
+  }
+}
+
+// Everyone alone: one replica, groups of one.
+class SingleReplicaBackend final : public CollectiveBackend {
+ public:
+  std::string name() const override { return "single replica"; }
+  void AllReduce(int device, ReduceKind, ElementType, void*, int64_t, const ReplicaGroups& groups) override {
+    GroupOf(0, 1, groups);
+  }
+  void AllGather(int device, ElementType type, const void* in, int64_t count, void* out,
+                 const ReplicaGroups& groups) override {
+    GroupOf(0, 1, groups);
+    if (out != in) std::memmove(out, in, count * ByteWidth(type));
+  }
+  int64_t GroupRank(int device, const ReplicaGroups& groups) override {
+    GroupOf(0, 1, groups);
+    return 0;
+  }
+};
+
+// A reusable barrier that can be broken: waiting replicas then fail instead of waiting for one
+// that will never come (a thread that raised).
+class Barrier {
+ public:
+  explicit Barrier(size_t parties) : parties_(parties) {}
+
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!broken_.empty()) throw std::runtime_error(broken_);
+    const int64_t generation = generation_;
+    if (++arrived_ == parties_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation || !broken_.empty(); });
+    if (generation_ == generation) throw std::runtime_error(broken_);
+  }
+
+  void Break(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    broken_ = why;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const size_t parties_;
+  size_t arrived_ = 0;
+  int64_t generation_ = 0;
+  std::string broken_;
+};
+
+// The members of one replica group meet: each posts its input, then each reads all of them.
+// `what` names the collective and its size: members that disagree (replicas that traced
+// different programs) fail together instead of reading each other's memory wrongly.
+class Meeting {
+ public:
+  explicit Meeting(size_t members) : barrier_(members), inputs_(members), what_(members) {}
+
+  void Meet(size_t position, const void* input, const std::string& what,
+            const std::function<void(const std::vector<const void*>&)>& read_all) {
+    inputs_[position] = input;
+    what_[position] = what;
+    barrier_.Wait();  // every input posted
+    const bool agree = std::all_of(what_.begin(), what_.end(), [&](const std::string& w) { return w == what_[0]; });
+    std::string disagreement;
+    if (agree) {
+      read_all(inputs_);
+    } else {
+      disagreement = "replicas reached different collectives:";
+      for (size_t m = 0; m < what_.size(); ++m) disagreement += " [" + std::to_string(m) + "] " + what_[m];
+    }
+    barrier_.Wait();  // every member done reading: inputs may change again
+    if (!agree) throw std::runtime_error(disagreement);
+  }
+
+  void Break(const std::string& why) { barrier_.Break(why); }
+
+ private:
+  Barrier barrier_;
+  std::vector<const void*> inputs_;
+  std::vector<std::string> what_;
+};
+
+class InProcessBackend final : public CollectiveBackend {
+ public:
+  explicit InProcessBackend(std::vector<int> devices) : devices_(std::move(devices)) {}
+  ~InProcessBackend() override { Break("the in-process collective transport was replaced"); }
+
+  std::string name() const override { return std::to_string(devices_.size()) + " devices in process"; }
+
+  void AllReduce(int device, ReduceKind kind, ElementType type, void* data, int64_t count,
+                 const ReplicaGroups& groups) override {
+    const size_t bytes = count * ByteWidth(type);
+    std::vector<char> result(bytes);
+    Meet(device, groups, data, "all-reduce of " + std::to_string(count) + " " + ElementTypeName(type),
+         [&](const std::vector<const void*>& inputs) {
+      std::memcpy(result.data(), inputs[0], bytes);  // group order: the same sum everywhere
+      for (size_t m = 1; m < inputs.size(); ++m) ReduceInto(kind, type, result.data(), inputs[m], count);
+    });
+    std::memcpy(data, result.data(), bytes);
+  }
+
+  void AllGather(int device, ElementType type, const void* in, int64_t count, void* out,
+                 const ReplicaGroups& groups) override {
+    const size_t bytes = count * ByteWidth(type);
+    Meet(device, groups, in, "all-gather of " + std::to_string(count) + " " + ElementTypeName(type),
+         [&](const std::vector<const void*>& inputs) {
+      for (size_t m = 0; m < inputs.size(); ++m)
+        std::memcpy(static_cast<char*>(out) + m * bytes, inputs[m], bytes);
+    });
+  }
+
+  int64_t GroupRank(int device, const ReplicaGroups& groups) override {
+    const int64_t replica = ReplicaOf(device);
+    std::vector<int64_t> group = GroupOf(replica, devices_.size(), groups);
+    return std::find(group.begin(), group.end(), replica) - group.begin();
+  }
+
+  void Abort(const std::string& why) override { Break(why); }
+
+  void Break(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    broken_ = why;
+    for (auto& [members, meeting] : meetings_) meeting->Break(why);
+  }
+
+ private:
+  void Meet(int device, const ReplicaGroups& groups, const void* input, const std::string& what,
+            const std::function<void(const std::vector<const void*>&)>& read_all) {
+    const int64_t replica = ReplicaOf(device);
+    std::vector<int64_t> group = GroupOf(replica, devices_.size(), groups);
+    std::shared_ptr<Meeting> meeting;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& slot = meetings_[group];
+      if (!slot) {
+        slot = std::make_shared<Meeting>(group.size());
+        if (!broken_.empty()) slot->Break(broken_);
+      }
+      meeting = slot;
+    }
+    size_t position = std::find(group.begin(), group.end(), replica) - group.begin();
+    meeting->Meet(position, input, what, read_all);
+  }
+
+  int64_t ReplicaOf(int device) const {
+    auto it = std::find(devices_.begin(), devices_.end(), device);
+    if (it == devices_.end())
+      throw std::invalid_argument("device " + std::to_string(device) + " is not one of the replicating devices");
+    return it - devices_.begin();
+  }
+
+  const std::vector<int> devices_;
+  std::mutex mu_;
+  std::map<std::vector<int64_t>, std::shared_ptr<Meeting>> meetings_;
+  std::string broken_;
+};
+
+std::mutex backend_mu;
+std::shared_ptr<CollectiveBackend>& Backend() {
+  static auto* backend = new std::shared_ptr<CollectiveBackend>(std::make_shared<SingleReplicaBackend>());
+  return *backend;
+}
+
+thread_local int executing_device = 0;
+
+}  // namespace
+
+std::vector<int64_t> GroupOf(int64_t replica, int64_t replicas, const ReplicaGroups& groups) {
+  if (groups.empty()) {
+    std::vector<int64_t> all(replicas);
+    for (int64_t r = 0; r < replicas; ++r) all[r] = r;
+    return all;
+  }
+  const std::vector<int64_t>* found = nullptr;
+  for (const auto& g : groups) {
+    for (int64_t member : g) {
+      if (member < 0 || member >= replicas)
+        throw std::invalid_argument("replica group member " + std::to_string(member) +
+                                    " does not exist: there are " + std::to_string(replicas) +
+                                    " replicas");
+    }
+    if (std::count(g.begin(), g.end(), replica) == 0) continue;
+    if (found) throw std::invalid_argument("replica " + std::to_string(replica) + " is in two replica groups");
+    found = &g;
+  }
+  if (!found) throw std::invalid_argument("replica " + std::to_string(replica) + " is in no replica group");
+  return *found;
+}
+
+void SetCollectiveBackend(std::shared_ptr<CollectiveBackend> backend) {
+  std::lock_guard<std::mutex> lock(backend_mu);
+  Backend() = backend ? std::move(backend) : std::make_shared<SingleReplicaBackend>();
+}
+
+std::shared_ptr<CollectiveBackend> GetCollectiveBackend() {
+  std::lock_guard<std::mutex> lock(backend_mu);
+  return Backend();
+}
+
+std::shared_ptr<CollectiveBackend> MakeInProcessBackend(std::vector<int> devices) {
+  if (devices.empty()) throw std::invalid_argument("an in-process collective needs at least one device");
+  return std::make_shared<InProcessBackend>(std::move(devices));
+}
+
+void ReduceInto(ReduceKind kind, ElementType type, void* dst, const void* src, int64_t count) {
+  switch (type) {
+    case ElementType::kF32: return ReduceTyped(kind, static_cast<float*>(dst), static_cast<const float*>(src), count);
+    case ElementType::kF64: return ReduceTyped(kind, static_cast<double*>(dst), static_cast<const double*>(src), count);
+    case ElementType::kS64: return ReduceTyped(kind, static_cast<int64_t*>(dst), static_cast<const int64_t*>(src), count);
+    case ElementType::kS32: return ReduceTyped(kind, static_cast<int32_t*>(dst), static_cast<const int32_t*>(src), count);
+    case ElementType::kS16: return ReduceTyped(kind, static_cast<int16_t*>(dst), static_cast<const int16_t*>(src), count);
+    case ElementType::kS8: return ReduceTyped(kind, static_cast<int8_t*>(dst), static_cast<const int8_t*>(src), count);
+    case ElementType::kU8: return ReduceTyped(kind, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), count);
+    default:
+      throw std::invalid_argument(std::string("collectives on ") + ElementTypeName(type) + " are not supported");
+  }
+}
+
+int ExecutingDevice() { return executing_device; }
+
+ScopedExecutingDevice::ScopedExecutingDevice(int device) : previous_(executing_device) {
+  executing_device = device;
+}
+ScopedExecutingDevice::~ScopedExecutingDevice() { executing_device = previous_; }
+
+std::vector<int64_t> EncodeCollective(CollectiveOp op, ReduceKind kind, ElementType type,
+                                      int64_t count, const ReplicaGroups& groups) {
+  const size_t group_size = groups.empty() ? 0 : groups[0].size();
+  std::vector<int64_t> spec = {static_cast<int64_t>(op), static_cast<int64_t>(kind),
+                               static_cast<int64_t>(type), count,
+                               static_cast<int64_t>(groups.size()), static_cast<int64_t>(group_size)};
+  for (const auto& g : groups) {
+    if (g.size() != group_size) throw std::invalid_argument("replica groups must all have the same size");
+    spec.insert(spec.end(), g.begin(), g.end());
+  }
+  return spec;
+}
+
+void RunCollective(const int64_t* spec, const void* in, void* out) {
+  auto op = static_cast<CollectiveOp>(spec[0]);
+  auto kind = static_cast<ReduceKind>(spec[1]);
+  auto type = static_cast<ElementType>(spec[2]);
+  const int64_t count = spec[3];
+  ReplicaGroups groups(spec[4]);
+  for (int64_t g = 0; g < spec[4]; ++g) groups[g].assign(spec + 6 + g * spec[5], spec + 6 + (g + 1) * spec[5]);
+  std::shared_ptr<CollectiveBackend> backend = GetCollectiveBackend();
+  const int device = ExecutingDevice();
+  const size_t bytes = count * ByteWidth(type);
+  TXLA_TIMED("CollectiveTime");
+  switch (op) {
+    case CollectiveOp::kAllReduce:
+      metrics::GetCounter("CollectiveAllReduce")->Add(1);
+      if (out != in) std::memmove(out, in, bytes);
+      backend->AllReduce(device, kind, type, out, count, groups);
+      return;
+    case CollectiveOp::kAllGather: {
+      metrics::GetCounter("CollectiveAllGather")->Add(1);
+      // A buffer plan may place the output over the input it no longer needs afterwards.
+      const char* from = static_cast<const char*>(in);
+      const char* to = static_cast<const char*>(out);
+      std::vector<char> copy;
+      if (from < to + bytes * std::max<int64_t>(spec[5], 1) && to < from + bytes) {
+        copy.assign(from, from + bytes);
+        in = copy.data();
+      }
+      backend->AllGather(device, type, in, count, out, groups);
+      return;
+    }
+    case CollectiveOp::kReduceScatter: {
+      metrics::GetCounter("CollectiveReduceScatter")->Add(1);
+      std::vector<char> reduced(static_cast<const char*>(in), static_cast<const char*>(in) + bytes);
+      backend->AllReduce(device, kind, type, reduced.data(), count, groups);
+      const int64_t members = groups.empty() ? -1 : spec[5];
+      const int64_t rank = backend->GroupRank(device, groups);
+      const size_t shard = members > 0 ? bytes / members : 0;
+      if (members <= 0) throw std::invalid_argument("reduce-scatter needs explicit replica groups");
+      std::memcpy(out, reduced.data() + rank * shard, shard);
+      return;
+    }
+  }
+  throw std::invalid_argument("unknown collective " + std::to_string(spec[0]));
+}
+
+}  // namespace txla::runtime
