@@ -1,9 +1,10 @@
 """The 'xla' torch.distributed backend: `dist.init_process_group('xla', init_method='xla://')`.
 
-Its collectives take xla tensors (DistributedDataParallel's gradient buckets among them): the
-values go to the host, travel through a Gloo process group built on the same store, and come
-back as device data. 'xla://' rendezvous reads the launcher's MASTER_ADDR, MASTER_PORT, RANK
-and WORLD_SIZE, as env:// does.
+Its collectives on xla tensors (DistributedDataParallel's gradient buckets among them) are the
+graph collectives of torch_xla.core.collectives: recorded lazily into the step's graph and run
+inside it, so DDP's all-reduces cost no barrier and no host round trip. Host tensors (what
+`all_gather_object` and friends send) go through a Gloo group on the same store. 'xla://'
+rendezvous reads the launcher's MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE, as env:// does.
 """
 import os
 from datetime import timedelta
@@ -12,6 +13,15 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup, _create_work_from_future
 
+from torch_xla.core import collectives as _collectives
+
+_REDUCE_TYPES = {
+    dist.ReduceOp.SUM: _collectives.REDUCE_SUM,
+    dist.ReduceOp.PRODUCT: _collectives.REDUCE_MUL,
+    dist.ReduceOp.MIN: _collectives.REDUCE_MIN,
+    dist.ReduceOp.MAX: _collectives.REDUCE_MAX,
+}
+
 
 def _done(result):
     future = torch.futures.Future()
@@ -19,18 +29,16 @@ def _done(result):
     return _create_work_from_future(future)
 
 
-def _call(collective, opts, *args):
-    """The Gloo collective with the caller's options, or its defaults when none came."""
-    return collective(*args, opts) if opts is not None else collective(*args)
+def _on_host(tensors):
+    return any(t.device.type != 'xla' for t in tensors)
 
 
-def _through_host(tensors, collective):
-    """Runs `collective` on host copies of `tensors`, then writes the results back in place."""
-    host = [t.detach().cpu() for t in tensors]
-    collective(host).wait()
-    for t, h in zip(tensors, host):
-        t.copy_(h.to(t.device))
-    return tensors
+def _reduce_type(opts):
+    op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+    for key, name in _REDUCE_TYPES.items():
+        if op == key:
+            return name
+    raise RuntimeError(f"the 'xla' backend does not support reduce op {op}")
 
 
 class ProcessGroupXla(ProcessGroup):
@@ -42,32 +50,44 @@ class ProcessGroupXla(ProcessGroup):
     def getBackendName(self):
         return 'xla'
 
+    def _host(self, name, opts, *args):
+        collective = getattr(self._gloo, name)
+        return collective(*args, opts) if opts is not None else collective(*args)
+
     def allreduce(self, tensors, opts=None):
-        return _done(_through_host(tensors, lambda host: _call(self._gloo.allreduce, opts, host)))
+        if _on_host(tensors):
+            return self._host('allreduce', opts, tensors)
+        _collectives.all_reduce(_reduce_type(opts), tensors)
+        return _done(tensors)
 
     def broadcast(self, tensors, opts=None):
-        return _done(_through_host(tensors, lambda host: _call(self._gloo.broadcast, opts, host)))
+        if _on_host(tensors):
+            return self._host('broadcast', opts, tensors)
+        _collectives.broadcast(tensors, src=opts.rootRank if opts is not None else 0)
+        return _done(tensors)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
-        host_in = [t.detach().cpu() for t in input_tensors]
-        host_out = [[t.detach().cpu() for t in outs] for outs in output_tensors]
-        _call(self._gloo.allgather, opts, host_out, host_in).wait()
-        for outs, hosts in zip(output_tensors, host_out):
-            for t, h in zip(outs, hosts):
-                t.copy_(h.to(t.device))
+        if _on_host(input_tensors):
+            return self._host('allgather', opts, output_tensors, input_tensors)
+        for outs, t in zip(output_tensors, input_tensors):
+            gathered = _collectives.all_gather(t.unsqueeze(0), dim=0)
+            with torch.no_grad():
+                for r, out in enumerate(outs):
+                    out.copy_(gathered[r])
         return _done(output_tensors)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
-        # Gloo has no reduce-scatter: all-reduce every input, keep this rank's part.
+        reduce_type = _reduce_type(opts)
         for out, ins in zip(output_tensors, input_tensors):
-            host = [t.detach().cpu() for t in ins]
-            for h in host:
-                self._gloo.allreduce([h]).wait()
-            out.copy_(host[self.rank()].to(out.device))
+            if _on_host([out] + list(ins)):
+                raise RuntimeError("the 'xla' backend reduce-scatters xla tensors only")
+            shard = _collectives.reduce_scatter(reduce_type, torch.stack(list(ins)), 1.0, 0, len(ins))
+            with torch.no_grad():
+                out.copy_(shard[0])
         return _done(output_tensors)
 
     def barrier(self, opts=None):
-        _call(self._gloo.barrier, opts).wait()
+        self._host('barrier', opts).wait()
         return _done([])
 
 

@@ -101,6 +101,25 @@ ENTRY %main (a: f32[2,3,4], b: f32[2,4,5], x: f32[1,4,9,9], w: f32[6,2,3,3], u: 
 )");
 }
 
+TEST(HloTextTest, CollectivesWithReplicaGroupsAndTokens) {
+  ExpectRoundTrip(R"(HloModule m
+
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %add.0 = f32[] add(f32[] %x, f32[] %y)
+}
+
+ENTRY %main (p0: f32[4,6]) -> (f32[4,6], f32[8,6], f32[2,6]) {
+  %p0 = f32[4,6]{1,0} parameter(0)
+  %all-reduce.1 = f32[4,6]{1,0} all-reduce(f32[4,6]{1,0} %p0), replica_groups={}, to_apply=%add
+  %all-gather.2 = f32[8,6]{1,0} all-gather(f32[4,6]{1,0} %p0, f32[4,6]{1,0} %all-reduce.1), dimensions={0}, replica_groups={{1,0},{3,2}}
+  %reduce-scatter.3 = f32[2,6]{1,0} reduce-scatter(f32[4,6]{1,0} %p0), dimensions={0}, replica_groups={{0,1},{2,3}}, to_apply=%add
+  ROOT %tuple.4 = (f32[4,6]{1,0}, f32[8,6]{1,0}, f32[2,6]{1,0}) tuple(f32[4,6]{1,0} %all-reduce.1, f32[8,6]{1,0} %all-gather.2, f32[2,6]{1,0} %reduce-scatter.3)
+}
+)");
+}
+
 TEST(HloTextTest, OperandShapesAndLayoutsAreOptionalOnInput) {
   auto module = ParseModule(R"(HloModule m
 ENTRY %main {
