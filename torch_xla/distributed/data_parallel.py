@@ -72,6 +72,10 @@ class DataParallel:
         order. An exception in any replica ends all of them and is raised here."""
         if self._native_run:
             return [loop_fn(self._models[0], enumerate(loader), torch.device('cpu'), self._contexts[0])]
+        if _collectives.world_size() > 1:
+            raise NotImplementedError(
+                'DataParallel threads inside a multi-process job (WORLD_SIZE > 1) are not supported: '
+                'replicate with processes (xmp.spawn) or with threads, not both')
         xm.wait_device_ops()
         replication = _collectives.Replication(self._device_ids)
         torch_xla._XLAC._xla_use_in_process_transport(self._device_ids)
