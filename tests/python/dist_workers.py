@@ -132,3 +132,10 @@ def train_mnist_ddp(index, steps, batches, out_dir, bucket_view):
     assert torch_xla._XLAC._xla_counter_value('InterpretedGraph') is None
     torch.save({k: v.detach().cpu() for k, v in model.module.named_parameters()},
                os.path.join(out_dir, f'{rank}.pt'))
+
+
+def crash_on_one(index):
+    import torch_xla.core.xla_model as xm
+    if xm.get_ordinal() == 1:
+        os._exit(7)  # dies without a Python exception (as a crash would)
+    xm.rendezvous('never')

@@ -419,3 +419,19 @@ SPECS += [
          _write_through_view(lambda z: z.as_strided((2, 2), (1, 2), 1), lambda v, y: v.sub_(y)),
          [[rnd(3, 4), rnd(2, 2)]], ops=('aten::as_strided_scatter',), transposed=False),
 ]
+
+# Collectives over the one replica a test process has: the identity, on both sides (eager runs
+# the ops' CPU kernels through the same transport). Multi-replica semantics are in
+# test_distributed.py.
+_TXLA = torch.ops.txla
+COLLECTIVE_CASES = [[rnd(5)], [rnd(3, 4)], [rnd(2, 3, 4)], [rnd(0, 3)]]
+SPECS += [
+    Spec('all_reduce', lambda x: _TXLA.all_reduce(x * 2, 3, [], 0) + 1, UNARY,
+         ops=('txla::all_reduce',), dtypes=FLOAT + INTS, grad=False),
+    Spec('all_reduce_in_group', lambda x: _TXLA.all_reduce(x, 1, [0], 1), COLLECTIVE_CASES,
+         ops=('txla::all_reduce',), dtypes=FLOAT + INTS, grad=False),
+    Spec('all_gather_last_dim', lambda x: _TXLA.all_gather(x, -1, [0], 1), COLLECTIVE_CASES,
+         ops=('txla::all_gather',), dtypes=FLOAT + INTS, grad=False),
+    Spec('reduce_scatter_first_dim', lambda x: _TXLA.reduce_scatter(x + 1, 0, 0, [0], 1), COLLECTIVE_CASES,
+         ops=('txla::reduce_scatter',), dtypes=FLOAT + INTS, grad=False),
+]

@@ -170,6 +170,45 @@ def test_a_failing_replica_ends_the_job_with_its_error():
         xmp.spawn(dist_workers.fail_on_one, args=('replica one gave up',), nprocs=2)
 
 
+def test_a_crashing_replica_ends_the_job():
+    with pytest.raises(Exception, match='exit code 7'):
+        xmp.spawn(dist_workers.crash_on_one, nprocs=2)
+
+
+def test_optimizer_step_without_barrier_and_step_closures(dev):
+    from conftest import CounterDelta
+    w = torch.ones(3).to(dev).requires_grad_()
+    opt = torch.optim.SGD([w], lr=0.25)
+    seen = []
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * 2).sum()
+        loss.backward()
+        return loss
+
+    with CounterDelta('MarkStep') as d:
+        loss = xm.optimizer_step(opt, optimizer_args={'closure': closure})  # returns step's loss
+        xm.add_step_closure(lambda t: seen.append(t.cpu().tolist()), args=(w,))
+        assert seen == []  # closures wait for the barrier
+    assert d['MarkStep'] == 0
+    xm.mark_step()
+    assert seen == [[0.5, 0.5, 0.5]]  # 1 - 0.25 * 2, read after the barrier
+    assert loss.item() == 6.0
+
+
+def test_rate_tracker():
+    import time
+    start = time.time()
+    tracker = xm.RateTracker()
+    tracker.add(100)
+    time.sleep(0.05)
+    rate = tracker.rate()
+    elapsed = time.time() - start
+    assert 100 / elapsed <= rate <= 100 / 0.05  # samples per second over the interval
+    assert 0 < tracker.global_rate() <= 100 / 0.05
+
+
 def test_single_process_topology():
     assert xm.xrt_world_size() == 1 and xm.get_ordinal() == 0 and xm.is_master_ordinal()
     x = torch.ones(3).to(xm.xla_device())
