@@ -174,14 +174,25 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
     _check_xla('all_reduce', tensors)
     flat, size = _flat_groups(groups, explicit=False)
     _ensure_transport(groups)
-    results = [_scaled(_traced(torch.ops.txla.all_reduce(t.detach(), kind, flat, size, _tokens.get(str(t.device)))),
-                       scale) for t in tensors]
     if single:
-        return results[0]
+        return _scaled(_reduce_one(inputs.detach(), kind, flat, size), scale)
+    # A list travels as one collective per dtype and device (as XLA's tuple all-reduce does): one
+    # transport round trip for all of a model's gradients instead of one per tensor.
+    buckets = {}
+    for i, t in enumerate(tensors):
+        buckets.setdefault((t.dtype, str(t.device)), []).append(i)
     with torch.no_grad():
-        for t, r in zip(tensors, results):
-            t.copy_(r)
+        for members in buckets.values():
+            parts = [tensors[i].detach() for i in members]
+            joined = torch.cat([p.reshape(-1) for p in parts]) if len(parts) > 1 else parts[0].reshape(-1)
+            reduced = _scaled(_reduce_one(joined, kind, flat, size), scale)
+            for t, r in zip(parts, torch.split(reduced, [p.numel() for p in parts])):
+                t.copy_(r.view(t.shape))
     return inputs
+
+
+def _reduce_one(t, kind, flat, size):
+    return _traced(torch.ops.txla.all_reduce(t, kind, flat, size, _tokens.get(str(t.device))))
 
 
 def all_gather(value, dim=0, groups=None):
