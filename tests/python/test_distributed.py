@@ -167,6 +167,21 @@ def test_threaded_replica_failure_ends_every_thread_with_its_error(tmp_path):
     assert 'ValueError: replica one gave up' in job.stderr, job.stderr[-3000:]
 
 
+@pytest.mark.parametrize('example', [
+    ['train_mnist_mp.py', '--num-cores', '2', '--steps', '12'],
+    ['train_mnist_threads.py', '--epochs', '1', '--batches', '8'],
+])
+def test_the_seeds_data_parallel_examples_run(example, tmp_path):
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, CPU_NUM_DEVICES='2', XLA_PERSISTENT_CACHE_PATH=str(tmp_path / 'cache'))
+    run = subprocess.run([sys.executable, os.path.join(root, 'examples', example[0])] + example[1:],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert ('done: 2 replicas' in run.stdout) or ("on ['xla:0', 'xla:1']" in run.stdout), run.stdout
+
+
 def test_a_failing_replica_ends_the_job_with_its_error():
     with pytest.raises(Exception, match='replica one gave up'):
         xmp.spawn(dist_workers.fail_on_one, args=('replica one gave up',), nprocs=2)
