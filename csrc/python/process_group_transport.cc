@@ -80,16 +80,14 @@ void ProcessGroupTransport::AllGather(int, runtime::ElementType type, const void
   const size_t bytes = count * runtime::ByteWidth(type);
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int64_t member : by_rank) {
-    size_t slot = std::find(members.begin(), members.end(), member) - members.begin();
-    outputs[0].push_back(Wrap(static_cast<char*>(out) + slot * bytes, count, type));
+    outputs[0].push_back(Wrap(static_cast<char*>(out) + runtime::PositionIn(members, member) * bytes, count, type));
   }
   std::vector<at::Tensor> inputs{Wrap(in, count, type)};
   group->allgather(outputs, inputs)->wait();
 }
 
 int64_t ProcessGroupTransport::GroupRank(int, const runtime::ReplicaGroups& groups) {
-  std::vector<int64_t> members = runtime::GroupOf(rank_, size_, groups);
-  return std::find(members.begin(), members.end(), rank_) - members.begin();
+  return runtime::PositionIn(runtime::GroupOf(rank_, size_, groups), rank_);
 }
 
 }  // namespace txla::python

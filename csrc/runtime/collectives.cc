@@ -149,8 +149,7 @@ class InProcessBackend final : public CollectiveBackend {
 
   int64_t GroupRank(int device, const ReplicaGroups& groups) override {
     const int64_t replica = ReplicaOf(device);
-    std::vector<int64_t> group = GroupOf(replica, devices_.size(), groups);
-    return std::find(group.begin(), group.end(), replica) - group.begin();
+    return PositionIn(GroupOf(replica, devices_.size(), groups), replica);
   }
 
   void Abort(const std::string& why) override { Break(why); }
@@ -176,8 +175,7 @@ class InProcessBackend final : public CollectiveBackend {
       }
       meeting = slot;
     }
-    size_t position = std::find(group.begin(), group.end(), replica) - group.begin();
-    meeting->Meet(position, input, what, read_all);
+    meeting->Meet(PositionIn(group, replica), input, what, read_all);
   }
 
   int64_t ReplicaOf(int device) const {
@@ -223,6 +221,10 @@ std::vector<int64_t> GroupOf(int64_t replica, int64_t replicas, const ReplicaGro
   }
   if (!found) throw std::invalid_argument("replica " + std::to_string(replica) + " is in no replica group");
   return *found;
+}
+
+int64_t PositionIn(const std::vector<int64_t>& group, int64_t replica) {
+  return std::find(group.begin(), group.end(), replica) - group.begin();
 }
 
 void SetCollectiveBackend(std::shared_ptr<CollectiveBackend> backend) {
@@ -308,11 +310,9 @@ void RunCollective(const int64_t* spec, const void* in, void* out) {
       metrics::GetCounter("CollectiveReduceScatter")->Add(1);
       std::vector<char> reduced(static_cast<const char*>(in), static_cast<const char*>(in) + bytes);
       backend->AllReduce(device, kind, type, reduced.data(), count, groups);
-      const int64_t members = groups.empty() ? -1 : spec[5];
-      const int64_t rank = backend->GroupRank(device, groups);
-      const size_t shard = members > 0 ? bytes / members : 0;
-      if (members <= 0) throw std::invalid_argument("reduce-scatter needs explicit replica groups");
-      std::memcpy(out, reduced.data() + rank * shard, shard);
+      if (groups.empty()) throw std::invalid_argument("reduce-scatter needs explicit replica groups");
+      const size_t shard = bytes / spec[5];
+      std::memcpy(out, reduced.data() + backend->GroupRank(device, groups) * shard, shard);
       return;
     }
   }

@@ -44,6 +44,8 @@ class CollectiveBackend {
 // The members of the group `replica` belongs to; throws std::invalid_argument when it is in
 // none or in several. Empty `groups` means all `replicas`.
 std::vector<int64_t> GroupOf(int64_t replica, int64_t replicas, const ReplicaGroups& groups);
+// Where `replica` stands in `group` (its group rank; the order gathers and scatters follow).
+int64_t PositionIn(const std::vector<int64_t>& group, int64_t replica);
 
 // The transport graphs use from now on (nullptr restores the single-replica default).
 void SetCollectiveBackend(std::shared_ptr<CollectiveBackend> backend);

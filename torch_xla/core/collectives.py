@@ -137,9 +137,12 @@ def _flat_groups(groups, explicit):
 _tokens = {}
 
 
-def _traced(result):
+def _graph_collective(op, t, *args):
+    """op(t, *args, token) with the device's ordering token; its result gives the next token."""
+    device = str(t.device)
+    result = op(t.detach(), *args, _tokens.get(device))
     if result.numel() > 0:
-        _tokens[str(result.device)] = result.detach().reshape(-1)[:1]
+        _tokens[device] = result.detach().reshape(-1)[:1]
     return result
 
 
@@ -175,7 +178,7 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
     flat, size = _flat_groups(groups, explicit=False)
     _ensure_transport(groups)
     if single:
-        return _scaled(_reduce_one(inputs.detach(), kind, flat, size), scale)
+        return _scaled(_graph_collective(torch.ops.txla.all_reduce, inputs, kind, flat, size), scale)
     # A list travels as one collective per dtype and device (as XLA's tuple all-reduce does): one
     # transport round trip for all of a model's gradients instead of one per tensor.
     buckets = {}
@@ -184,22 +187,18 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
     with torch.no_grad():
         for members in buckets.values():
             parts = [tensors[i].detach() for i in members]
-            joined = torch.cat([p.reshape(-1) for p in parts]) if len(parts) > 1 else parts[0].reshape(-1)
-            reduced = _scaled(_reduce_one(joined, kind, flat, size), scale)
+            joined = torch.cat([p.reshape(-1) for p in parts])
+            reduced = _scaled(_graph_collective(torch.ops.txla.all_reduce, joined, kind, flat, size), scale)
             for t, r in zip(parts, torch.split(reduced, [p.numel() for p in parts])):
                 t.copy_(r.view(t.shape))
     return inputs
-
-
-def _reduce_one(t, kind, flat, size):
-    return _traced(torch.ops.txla.all_reduce(t, kind, flat, size, _tokens.get(str(t.device))))
 
 
 def all_gather(value, dim=0, groups=None):
     _check_xla('all_gather', [value])
     flat, size = _flat_groups(groups, explicit=True)
     _ensure_transport(groups)
-    return _traced(torch.ops.txla.all_gather(value.detach(), dim, flat, size, _tokens.get(str(value.device))))
+    return _graph_collective(torch.ops.txla.all_gather, value, dim, flat, size)
 
 
 def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None):
@@ -210,17 +209,16 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=N
     if shard_count != size:
         raise ValueError(f'shard_count ({shard_count}) must equal the replica group size ({size})')
     _ensure_transport(groups)
-    token = _tokens.get(str(input.device))
-    return _scaled(_traced(torch.ops.txla.reduce_scatter(input.detach(), kind, scatter_dim, flat, size, token)), scale)
+    return _scaled(_graph_collective(torch.ops.txla.reduce_scatter, input, kind, scatter_dim, flat, size), scale)
 
 
 def broadcast(tensors, src=0):
     """Every replica takes replica `src`'s values (an all-reduce of them and zeros elsewhere)."""
     mine = replica_index() == src
     contributions = [t.detach() if mine else torch.zeros_like(t) for t in tensors]
-    results = all_reduce(REDUCE_SUM, contributions) if contributions else []
+    all_reduce(REDUCE_SUM, contributions)
     with torch.no_grad():
-        for t, r in zip(tensors, results):
+        for t, r in zip(tensors, contributions):
             t.copy_(r)
 
 

@@ -91,7 +91,7 @@ class DataParallel:
                                          torch.device(device), self._contexts[index])
                 xm.wait_device_ops([device])
             except BaseException as e:  # noqa: B902  re-raised by the caller
-                errors.append((index, e))
+                errors.append(e)
                 # The other replicas may be waiting for this one in a collective or a rendezvous.
                 replication.abort()
                 torch_xla._XLAC._xla_abort_collectives(f'replica {index} ({device}) failed: {e}')
@@ -108,12 +108,7 @@ class DataParallel:
             para_loader.close()
             torch_xla._XLAC._xla_reset_collective_transport()
         if errors:
-            index, error = min(errors, key=lambda e: _secondary(e[1]))
-            raise error
+            # The first failure: a replica records its error before aborting the others, so the
+            # errors the abort causes come after it.
+            raise errors[0]
         return results
-
-
-def _secondary(error):
-    """Errors caused by another replica's failure sort after the original one."""
-    text = str(error)
-    return 1 if ('failed:' in text and 'replica' in text) or isinstance(error, threading.BrokenBarrierError) else 0
