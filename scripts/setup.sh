@@ -9,7 +9,7 @@ PYTHON=/usr/bin/python3
 PACKAGES=(
   build-essential cmake ccache git
   python3 python3-dev python3-numpy python3-pytest
-  python3-torch libtorch-dev pybind11-dev libgtest-dev libopenblas-dev
+  python3-torch python3-torchvision libtorch-dev pybind11-dev libgtest-dev libopenblas-dev
 )
 
 missing=()

@@ -44,6 +44,11 @@ bool Enabled(const Pass& pass) {
 
 }  // namespace
 
+std::string CodegenSwitches() {
+  return debug::EnvString("TXLA_DISABLE_PASSES") + "|" + debug::EnvString("TXLA_PROFILE_KERNELS") + "|" +
+         debug::EnvString("TXLA_TEST_MISCOMPILE");
+}
+
 void RunPipeline(hlo::Module& module) {
   hlo::Verify(module);
   DumpAfter("lowering", module);
@@ -216,9 +221,11 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
                      plan.donations};
     PersistentCachePutGraph(PersistentCacheGraphKey(graph_hash), Describe(entry));
   }
-  return std::make_shared<NativeExecutable>(NativeLibrary::Load(library), std::move(outputs),
-                                            plan.arena_bytes, plan.output_aliases,
-                                            plan.parameter_outputs, plan.donations);
+  auto executable = std::make_shared<NativeExecutable>(NativeLibrary::Load(library), std::move(outputs),
+                                                       plan.arena_bytes, plan.output_aliases,
+                                                       plan.parameter_outputs, plan.donations);
+  executable->set_dump_path(base + ".{hlo.txt,cc}");
+  return executable;
 }
 
 }  // namespace txla::compiler

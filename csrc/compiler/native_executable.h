@@ -26,6 +26,8 @@ class NativeExecutable final : public runtime::Executable,
   std::vector<runtime::BufferPtr> Submit(const std::vector<runtime::BufferPtr>& parameters, int device,
                                          std::shared_ptr<runtime::Readiness> start = nullptr) override;
   std::string kind() const override { return "native"; }
+  std::string dump_path() const override { return dump_path_; }
+  void set_dump_path(std::string path) { dump_path_ = std::move(path); }
 
  private:
   // Output buffers, with shared outputs (aliases, returned parameters) filled in.
@@ -43,6 +45,7 @@ class NativeExecutable final : public runtime::Executable,
   std::vector<std::pair<int64_t, int64_t>> parameter_outputs_;
   std::vector<std::pair<int64_t, int64_t>> donations_;  // (output, parameter), see BufferPlan
   std::set<int64_t> shared_;  // outputs that reuse another buffer
+  std::string dump_path_;
 };
 
 }  // namespace txla::compiler

@@ -1,5 +1,7 @@
 #include "compiler/persistent_cache.h"
 
+#include "compiler/compile.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -213,8 +215,7 @@ void PersistentCacheStore(const std::string& key, const std::string& library_pat
 
 std::string PersistentCacheGraphKey(uint64_t graph_hash) {
   // What turns a graph into code besides the graph: the environment and the compiler switches.
-  std::string switches = debug::EnvString("TXLA_DISABLE_PASSES") + "|" + debug::EnvString("TXLA_PROFILE_KERNELS");
-  return PersistentCacheKey("graph " + Hex(graph_hash) + " " + switches);
+  return PersistentCacheKey("graph " + Hex(graph_hash) + " " + CodegenSwitches());
 }
 
 std::optional<std::string> PersistentCacheGetGraph(const std::string& graph_key) {

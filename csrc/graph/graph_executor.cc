@@ -1,12 +1,14 @@
 #include "graph/graph_executor.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "debug/env.h"
 #include "compiler/compile.h"
+#include "graph/checked_execution.h"
 #include "graph/compile_cache.h"
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
@@ -95,7 +97,9 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
 }
 
 std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op) {
-  ir::hash_t key = ir::Mix(cut.hash, op_by_op);
+  // Switches that change the generated code are part of the key: turning a pass off for a
+  // graph already compiled must compile it again.
+  ir::hash_t key = ir::Mix(ir::Mix(cut.hash, op_by_op), ir::HashString(compiler::CodegenSwitches()));
   if (auto cached = Cache().Get(key)) {
     TXLA_COUNTER("CachedCompile", 1);
     return cached;
@@ -139,7 +143,8 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
     executable = GetOrCompile(cut, op_by_op);
   }
   std::vector<runtime::BufferPtr> results;
-  if (runtime::AsyncExecution()) {
+  const bool checked = CheckedExecutionEnabled() && executable->kind() == "native";
+  if (runtime::AsyncExecution() && !checked) {
     // The run starts once this sync has dropped the graph (and the tensors their old values), so
     // a parameter only the run still holds can be donated to an output.
     struct Gate {
@@ -160,6 +165,14 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   {
     TXLA_TIMED("ExecuteTime");
     results = executable->Execute(cut.parameters, device);
+  }
+  if (checked) {
+    std::vector<runtime::BufferPtr> reference;
+    std::string report = CheckCompiledGraph(cut, *executable, results, &reference, device);
+    if (!report.empty()) {
+      std::fprintf(stderr, "%s\n", report.c_str());
+      results = std::move(reference);
+    }
   }
   for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
 }

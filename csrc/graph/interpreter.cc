@@ -33,12 +33,34 @@ class InterpreterProgram final : public runtime::Executable {
   std::string kind() const override { return "interpreter"; }
 
  private:
-  void Run(const Instruction& instr, std::vector<at::Tensor>& slots) const;
-
   size_t num_parameters_ = 0;
   int num_slots_ = 0;
   std::vector<Instruction> program_;
   std::vector<int> output_slots_;
+};
+
+// The instruction that replays `node` (a constant or an op) from `operand_slots` into consecutive
+// slots starting at `*next_slot`.
+Instruction MakeInstruction(const ir::Node& node, std::vector<int> operand_slots, int* next_slot) {
+  Instruction instr;
+  instr.name = node.OpName();
+  if (node.kind() == ir::NodeKind::kConstant) {
+    instr.constant = node.constant();
+    instr.constant_dtype = node.shape().dtype;
+  } else {
+    instr.op = node.op();
+    instr.args = node.args();
+    instr.operand_slots = std::move(operand_slots);
+  }
+  instr.shapes = node.shapes();
+  for (size_t i = 0; i < node.shapes().size(); ++i) instr.output_slots.push_back((*next_slot)++);
+  return instr;
+}
+
+// Plain CPU kernels: no autograd recording, no functionalization.
+struct CpuReplayScope {
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  c10::impl::ExcludeDispatchKeyGuard no_functionalize{c10::DispatchKey::Functionalize};
 };
 
 InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
@@ -51,21 +73,11 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
       first_slot[node] = static_cast<int>(cut.parameter_sequence[data_seen++]);
       continue;
     }
-    Instruction instr;
-    instr.name = node->OpName();
-    if (node->kind() == ir::NodeKind::kConstant) {
-      instr.constant = node->constant();
-      instr.constant_dtype = node->shape().dtype;
-    } else {
-      instr.op = node->op();
-      instr.args = node->args();
-      for (const ir::Value& v : node->operands())
-        instr.operand_slots.push_back(first_slot.at(v.node.get()) + static_cast<int>(v.index));
-    }
-    instr.shapes = node->shapes();
+    std::vector<int> operand_slots;
+    for (const ir::Value& v : node->operands())
+      operand_slots.push_back(first_slot.at(v.node.get()) + static_cast<int>(v.index));
     first_slot[node] = num_slots_;
-    for (size_t i = 0; i < node->shapes().size(); ++i) instr.output_slots.push_back(num_slots_++);
-    program_.push_back(std::move(instr));
+    program_.push_back(MakeInstruction(*node, std::move(operand_slots), &num_slots_));
   }
   for (const ir::Value& root : cut.roots)
     output_slots_.push_back(first_slot.at(root.node.get()) + static_cast<int>(root.index));
@@ -79,7 +91,7 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
     if (last_use[s] >= 0) program_[last_use[s]].release.push_back(s);
 }
 
-void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& slots) const {
+void RunInstruction(const Instruction& instr, std::vector<at::Tensor>& slots) {
   if (instr.op == nullptr) {
     slots[instr.output_slots[0]] = at::scalar_tensor(instr.constant,
                                                      at::TensorOptions().dtype(instr.constant_dtype));
@@ -192,9 +204,7 @@ void InterpreterProgram::Run(const Instruction& instr, std::vector<at::Tensor>& 
 std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
     const std::vector<runtime::BufferPtr>& parameters, int device) {
   TORCH_INTERNAL_ASSERT(parameters.size() == num_parameters_);
-  // Plain CPU kernels: no autograd recording, no functionalization.
-  at::AutoDispatchBelowADInplaceOrView below_autograd;
-  c10::impl::ExcludeDispatchKeyGuard no_functionalize(c10::DispatchKey::Functionalize);
+  CpuReplayScope cpu;
   runtime::ScopedExecutingDevice executing(device);  // which replica a collective runs for
   std::vector<at::Tensor> slots(num_slots_);
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -203,7 +213,7 @@ std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
   }
   for (const Instruction& instr : program_) {
     try {
-      Run(instr, slots);
+      RunInstruction(instr, slots);
     } catch (const c10::Error& e) {
       TORCH_CHECK(false, "while running ", instr.name, " on the xla device: ", e.what_without_backtrace());
     }
@@ -221,6 +231,18 @@ std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
 
 std::shared_ptr<runtime::Executable> BuildInterpreterProgram(const GraphCut& cut) {
   return std::make_shared<InterpreterProgram>(cut);
+}
+
+std::vector<at::Tensor> ReplayNode(const ir::Node& node, const std::vector<at::Tensor>& operands) {
+  std::vector<int> operand_slots;
+  for (size_t i = 0; i < operands.size(); ++i) operand_slots.push_back(static_cast<int>(i));
+  int next_slot = static_cast<int>(operands.size());
+  Instruction instr = MakeInstruction(node, std::move(operand_slots), &next_slot);
+  std::vector<at::Tensor> slots(operands);
+  slots.resize(next_slot);
+  CpuReplayScope cpu;
+  RunInstruction(instr, slots);
+  return std::vector<at::Tensor>(slots.begin() + static_cast<int64_t>(operands.size()), slots.end());
 }
 
 }  // namespace txla::graph

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
 
 #include "graph/post_order.h"
 #include "runtime/executable.h"
@@ -11,5 +14,8 @@
 namespace txla::graph {
 
 std::shared_ptr<runtime::Executable> BuildInterpreterProgram(const GraphCut& cut);
+
+// Runs one op (or constant) node on CPU tensors with ATen's kernels: its outputs, in order.
+std::vector<at::Tensor> ReplayNode(const ir::Node& node, const std::vector<at::Tensor>& operands);
 
 }  // namespace txla::graph

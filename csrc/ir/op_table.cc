@@ -281,6 +281,10 @@ const OpDecl kOps[] = {
     {"aten::zeros", Factory, nullptr},
     {"aten::ones", Factory, nullptr},
     {"aten::full", nullptr, nullptr},
+    // Factories whose ATen composite writes into an out= tensor it resizes: recorded whole.
+    {"aten::arange.start_step", Arange},
+    {"aten::eye", Eye},
+    {"aten::eye.m", Eye},
     {"aten::copy", SameAsFirst, nullptr},
     {"aten::_to_copy", ToCopy, nullptr},
 };

@@ -1,5 +1,7 @@
 #include "ir/shape_rules.h"
 
+#include <cmath>
+
 #include <ATen/ExpandUtils.h>
 #include <ATen/InferSize.h>
 #include <ATen/WrapDimUtils.h>
@@ -321,6 +323,40 @@ Shapes Factory(c10::ArrayRef<c10::IValue> args) {
   c10::ScalarType dtype = args[1].isNone() ? c10::typeMetaToScalarType(c10::get_default_dtype())
                                            : args[1].toScalarType();
   return std::vector<Shape>{Shape(dtype, sizes)};
+}
+
+Shapes Arange(c10::ArrayRef<c10::IValue> args) {
+  // arange.start_step(start, end, step, dtype, ...): ATen's size rule and checks.
+  const c10::Scalar start = args[0].toScalar(), end = args[1].toScalar(), step = args[2].toScalar();
+  const bool floating = start.isFloatingPoint() || end.isFloatingPoint() || step.isFloatingPoint();
+  c10::ScalarType dtype = !args[3].isNone() ? args[3].toScalarType()
+                          : floating        ? c10::typeMetaToScalarType(c10::get_default_dtype())
+                                            : c10::kLong;
+  double xstart = start.toDouble(), xend = end.toDouble(), xstep = step.toDouble();
+  TORCH_CHECK(xstep > 0 || xstep < 0, "step must be nonzero");
+  TORCH_CHECK(std::isfinite(xstart) && std::isfinite(xend), "unsupported range: ", xstart, " -> ", xend);
+  TORCH_CHECK(((xstep > 0) && (xend >= xstart)) || ((xstep < 0) && (xend <= xstart)),
+              "upper bound and larger bound inconsistent with step sign");
+  int64_t size;
+  if (at::isIntegralType(dtype, /*includeBool=*/false) && !floating) {
+    int64_t s = start.toLong(), e = end.toLong(), st = step.toLong();
+    size = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+  } else {
+    size = static_cast<int64_t>(std::ceil((xend - xstart) / xstep));
+  }
+  TORCH_CHECK(size >= 0, "invalid size, possible overflow?");
+  return std::vector<Shape>{Shape(dtype, {size})};
+}
+
+Shapes Eye(c10::ArrayRef<c10::IValue> args) {
+  // eye(n, dtype, ...) or eye.m(n, m, dtype, ...).
+  const bool square = !args[1].isInt();
+  int64_t n = args[0].toInt(), m = square ? n : args[1].toInt();
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  const c10::IValue& dt = args[square ? 1 : 2];
+  c10::ScalarType dtype = dt.isNone() ? c10::typeMetaToScalarType(c10::get_default_dtype()) : dt.toScalarType();
+  return std::vector<Shape>{Shape(dtype, {n, m})};
 }
 
 Shapes ToCopy(c10::ArrayRef<c10::IValue> args) {

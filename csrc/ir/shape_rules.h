@@ -35,6 +35,9 @@ std::optional<std::vector<Shape>> NllLoss2dForward(c10::ArrayRef<c10::IValue> ar
 // zeros/ones(size, dtype, ...): the default dtype when none is given.
 std::optional<std::vector<Shape>> Factory(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ToCopy(c10::ArrayRef<c10::IValue> args);
+// arange.start_step and eye / eye.m: sizes from the arguments, with eager's checks.
+std::optional<std::vector<Shape>> Arange(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> Eye(c10::ArrayRef<c10::IValue> args);
 
 // txla::all_gather(self, dim, groups, group_size) / txla::reduce_scatter(self, reduce_type, dim,
 // groups, group_size): `dim` grows / shrinks by the group size.

@@ -25,6 +25,8 @@ class Executable {
   }
   // What ran it: "interpreter", "native", ...
   virtual std::string kind() const = 0;
+  // Where its generated code and HLO were dumped ("" when nothing was): named in errors.
+  virtual std::string dump_path() const { return ""; }
 };
 
 }  // namespace txla::runtime

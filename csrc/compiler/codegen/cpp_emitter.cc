@@ -425,6 +425,8 @@ class Emitter {
     while (leading < in_dims.size() && reduced[leading]) ++leading;
     bool rows = leading > 0 && leading < in_dims.size();
     for (size_t k = leading; k < in_dims.size(); ++k) rows &= !reduced[k];
+    // The row of wider accumulators lives on the stack: bounded.
+    rows &= reduce.shape().element_count() <= kMaxAccumulatorRow;
     if (rows) {
       EmitRowReduce(reduce, out, leading);
       return;
@@ -446,7 +448,7 @@ class Emitter {
     body_.str("");
     memo_.clear();
     std::string init = Value(*reduce.operand(1), {});
-    out_ << body_.str() << "      " << type << " acc = " << init << ";\n";
+    out_ << body_.str() << "      " << AccumulatorType(reduce) << " acc = " << init << ";\n";
     for (size_t k = 0; k < in_dims.size(); ++k) {
       if (!reduced[k]) continue;
       std::string v = "r" + std::to_string(k);
@@ -459,22 +461,35 @@ class Emitter {
     std::string value = Value(input, full);
     out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n";
     out_ << "      }\n";
-    out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = acc;\n";
+    out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = (" << type << ")acc;\n";
     out_ << "    }\n  }\n";
   }
 
-  // out[o...] = init; for r...: for o...: out[o...] = combine(out[o...], input[r..., o...])
+  // Sums and products of f32 accumulate in double: a running f32 sum loses ~n ulps over n terms,
+  // which is enough to decide near ties (relu's mask after batch norm) the other way than eager
+  // PyTorch (whose vectorized sums keep many partial sums) and to turn ResNet's gradients.
+  static std::string AccumulatorType(const Instruction& reduce) {
+    Opcode combiner = reduce.attrs().called.at(0)->root()->opcode();
+    bool widen = reduce.shape().type == ElementType::kF32 &&
+                 (combiner == Opcode::kAdd || combiner == Opcode::kMultiply);
+    return widen ? "double" : CType(reduce.shape().type);
+  }
+  static constexpr int64_t kMaxAccumulatorRow = 1 << 15;
+
+  // acc[o...] = init; for r...: for o...: acc[o...] = combine(acc[o...], input[r..., o...]);
+  // out = acc, with acc a row of accumulators on the stack.
   void EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading) {
     const Instruction& input = *reduce.operand(0);
     const auto& in_dims = input.shape().dims;
     const auto& out_dims = reduce.shape().dims;
+    const int64_t count = reduce.shape().element_count();
     out_ << "  {\n";
     body_.str("");
     memo_.clear();
     std::string init = Value(*reduce.operand(1), {});
     out_ << body_.str();
-    out_ << "    for (int64_t o = 0; o < " << reduce.shape().element_count() << "; ++o) " << out
-         << "[o] = " << init << ";\n";
+    out_ << "    " << AccumulatorType(reduce) << " acc[" << count << "];\n";
+    out_ << "    for (int64_t o = 0; o < " << count << "; ++o) acc[o] = " << init << ";\n";
     Index full(in_dims.size()), out_idx;
     for (size_t k = 0; k < leading; ++k) {
       full[k] = "r" + std::to_string(k);
@@ -491,9 +506,11 @@ class Emitter {
     body_.str("");
     memo_.clear();
     std::string value = Value(input, full);
-    std::string slot = out + "[" + Linear(out_idx, out_dims) + "]";
+    std::string slot = "acc[" + Linear(out_idx, out_dims) + "]";
     out_ << body_.str() << "      " << slot << " = " << Combiner(reduce, slot, value) << ";\n";
-    out_ << "    }\n  }\n";
+    out_ << "    }\n";
+    out_ << "    for (int64_t o = 0; o < " << count << "; ++o) " << out << "[o] = (" << CType(reduce.shape().type)
+         << ")acc[o];\n  }\n";
   }
 
   // The value of `i` at multi-index `idx`, as an expression (values are memoized per index).
@@ -507,11 +524,12 @@ class Emitter {
     auto mit = memo_.find(key);
     if (mit != memo_.end()) return mit->second;
     std::string expr;
-    if (Materialized(i)) {
+    // An unfused instruction is its own kernel's root: it is computed here, not read back from
+    // the buffer it is about to write.
+    if (Materialized(i) && &i != current_output_) {
       // Loads become statements of their own: a load inside `p ? a[i] : b[i]` is conditional,
       // which forces a branch (it may not be executed speculatively) where a select would do.
-      if (&i != current_output_ && std::find(used_.begin(), used_.end(), &i) == used_.end())
-        used_.push_back(&i);
+      if (std::find(used_.begin(), used_.end(), &i) == used_.end()) used_.push_back(&i);
       expr = Buffer(i) + "[" + Linear(idx, i.shape().dims) + "]";
     } else {
       expr = Compute(i, idx);
@@ -837,12 +855,14 @@ class Emitter {
     for (int64_t k = 0; k < d; ++k) outer *= s.dims[k];
     for (int64_t k = d + 1; k < s.rank(); ++k) inner *= s.dims[k];
     std::string type = CType(s.type), fn = "k_" + Sanitize(i.name());
+    // As ATen's CPU kernels: running totals of f32 in double.
+    std::string acc_type = s.type == ElementType::kF32 ? "double" : type;
     std::ostringstream body;
     body << "  for (int64_t o = 0; o < " << outer << "; ++o)\n    for (int64_t i = 0; i < " << inner << "; ++i) {\n"
-         << "      " << type << " acc = " << (sum ? "0" : "1") << ";\n"
+         << "      " << acc_type << " acc = " << (sum ? "0" : "1") << ";\n"
          << "      for (int64_t k = 0; k < " << s.dims[d] << "; ++k) {\n"
          << "        const int64_t at = (o * " << s.dims[d] << " + k) * " << inner << " + i;\n"
-         << "        acc = acc " << (sum ? "+" : "*") << " x[at];\n        out[at] = acc;\n      }\n    }\n";
+         << "        acc = acc " << (sum ? "+" : "*") << " x[at];\n        out[at] = (" << type << ")acc;\n      }\n    }\n";
     AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type + "* __restrict__ x)",
               body.str());
     out_ << "  " << fn << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";

@@ -32,10 +32,13 @@ ENTRY %main {
 
 TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
   std::string code = Emit(kSumOverBatch);
-  // Rows are accumulated with a contiguous inner loop over the kept dimension.
+  // Rows are accumulated with a contiguous inner loop over the kept dimension, into a row of
+  // double accumulators (an f32 running sum over 128 rows loses digits), then stored.
   EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t o1 = 0; o1 < 512; ++o1)"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("[o1] = b_"), std::string::npos) << code;
+  EXPECT_NE(code.find("double acc[512];"), std::string::npos) << code;
+  EXPECT_NE(code.find("acc[o1] = acc[o1] + v"), std::string::npos) << code;
+  EXPECT_NE(code.find("[o] = (float)acc[o];"), std::string::npos) << code;
 }
 
 TEST(CodegenTest, TrailingDimensionReductionKeepsAnAccumulator) {
@@ -44,7 +47,7 @@ TEST(CodegenTest, TrailingDimensionReductionKeepsAnAccumulator) {
   text.replace(text.find("dimensions={0}"), 14, "dimensions={1}");
   text.replace(text.find("(f32[512]) tuple"), 16, "(f32[128]) tuple");
   std::string code = Emit(text);
-  EXPECT_NE(code.find("float acc = "), std::string::npos) << code;
+  EXPECT_NE(code.find("double acc = "), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t r1 = 0; r1 < 512; ++r1)"), std::string::npos) << code;
 }
 
