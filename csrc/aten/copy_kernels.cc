@@ -138,9 +138,11 @@ at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
   if (self_lt) {
     dst_lt->SetIrValue(self_lt->GetIrValue());
   } else {
+    // The destination may be resized (an out= op's fallback into an empty tensor): its new
+    // value carries the host result's shape.
     at::Tensor host = self.to(dst.scalar_type());
-    dst_lt->SetData(TransferToDevice(host, dst_lt->device()));
-    dst_lt->SetIrValue(dst_lt->GetIrValue());
+    runtime::BufferPtr data = TransferToDevice(host, dst_lt->device());
+    dst_lt->SetIrValue(ir::Value{ir::Node::DeviceData(std::move(data), ir::Shape(host.scalar_type(), host.sizes())), 0});
   }
   if (auto* impl = dynamic_cast<XlaTensorImpl*>(dst.unsafeGetTensorImpl())) impl->RefreshMetadata();
   return dst;

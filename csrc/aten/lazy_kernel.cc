@@ -99,7 +99,8 @@ int FindDevice(c10::ArrayRef<c10::IValue> args) {
 // Builds a node's operands and argument templates.
 class NodeBuilder {
  public:
-  NodeBuilder(const c10::FunctionSchema& schema, int device) : schema_(schema), device_(device) {}
+  NodeBuilder(const c10::FunctionSchema& schema, int device, bool constant_scalars)
+      : schema_(schema), device_(device), constant_scalars_(constant_scalars) {}
 
   void AddTensor(size_t i, const at::Tensor& t) {
     ir::Arg arg;
@@ -143,7 +144,7 @@ class NodeBuilder {
 
   void AddScalar(const c10::IValue& v) {
     ir::Arg arg;
-    if (v.isNone() || IsSpecialScalar(v.toScalar())) {
+    if (v.isNone() || constant_scalars_ || IsSpecialScalar(v.toScalar())) {
       arg.value = v;
     } else {
       c10::Scalar s = v.toScalar();
@@ -202,6 +203,7 @@ class NodeBuilder {
 
   const c10::FunctionSchema& schema_;
   int device_;
+  bool constant_scalars_;
   std::vector<ir::Value> operands_;
   std::vector<ir::Arg> args_;
 };
@@ -305,7 +307,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
     if (s.dtype != c10::ScalarType::Undefined) ir::ToElementType(s.dtype);  // rejects e.g. complex
 
   bool has_tensor_input = false;
-  NodeBuilder builder(schema, device);
+  NodeBuilder builder(schema, device, info.constant_scalars);
   for (size_t i = 0; i < num_args; ++i) {
     const c10::IValue& v = args[i];
     switch (classes[i]) {

@@ -36,6 +36,7 @@ struct OpDecl {
   FallbackRule needs_fallback = nullptr;
   WrittenArgsRule written_args = nullptr;
   bool seeds_default_generator = false;
+  bool constant_scalars = false;
 };
 
 // One line per op. Elementwise ops are grouped by family; the backward of an op sits beside it.
@@ -163,9 +164,9 @@ const OpDecl kOps[] = {
     {"aten::argmin", nullptr, nullptr},
     {"aten::var.correction", nullptr, nullptr},
     {"aten::std.correction", nullptr, nullptr},
-    {"aten::linalg_vector_norm", nullptr, nullptr},
+    {"aten::linalg_vector_norm", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
     {"aten::logsumexp", nullptr, nullptr},
-    {"aten::norm.ScalarOpt_dim", nullptr, nullptr},
+    {"aten::norm.ScalarOpt_dim", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
     {"aten::any", nullptr, nullptr},
     {"aten::any.dim", nullptr, nullptr},
     {"aten::all", nullptr, nullptr},
@@ -189,6 +190,9 @@ const OpDecl kOps[] = {
     {"aten::native_batch_norm_backward", BatchNormBackward, nullptr},
     {"aten::native_layer_norm", LayerNorm, nullptr},
     {"aten::native_layer_norm_backward", LayerNormBackward, nullptr},
+    // ATen's kernel for devices without their own is a composite over views: recorded whole.
+    {"aten::native_group_norm", GroupNorm},
+    {"aten::native_group_norm_backward", GroupNormBackward},
     {"aten::max_pool2d_with_indices", nullptr, nullptr},
     {"aten::max_pool2d_with_indices_backward", nullptr, nullptr},
     {"aten::avg_pool2d", nullptr, nullptr},
@@ -245,6 +249,10 @@ const OpDecl kOps[] = {
     {"aten::split_copy.Tensor", nullptr, nullptr},
     {"aten::split_with_sizes_copy", nullptr, nullptr},
     {"aten::unbind_copy.int", nullptr, nullptr},
+    // Splits into fresh tensors (LSTM/GRU cells chunk their gates with them); ATen's kernel takes
+    // views below functionalization, so they are recorded whole and lowered as the copying split.
+    {"aten::unsafe_split.Tensor", nullptr, nullptr},
+    {"aten::unsafe_split_with_sizes", nullptr, nullptr},
     // Backward ops that are composites over views and in-place writes in ATen: recorded whole,
     // so they never run below functionalization on device tensors.
     {"aten::slice_backward", nullptr, nullptr},
@@ -301,6 +309,7 @@ struct Table {
       info.needs_fallback = decl.needs_fallback;
       info.written_args = decl.written_args;
       info.seeds_default_generator = decl.seeds_default_generator;
+      info.constant_scalars = decl.constant_scalars;
       info.name_hash = HashString(info.name);
       ops.push_back(std::move(info));
     }

@@ -32,6 +32,9 @@ struct OpInfo {
   // Random ops whose schema has no Generator argument draw from the default CPU generator; the
   // node then carries a seed as one extra trailing argument (see the interpreter).
   bool seeds_default_generator = false;
+  // Scalar arguments are constants of the graph, not parameters: they choose the computation
+  // (a norm's order), so the lowering must know them.
+  bool constant_scalars = false;
   hash_t name_hash = 0;
 
   // Resolved on first use, after the ATen library has registered its schemas.

@@ -325,6 +325,32 @@ Shapes Factory(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(dtype, sizes)};
 }
 
+Shapes GroupNorm(c10::ArrayRef<c10::IValue> args) {
+  // native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd)
+  const at::Tensor& x = args[0].toTensor();
+  int64_t n = args[3].toInt(), c = args[4].toInt(), hw = args[5].toInt(), group = args[6].toInt();
+  TORCH_CHECK(group > 0 && c % group == 0, "Expected number of channels in input to be divisible by ",
+              "num_groups, but got input of shape ", x.sizes(), " and num_groups=", group);
+  TORCH_CHECK(x.numel() == n * c * hw, "Expected the input to have ", n * c * hw, " elements, got ", x.numel());
+  for (int k : {1, 2}) {
+    if (args[k].isTensor() && args[k].toTensor().defined())
+      TORCH_CHECK(args[k].toTensor().numel() == c, "Expected ", k == 1 ? "weight" : "bias",
+                  " to be a vector of size equal to the number of channels in input, but got ",
+                  args[k].toTensor().sizes(), " and input of shape ", x.sizes());
+  }
+  return std::vector<Shape>{ShapeOf(x), Shape(x.scalar_type(), {n, group}), Shape(x.scalar_type(), {n, group})};
+}
+
+Shapes GroupNormBackward(c10::ArrayRef<c10::IValue> args) {
+  // native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group, output_mask)
+  const at::Tensor& x = args[1].toTensor();
+  int64_t c = args[6].toInt();
+  auto mask = args[9].toBoolList();
+  auto undefined = Shape(c10::ScalarType::Undefined, {});
+  return std::vector<Shape>{mask[0] ? ShapeOf(x) : undefined, mask[1] ? Shape(x.scalar_type(), {c}) : undefined,
+                            mask[2] ? Shape(x.scalar_type(), {c}) : undefined};
+}
+
 Shapes Arange(c10::ArrayRef<c10::IValue> args) {
   // arange.start_step(start, end, step, dtype, ...): ATen's size rule and checks.
   const c10::Scalar start = args[0].toScalar(), end = args[1].toScalar(), step = args[2].toScalar();

@@ -19,6 +19,8 @@ std::optional<std::vector<Shape>> BatchNorm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> BatchNormBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> LayerNorm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> LayerNormBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> GroupNorm(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> GroupNormBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> EmbeddingDenseBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> NativeDropout(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ViewCopy(c10::ArrayRef<c10::IValue> args);

@@ -397,81 +397,6 @@ Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
   return outs;
 }
 
-// Layer norm statistics are over the trailing `normalized_shape` dims, per leading position.
-struct NormalizedDims {
-  std::vector<int64_t> reduced, stats;  // stats: leading dims then 1s
-  double count = 1;
-};
-
-NormalizedDims NormalizedOf(const Instruction* x, size_t normalized) {
-  NormalizedDims d;
-  const auto& dims = x->shape().dims;
-  size_t axis = dims.size() - normalized;
-  for (size_t k = 0; k < dims.size(); ++k) {
-    if (k >= axis) {
-      d.reduced.push_back(static_cast<int64_t>(k));
-      d.count *= static_cast<double>(dims[k]);
-      d.stats.push_back(1);
-    } else {
-      d.stats.push_back(dims[k]);
-    }
-  }
-  return d;
-}
-
-// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd)
-Outs LayerNorm(LoweringContext& c, const ir::Node& n) {
-  Instruction* x = c.Operand(n, 0);
-  ElementType t = OutType(n);
-  NormalizedDims d = NormalizedOf(x, IntList(c.ConstArg(n, 1)).size());
-  Instruction* count = c.Constant(d.count, t);
-  Instruction* mean = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(x, d.reduced, RK::kSum), count}, t), d.stats);
-  Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, mean}, t);
-  Instruction* var = c.Elementwise(
-      Opcode::kDivide,
-      {c.Reduce(c.Elementwise(Opcode::kMultiply, {centered, centered}, t), d.reduced, RK::kSum), count}, t);
-  Instruction* rstd = c.Reshape(
-      c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, c.ScalarArg(n, 4, t)}, t)}, t), d.stats);
-  Instruction* y = c.Elementwise(Opcode::kMultiply, {centered, rstd}, t);
-  if (!c.IsNone(n, 2)) y = c.Elementwise(Opcode::kMultiply, {y, c.Operand(n, 2)}, t);
-  if (!c.IsNone(n, 3)) y = c.Elementwise(Opcode::kAdd, {y, c.Operand(n, 3)}, t);
-  return {y, c.Reshape(mean, n.shape(1).sizes), c.Reshape(rstd, n.shape(2).sizes)};
-}
-
-// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
-// output_mask) -> (grad_input, grad_weight, grad_bias)
-Outs LayerNormBackward(LoweringContext& c, const ir::Node& n) {
-  Instruction* dy = c.Operand(n, 0);
-  Instruction* x = c.Operand(n, 1);
-  ElementType t = dy->shape().type;
-  size_t normalized = IntList(c.ConstArg(n, 2)).size();
-  NormalizedDims d = NormalizedOf(x, normalized);
-  auto mask = c.ConstArg(n, 7).toBoolList();
-  Instruction* mean = c.Reshape(c.Operand(n, 3), d.stats);
-  Instruction* rstd = c.Reshape(c.Operand(n, 4), d.stats);
-  Instruction* xhat = c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kSubtract, {x, mean}, t), rstd}, t);
-  std::vector<int64_t> outer;  // the leading dims, summed for the weight and bias gradients
-  for (size_t k = 0; k + normalized < x->shape().dims.size(); ++k) outer.push_back(static_cast<int64_t>(k));
-  Outs outs(3, nullptr);
-  if (mask[0]) {
-    Instruction* g = c.IsNone(n, 5) ? dy : c.Elementwise(Opcode::kMultiply, {dy, c.Operand(n, 5)}, t);
-    Instruction* count = c.Constant(d.count, t);
-    Instruction* mean_g = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(g, d.reduced, RK::kSum), count}, t), d.stats);
-    Instruction* mean_gx = c.Reshape(
-        c.Elementwise(Opcode::kDivide,
-                      {c.Reduce(c.Elementwise(Opcode::kMultiply, {g, xhat}, t), d.reduced, RK::kSum), count}, t),
-        d.stats);
-    Instruction* inner = c.Elementwise(
-        Opcode::kSubtract,
-        {c.Elementwise(Opcode::kSubtract, {g, mean_g}, t), c.Elementwise(Opcode::kMultiply, {xhat, mean_gx}, t)}, t);
-    outs[0] = c.Elementwise(Opcode::kMultiply, {inner, rstd}, t);
-  }
-  if (mask[1] && !c.IsNone(n, 5))
-    outs[1] = c.Reshape(c.Reduce(c.Elementwise(Opcode::kMultiply, {dy, xhat}, t), outer, RK::kSum), n.shape(1).sizes);
-  if (mask[2] && !c.IsNone(n, 6)) outs[2] = c.Reshape(c.Reduce(dy, outer, RK::kSum), n.shape(2).sizes);
-  return outs;
-}
-
 }  // namespace
 
 std::vector<LoweringEntry> NnLowerings() {
@@ -486,8 +411,6 @@ std::vector<LoweringEntry> NnLowerings() {
       {"aten::_adaptive_avg_pool2d_backward", AdaptiveAvgPool2dBackward},
       {"aten::native_batch_norm", BatchNorm},
       {"aten::native_batch_norm_backward", BatchNormBackward},
-      {"aten::native_layer_norm", LayerNorm},
-      {"aten::native_layer_norm_backward", LayerNormBackward},
   };
 }
 

@@ -416,6 +416,7 @@ std::vector<LoweringEntry> ShapeLowerings() {
       {"aten::slice_backward", SliceBackward}, {"aten::select_backward", SelectBackward},
       {"aten::slice_scatter", SliceScatter}, {"aten::select_scatter", SelectScatter},
       {"aten::split_copy.Tensor", SplitCopy}, {"aten::split_with_sizes_copy", SplitCopy},
+      {"aten::unsafe_split.Tensor", SplitCopy}, {"aten::unsafe_split_with_sizes", SplitCopy},
       {"aten::unbind_copy.int", UnbindCopy}, {"aten::repeat", Repeat}, {"aten::roll", Roll},
       {"aten::as_strided_copy", AsStridedCopy}, {"aten::as_strided_scatter", AsStridedScatter},
       {"aten::diagonal_copy", DiagonalCopy}, {"aten::diagonal_backward", DiagonalBackward},

@@ -395,6 +395,24 @@ SPECS += [
          ops=('aten::ones',)),
     Spec('full', lambda x: x * torch.full((3, 4), 2.5, device=x.device), [[rnd(3, 4)]],
          ops=('aten::full',)),
+    Spec('arange', lambda x: x * torch.arange(0.5, 2.5, 0.5, device=x.device, dtype=x.dtype),
+         [[rnd(4)], [rnd(3, 4)]], ops=('aten::arange.start_step',), dtypes=FLOAT + INTS),
+    Spec('arange_end', lambda x: x + torch.arange(4, device=x.device), [[rnd(4)], [rnd(2, 4)]],
+         ops=('aten::arange.start_step',), dtypes=FLOAT + INTS),
+    Spec('eye', lambda x: x @ torch.eye(4, device=x.device, dtype=x.dtype), [[rnd(3, 4)], [rnd(0, 4)]],
+         ops=('aten::eye',)),
+    Spec('eye_m', lambda x: x * torch.eye(3, 4, device=x.device, dtype=x.dtype), [[rnd(3, 4)]],
+         ops=('aten::eye.m',), dtypes=FLOAT + INTS, grad=False),
+    # LSTM and GRU cells chunk their gates with these.
+    Spec('unsafe_chunk', lambda x: torch.stack(x.unsafe_chunk(2, 1)) * 2, [[rnd(3, 4)], [rnd(2, 6, 3)]],
+         ops=('aten::unsafe_split.Tensor',)),
+    Spec('unsafe_split_with_sizes', lambda x: x.unsafe_split_with_sizes([1, 3], 1)[1] * 2,
+         [[rnd(3, 4)], [rnd(2, 4, 3)]], ops=('aten::unsafe_split_with_sizes',)),
+    Spec('group_norm', lambda x, w, b: F.group_norm(x, 2, w, b), [[rnd(2, 4, 3, 3), rnd(4), rnd(4)],
+                                                                  [rnd(3, 6, 5), rnd(6), rnd(6)]],
+         ops=('aten::native_group_norm',), grad_ops=('aten::native_group_norm_backward',), atol=1e-4, rtol=1e-4),
+    Spec('group_norm_no_affine', lambda x: F.group_norm(x * 3, 1), [[rnd(2, 3, 4)], [rnd(1, 4, 2, 2)]],
+         ops=('aten::native_group_norm',), grad_ops=('aten::native_group_norm_backward',), atol=1e-4, rtol=1e-4),
 ]
 
 

@@ -179,3 +179,23 @@ def test_unfused_kernels_compute_their_own_values(dev, monkeypatch):
     want = torch.relu(bn(conv(x)))
     got = torch.relu(copy.deepcopy(bn).to(dev)(copy.deepcopy(conv).to(dev)(x.to(dev)))).cpu()
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_clip_grad_norm_stays_compiled(dev):
+    """clip_grad_norm_'s norm order is a constant of the graph, so the step is lowered, not sent
+    to the interpreter (it was a graph parameter: NoLowering)."""
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 2))
+    model_x = copy.deepcopy(model).to(dev)
+    x = torch.randn(3, 6)
+    for m, inp in [(model, x), (model_x, x.to(dev))]:
+        m(inp).pow(2).sum().backward()
+    for norm_type in [2.0, 3.0, float('inf')]:
+        want = nn.utils.clip_grad_norm_(model.parameters(), 0.1, norm_type=norm_type)
+        with CounterDelta('InterpretedGraph') as d:
+            got = nn.utils.clip_grad_norm_(model_x.parameters(), 0.1, norm_type=norm_type)
+            xm.mark_step()
+        assert d['InterpretedGraph'] == 0
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
+    for p, px in zip(model.parameters(), model_x.parameters()):
+        torch.testing.assert_close(px.grad.cpu(), p.grad, rtol=1e-5, atol=1e-6)
