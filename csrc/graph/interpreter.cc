@@ -91,6 +91,36 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
     if (last_use[s] >= 0) program_[last_use[s]].release.push_back(s);
 }
 
+// Ops without a Generator argument draw from the default generator in ATen. Replaying them must
+// not reseed that shared generator (another thread may be tracing and drawing from it), so each is
+// replayed as its ATen kernel does, drawing from a private generator seeded with the node's seed.
+void ReplayWithPrivateGenerator(const Instruction& instr, torch::jit::Stack& stack, uint64_t seed) {
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  TORCH_CHECK(instr.name == "aten::native_dropout", "the interpreter has no replay of ", instr.name,
+              " with a private generator");
+  // native_dropout(input, p, train?) -> (output, mask), as ATen's CPU kernel computes it.
+  at::Tensor input = stack[0].toTensor();
+  double p = stack[1].toDouble();
+  bool train = stack[2].isNone() || stack[2].toBool();
+  stack.clear();
+  if (input.numel() == 0) {
+    stack.emplace_back(input);
+    stack.emplace_back(at::empty_like(input, input.options().dtype(at::kBool)));
+    return;
+  }
+  if (!train) {
+    stack.emplace_back(input.clone());
+    stack.emplace_back(at::ones_like(input, input.options().dtype(at::kBool)));
+    return;
+  }
+  double keep = 1. - p;
+  double scale = keep == 0 ? 0. : 1. / keep;
+  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
+  mask.bernoulli_(keep, generator);
+  stack.emplace_back(input.mul(mask).mul_(scale));
+  stack.emplace_back(mask);
+}
+
 void RunInstruction(const Instruction& instr, std::vector<at::Tensor>& slots) {
   if (instr.op == nullptr) {
     slots[instr.output_slots[0]] = at::scalar_tensor(instr.constant,
@@ -138,10 +168,9 @@ void RunInstruction(const Instruction& instr, std::vector<at::Tensor>& slots) {
         break;
     }
   }
-  // A trailing seed beyond the schema's arguments: the op draws from the default generator, which
-  // is reseeded for the call and restored after it, so re-running the graph redraws the same.
-  // (Tracing and execution share a thread; the generator's lock cannot be held across the call,
-  // which takes it itself.)
+  // A trailing seed beyond the schema's arguments: the op would draw from the default generator;
+  // it draws from a private one seeded with the node's seed, so re-running the graph redraws the
+  // same and the user's generator is untouched.
   c10::optional<uint64_t> default_generator_seed;
   if (stack.size() > instr.op->schema().arguments().size()) {
     default_generator_seed = stack.back().toGenerator().current_seed();
@@ -157,16 +186,7 @@ void RunInstruction(const Instruction& instr, std::vector<at::Tensor>& slots) {
   for (int i : written) written_values.push_back(stack[i].toTensor());
 
   if (default_generator_seed) {
-    at::Generator generator = at::detail::getDefaultCPUGenerator();
-    at::Tensor saved = generator.get_state();
-    generator.set_current_seed(*default_generator_seed);
-    try {
-      instr.op->handle().callBoxed(stack);
-    } catch (...) {
-      generator.set_state(saved);
-      throw;
-    }
-    generator.set_state(saved);
+    ReplayWithPrivateGenerator(instr, stack, *default_generator_seed);
   } else {
     instr.op->handle().callBoxed(stack);
   }

@@ -375,8 +375,9 @@ Shapes Arange(c10::ArrayRef<c10::IValue> args) {
 }
 
 Shapes Eye(c10::ArrayRef<c10::IValue> args) {
-  // eye(n, dtype, ...) or eye.m(n, m, dtype, ...).
-  const bool square = !args[1].isInt();
+  // eye(n, dtype, layout, device, pin_memory) or eye.m(n, m, dtype, ...). (A dtype is an int
+  // IValue too: the overload is told by the argument count.)
+  const bool square = args.size() == 5;
   int64_t n = args[0].toInt(), m = square ? n : args[1].toInt();
   TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);

@@ -20,6 +20,8 @@ FACTORIES = {
     'eye_rect': lambda d: torch.eye(3, 5, device=d),
     'eye_tall_int': lambda d: torch.eye(5, 2, device=d, dtype=torch.int64),
     'eye_empty': lambda d: torch.eye(0, device=d),
+    'eye_dtype': lambda d: torch.eye(3, device=d, dtype=torch.float32),
+    'eye_m_dtype': lambda d: torch.eye(2, 3, device=d, dtype=torch.float64),
     'linspace': lambda d: torch.linspace(-1, 1, 7, device=d),
     'logspace': lambda d: torch.logspace(0, 2, 5, device=d),
     'full': lambda d: torch.full((2, 3), 7.5, device=d),

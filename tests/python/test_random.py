@@ -87,3 +87,22 @@ def test_cached_random_graph_draws_new_values(dev):
     second = torch.rand(16, device=dev)
     xm.mark_step()
     assert not torch.equal(first.cpu(), second.cpu())
+
+
+def test_interpreter_replays_dropout_without_touching_the_default_generator(monkeypatch):
+    """The interpreter replays dropout from a private generator seeded with the node's seed: the
+    user's generator is as tracing left it, and the values are a real dropout."""
+    import torch_xla.core.xla_model as xm
+    monkeypatch.setenv('SYNC_TENSORS_OPBYOP', '1')
+    dev = xm.xla_device()
+    torch.manual_seed(5)
+    x = torch.ones(1000, device=dev)
+    y = torch.nn.functional.dropout(x, 0.5, training=True)
+    traced = torch.get_rng_state()
+    xm.mark_step()
+    xm.wait_device_ops()
+    assert torch.equal(torch.get_rng_state(), traced)
+    kept = (y.cpu() != 0)
+    assert 350 < int(kept.sum()) < 650  # really dropped about half
+    torch.testing.assert_close(y.cpu()[kept], torch.full((int(kept.sum()),), 2.0))
+    assert torch.equal(y.cpu(), y.cpu())  # re-reading redraws nothing
