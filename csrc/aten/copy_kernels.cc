@@ -22,10 +22,6 @@ void RecordTableOp(const char* name, torch::jit::Stack* stack) {
   RecordOp(*info, info->handle(), stack);
 }
 
-at::Tensor ShareValue(const LazyTensorPtr& lt) {
-  return MakeXlaTensor(LazyTensor::FromValue(lt->GetIrValue(), lt->device()));
-}
-
 }  // namespace
 
 // empty / empty_strided: the device has no uninitialized memory to hand out; an empty tensor is

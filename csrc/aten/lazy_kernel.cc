@@ -272,6 +272,12 @@ std::vector<ir::Shape> MetaShapes(const c10::OperatorHandle& op, c10::ArrayRef<c
 
 }  // namespace
 
+at::Tensor ShareValue(const LazyTensorPtr& tensor) {
+  if (!tensor->pending() && tensor->data())
+    return MakeXlaTensor(LazyTensor::FromData(tensor->data(), tensor->dtype(), tensor->device()));
+  return MakeXlaTensor(LazyTensor::FromValue(tensor->GetIrValue(), tensor->device()));
+}
+
 void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const size_t num_args = schema.arguments().size();

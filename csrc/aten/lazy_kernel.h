@@ -9,8 +9,13 @@
 #include <ATen/core/stack.h>
 
 #include "ir/op_table.h"
+#include "tensor/lazy_tensor.h"
 
 namespace txla::aten {
+
+// A new raw xla tensor with `tensor`'s value: its buffer when it has one (values are immutable,
+// so nothing is copied and no graph is built), else its pending IR value.
+at::Tensor ShareValue(const LazyTensorPtr& tensor);
 
 // Replaces the op's arguments on `stack` with its (lazy) results.
 void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack);

@@ -62,6 +62,11 @@ const std::pair<const char*, const char*> kInplaceOps[] = {
     {"random_.from", "aten::random.from"},
 };
 
+// alias_copy / detach_copy (what functionalization turns alias and detach into): the result is
+// the argument's value, shared; nothing is recorded, so `model.to(xla)` leaves no alias_copy per
+// parameter for the next barrier and `p.detach().cpu()` reads the buffer without a graph.
+at::Tensor IdentityKernel(const at::Tensor& self) { return ShareValue(GetLazyTensor(self, "aten::alias_copy")); }
+
 // Table ops whose XLA kernel is one of the edge kernels; the table entry is still what they
 // record through.
 const std::set<std::string>& EdgeKernelOps() {
@@ -96,6 +101,8 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("clone", TORCH_FN(Clone));
   m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
   m.impl("lift", TORCH_FN(Lift));
+  m.impl("alias_copy", TORCH_FN(IdentityKernel));
+  m.impl("detach_copy", TORCH_FN(IdentityKernel));
   for (const auto& [inplace, functional] : kInplaceOps) {
     m.impl(inplace, torch::CppFunction::makeFromBoxedFunctor(
                         std::make_unique<InplaceKernel>(ir::FindOp(functional))));

@@ -242,8 +242,6 @@ const OpDecl kOps[] = {
     {"aten::squeeze_copy", nullptr, nullptr},
     {"aten::squeeze_copy.dim", nullptr, nullptr},
     {"aten::diagonal_copy", nullptr, nullptr},
-    {"aten::alias_copy", SameAsFirst, nullptr},
-    {"aten::detach_copy", SameAsFirst, nullptr},
     {"aten::as_strided_copy", nullptr, nullptr},
     {"aten::unfold_copy", nullptr, nullptr},
     {"aten::split_copy.Tensor", nullptr, nullptr},

@@ -136,7 +136,6 @@ Outs Addmm(LoweringContext& c, const ir::Node& n) {
 }
 
 // Shapes and copies.
-Outs Identity(LoweringContext& c, const ir::Node& n) { return {c.Operand(n, 0)}; }
 
 Outs ReshapeToNode(LoweringContext& c, const ir::Node& n) {
   return {c.Reshape(c.Operand(n, 0), n.shape().sizes)};
@@ -405,8 +404,6 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::squeeze_copy", ReshapeToNode},
       {"aten::squeeze_copy.dim", ReshapeToNode},
       {"aten::expand_copy", ExpandCopy},
-      {"aten::alias_copy", Identity},
-      {"aten::detach_copy", Identity},
       {"aten::zero", Zero},
       {"aten::zeros", Zero},
       {"aten::ones", One},

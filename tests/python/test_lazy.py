@@ -414,3 +414,38 @@ def test_a_failed_build_names_its_dumps_and_the_inputs_keep_their_data():
     out = run_python(script, TXLA_CXX='false').split()
     assert out[:3] == ['failed', 'True', 'True'], out
     assert float(out[3]) == 15.0
+
+
+def executed_graphs():
+    xm.wait_device_ops()
+    data = met.metric_data('ExecuteTime')
+    return data[0] if data else 0
+
+
+def test_moving_a_model_and_reading_its_state_builds_no_graph(dev):
+    """`model.to(xla)` leaves no alias per parameter for the next barrier, and detaching and
+    reading device data (what xm.save does) compiles and runs nothing."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2)).to(dev)
+    assert not any(pending(p) for p in model.parameters())
+    before = executed_graphs()
+    with CounterDelta('UncachedCompile', 'CachedCompile') as d:
+        xm.mark_step()
+        state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        aliased = [torch.ops.aten.alias(p) for p in model.parameters()]
+        assert not any(pending(a) for a in aliased)
+    assert d['UncachedCompile'] == 0 and d['CachedCompile'] == 0
+    assert executed_graphs() == before
+    cpu = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    cpu.load_state_dict(state)
+    for p, q in zip(cpu.parameters(), model.parameters()):
+        torch.testing.assert_close(p, q.cpu())
+
+
+def test_detach_of_a_pending_value_shares_it(dev):
+    x = torch.randn(3).to(dev)
+    y = x * 2
+    z = y.detach()
+    assert pending(z)
+    text = torch_xla._XLAC._get_xla_tensors_text([z])
+    assert 'alias_copy' not in text and 'detach_copy' not in text and 'aten::mul' in text
+    torch.testing.assert_close(z.cpu(), x.cpu() * 2)
