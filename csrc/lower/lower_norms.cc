@@ -31,23 +31,47 @@ NormalizedDims NormalizedOf(const Instruction* x, size_t normalized) {
   return d;
 }
 
+// Mean over `d.reduced`, kept in the stats shape.
+Instruction* MeanOver(LoweringContext& c, Instruction* x, const NormalizedDims& d, ElementType t) {
+  return c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(x, d.reduced, RK::kSum), c.Constant(d.count, t)}, t),
+                   d.stats);
+}
+
+struct Normalized {
+  Instruction *xhat, *mean, *rstd;  // mean and rstd in the stats shape
+};
+
+// (x - mean) * rsqrt(var + eps), statistics over `d.reduced` (biased variance, two passes).
+Normalized Normalize(LoweringContext& c, Instruction* x, const NormalizedDims& d, Instruction* eps, ElementType t) {
+  Instruction* mean = MeanOver(c, x, d, t);
+  Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, mean}, t);
+  Instruction* var = MeanOver(c, c.Elementwise(Opcode::kMultiply, {centered, centered}, t), d, t);
+  Instruction* rstd = c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, eps}, t)}, t);
+  return {c.Elementwise(Opcode::kMultiply, {centered, rstd}, t), mean, rstd};
+}
+
+// The input gradient of a normalization, g being the (weight-scaled) output gradient:
+// rstd * (g - mean(g) - xhat * mean(g * xhat)).
+Instruction* NormalizedInputGradient(LoweringContext& c, Instruction* g, Instruction* xhat, Instruction* rstd,
+                                     const NormalizedDims& d, ElementType t) {
+  Instruction* mean_g = MeanOver(c, g, d, t);
+  Instruction* mean_gx = MeanOver(c, c.Elementwise(Opcode::kMultiply, {g, xhat}, t), d, t);
+  Instruction* inner = c.Elementwise(
+      Opcode::kSubtract,
+      {c.Elementwise(Opcode::kSubtract, {g, mean_g}, t), c.Elementwise(Opcode::kMultiply, {xhat, mean_gx}, t)}, t);
+  return c.Elementwise(Opcode::kMultiply, {inner, rstd}, t);
+}
+
 // native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd)
 Outs LayerNorm(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   ElementType t = OutType(n);
   NormalizedDims d = NormalizedOf(x, IntList(c.ConstArg(n, 1)).size());
-  Instruction* count = c.Constant(d.count, t);
-  Instruction* mean = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(x, d.reduced, RK::kSum), count}, t), d.stats);
-  Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, mean}, t);
-  Instruction* var = c.Elementwise(
-      Opcode::kDivide,
-      {c.Reduce(c.Elementwise(Opcode::kMultiply, {centered, centered}, t), d.reduced, RK::kSum), count}, t);
-  Instruction* rstd = c.Reshape(
-      c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, c.ScalarArg(n, 4, t)}, t)}, t), d.stats);
-  Instruction* y = c.Elementwise(Opcode::kMultiply, {centered, rstd}, t);
+  Normalized norm = Normalize(c, x, d, c.ScalarArg(n, 4, t), t);
+  Instruction* y = norm.xhat;
   if (!c.IsNone(n, 2)) y = c.Elementwise(Opcode::kMultiply, {y, c.Operand(n, 2)}, t);
   if (!c.IsNone(n, 3)) y = c.Elementwise(Opcode::kAdd, {y, c.Operand(n, 3)}, t);
-  return {y, c.Reshape(mean, n.shape(1).sizes), c.Reshape(rstd, n.shape(2).sizes)};
+  return {y, c.Reshape(norm.mean, n.shape(1).sizes), c.Reshape(norm.rstd, n.shape(2).sizes)};
 }
 
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
@@ -67,16 +91,7 @@ Outs LayerNormBackward(LoweringContext& c, const ir::Node& n) {
   Outs outs(3, nullptr);
   if (mask[0]) {
     Instruction* g = c.IsNone(n, 5) ? dy : c.Elementwise(Opcode::kMultiply, {dy, c.Operand(n, 5)}, t);
-    Instruction* count = c.Constant(d.count, t);
-    Instruction* mean_g = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(g, d.reduced, RK::kSum), count}, t), d.stats);
-    Instruction* mean_gx = c.Reshape(
-        c.Elementwise(Opcode::kDivide,
-                      {c.Reduce(c.Elementwise(Opcode::kMultiply, {g, xhat}, t), d.reduced, RK::kSum), count}, t),
-        d.stats);
-    Instruction* inner = c.Elementwise(
-        Opcode::kSubtract,
-        {c.Elementwise(Opcode::kSubtract, {g, mean_g}, t), c.Elementwise(Opcode::kMultiply, {xhat, mean_gx}, t)}, t);
-    outs[0] = c.Elementwise(Opcode::kMultiply, {inner, rstd}, t);
+    outs[0] = NormalizedInputGradient(c, g, xhat, rstd, d, t);
   }
   if (mask[1] && !c.IsNone(n, 5))
     outs[1] = c.Reshape(c.Reduce(c.Elementwise(Opcode::kMultiply, {dy, xhat}, t), outer, RK::kSum), n.shape(1).sizes);
@@ -103,17 +118,11 @@ Outs GroupNorm(LoweringContext& c, const ir::Node& n) {
   int64_t batch = c.ConstArg(n, 3).toInt(), group = c.ConstArg(n, 6).toInt();
   Instruction* g = Grouped(c, x, batch, group);
   NormalizedDims d = NormalizedOf(g, 1);
-  Instruction* count = c.Constant(d.count, t);
-  Instruction* mean = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(g, d.reduced, RK::kSum), count}, t), d.stats);
-  Instruction* centered = c.Elementwise(Opcode::kSubtract, {g, mean}, t);
-  Instruction* var = c.Elementwise(
-      Opcode::kDivide, {c.Reduce(c.Elementwise(Opcode::kMultiply, {centered, centered}, t), d.reduced, RK::kSum), count}, t);
-  Instruction* rstd = c.Reshape(
-      c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, c.ScalarArg(n, 7, t)}, t)}, t), d.stats);
-  Instruction* y = c.Reshape(c.Elementwise(Opcode::kMultiply, {centered, rstd}, t), x->shape().dims);
+  Normalized norm = Normalize(c, g, d, c.ScalarArg(n, 7, t), t);
+  Instruction* y = c.Reshape(norm.xhat, x->shape().dims);
   if (!c.IsNone(n, 1)) y = c.Elementwise(Opcode::kMultiply, {y, PerChannel(c, c.Operand(n, 1), x->shape().dims)}, t);
   if (!c.IsNone(n, 2)) y = c.Elementwise(Opcode::kAdd, {y, PerChannel(c, c.Operand(n, 2), x->shape().dims)}, t);
-  return {y, c.Reshape(mean, n.shape(1).sizes), c.Reshape(rstd, n.shape(2).sizes)};
+  return {y, c.Reshape(norm.mean, n.shape(1).sizes), c.Reshape(norm.rstd, n.shape(2).sizes)};
 }
 
 // native_group_norm_backward(grad_out, input, mean, rstd, weight?, N, C, HxW, group, output_mask)
@@ -133,15 +142,7 @@ Outs GroupNormBackward(LoweringContext& c, const ir::Node& n) {
   if (mask[0]) {
     Instruction* g = c.IsNone(n, 4) ? dy : c.Elementwise(Opcode::kMultiply, {dy, PerChannel(c, c.Operand(n, 4), dims)}, t);
     g = Grouped(c, g, batch, group);
-    Instruction* count = c.Constant(d.count, t);
-    Instruction* mean_g = c.Reshape(c.Elementwise(Opcode::kDivide, {c.Reduce(g, d.reduced, RK::kSum), count}, t), d.stats);
-    Instruction* mean_gx = c.Reshape(
-        c.Elementwise(Opcode::kDivide, {c.Reduce(c.Elementwise(Opcode::kMultiply, {g, xhat}, t), d.reduced, RK::kSum), count}, t),
-        d.stats);
-    Instruction* inner = c.Elementwise(
-        Opcode::kSubtract,
-        {c.Elementwise(Opcode::kSubtract, {g, mean_g}, t), c.Elementwise(Opcode::kMultiply, {xhat, mean_gx}, t)}, t);
-    outs[0] = c.Reshape(c.Elementwise(Opcode::kMultiply, {inner, rstd}, t), dims);
+    outs[0] = c.Reshape(NormalizedInputGradient(c, g, xhat, rstd, d, t), dims);
   }
   // Per channel: sums over the batch and the spatial positions of [N, C, HxW].
   std::vector<int64_t> per_channel = {batch, channels, x->shape().element_count() / std::max<int64_t>(batch * channels, 1)};
