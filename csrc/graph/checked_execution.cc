@@ -23,7 +23,6 @@ struct Difference {
   bool differs = false;
   double max_error = 0;
   int64_t at = -1;  // flat index of the worst element
-  double relative = 0;  // max_error over the reference's largest finite magnitude
 };
 
 Difference Compare(const at::Tensor& got, const at::Tensor& want) {
@@ -54,7 +53,6 @@ Difference Compare(const at::Tensor& got, const at::Tensor& want) {
     d.at = bad.nonzero()[0].item<int64_t>();
   }
   d.max_error = err.max().item<double>();
-  d.relative = scale > 0 ? d.max_error / scale : d.max_error;
   return d;
 }
 

@@ -136,7 +136,6 @@ Outs Addmm(LoweringContext& c, const ir::Node& n) {
 }
 
 // Shapes and copies.
-
 Outs ReshapeToNode(LoweringContext& c, const ir::Node& n) {
   return {c.Reshape(c.Operand(n, 0), n.shape().sizes)};
 }
@@ -182,9 +181,7 @@ Outs Full(LoweringContext& c, const ir::Node& n) { return FillLike(c, n, c.Scala
 Outs Arange(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
   ElementType acc = hlo::IsFloating(t) ? ElementType::kF64 : ElementType::kS64;
-  hlo::Attributes iota;
-  iota.index = 0;
-  Instruction* i = c.Add(Opcode::kIota, hlo::Shape::Array(acc, n.shape().sizes), {}, iota);
+  Instruction* i = c.Iota(hlo::Shape::Array(acc, n.shape().sizes), 0);
   Instruction* v = c.Elementwise(Opcode::kAdd, {c.ScalarArg(n, 0, acc),
                                                 c.Elementwise(Opcode::kMultiply, {i, c.ScalarArg(n, 2, acc)}, acc)},
                                  acc);
@@ -193,10 +190,8 @@ Outs Arange(LoweringContext& c, const ir::Node& n) {
 Outs Eye(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
   hlo::Shape s64 = hlo::Shape::Array(ElementType::kS64, n.shape().sizes);
-  hlo::Attributes rows, cols;
-  rows.index = 0, cols.index = 1;
-  Instruction* diagonal = c.Elementwise(Opcode::kCompare, {c.Add(Opcode::kIota, s64, {}, rows), c.Add(Opcode::kIota, s64, {}, cols)},
-                                        ElementType::kS64, hlo::Comparison::kEq);
+  Instruction* diagonal =
+      c.Elementwise(Opcode::kCompare, {c.Iota(s64, 0), c.Iota(s64, 1)}, ElementType::kS64, hlo::Comparison::kEq);
   return {c.Convert(diagonal, t)};
 }
 Outs Copy(LoweringContext& c, const ir::Node& n) { return FillLike(c, n, c.Operand(n, 1)); }
@@ -457,8 +452,7 @@ namespace {
 
 // TXLA_TEST_MISCOMPILE=<op name>: that op's first floating-point output is lowered off by one, a
 // deliberate miscompile with which tests check that TXLA_CHECK_GRAPHS finds and names it.
-void InjectFaultIfRequested(LoweringContext& ctx, const ir::Node& node, Outs& outs) {
-  const std::string target = debug::EnvString("TXLA_TEST_MISCOMPILE");
+void InjectFault(const std::string& target, LoweringContext& ctx, const ir::Node& node, Outs& outs) {
   if (target.empty() || target != node.op()->name || outs.empty() || !outs[0] ||
       !hlo::IsFloating(outs[0]->shape().type))
     return;
@@ -478,6 +472,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
     params.push_back(entry->AddParameter(static_cast<int64_t>(i), hlo::Shape::Array(b.type(), b.dims()),
                                          "p" + std::to_string(i)));
   }
+  const std::string miscompile = debug::EnvString("TXLA_TEST_MISCOMPILE");
   size_t data_seen = 0;
   for (const ir::Node* node : cut.nodes) {
     switch (node->kind()) {
@@ -492,7 +487,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
         if (it == Table().end())
           throw NotLowered("no HLO lowering for " + node->op()->name);
         Outs outs = it->second(ctx, *node);
-        InjectFaultIfRequested(ctx, *node, outs);
+        InjectFault(miscompile, ctx, *node, outs);
         for (size_t k = 0; k < outs.size(); ++k) {
           if (outs[k] && outs[k]->shape() != ToHlo(node->shape(k)))
             throw std::logic_error("lowering " + node->op()->name + " output " + std::to_string(k) +

@@ -80,11 +80,8 @@ Outs Triangle(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   const auto& dims = x->shape().dims;
   int64_t r = x->shape().rank();
-  hlo::Attributes rows, cols;
-  rows.index = r - 2, cols.index = r - 1;
   hlo::Shape s64 = hlo::Shape::Array(ElementType::kS64, dims);
-  Instruction* offset = c.Elementwise(Opcode::kSubtract, {c.Add(Opcode::kIota, s64, {}, cols), c.Add(Opcode::kIota, s64, {}, rows)},
-                                      ElementType::kS64);
+  Instruction* offset = c.Elementwise(Opcode::kSubtract, {c.Iota(s64, r - 1), c.Iota(s64, r - 2)}, ElementType::kS64);
   Instruction* keep = c.Elementwise(Opcode::kCompare, {offset, c.Constant(c.ConstArg(n, 1).toInt(), ElementType::kS64)},
                                     ElementType::kS64, kKeep);
   ElementType t = x->shape().type;

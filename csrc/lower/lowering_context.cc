@@ -70,6 +70,12 @@ hlo::Instruction* LoweringContext::Constant(double value, hlo::ElementType type)
   return entry_->AddConstant(hlo::Literal::Scalar(type, value));
 }
 
+hlo::Instruction* LoweringContext::Iota(hlo::Shape shape, int64_t dimension) {
+  hlo::Attributes attrs;
+  attrs.index = dimension;
+  return Add(hlo::Opcode::kIota, std::move(shape), {}, std::move(attrs));
+}
+
 hlo::Instruction* LoweringContext::Convert(hlo::Instruction* x, hlo::ElementType type) {
   if (x->shape().type == type) return x;
   return Add(hlo::Opcode::kConvert, hlo::Shape::Array(type, x->shape().dims), {x});

@@ -44,6 +44,8 @@ class LoweringContext {
   hlo::Instruction* Add(hlo::Opcode op, hlo::Shape shape, std::vector<hlo::Instruction*> operands,
                         hlo::Attributes attrs = {});
   hlo::Instruction* Constant(double value, hlo::ElementType type);
+  // Each element's index along `dimension`, as `shape`'s type.
+  hlo::Instruction* Iota(hlo::Shape shape, int64_t dimension);
   hlo::Instruction* Convert(hlo::Instruction* x, hlo::ElementType type);
   // numpy broadcasting of x to `dims` (trailing alignment; size-1 dims stretch).
   hlo::Instruction* BroadcastTo(hlo::Instruction* x, const std::vector<int64_t>& dims);
