@@ -8,6 +8,9 @@ import os as _os
 import torch as _torch
 
 from . import _XLAC  # noqa: F401  (registers the xla device kernels)
+from . import _torch113 as _torch113
+
+_torch113.install()
 
 __version__ = "0.1.0"
 

@@ -101,6 +101,10 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("clone", TORCH_FN(Clone));
   m.impl("_local_scalar_dense", TORCH_FN(LocalScalarDense));
   m.impl("lift", TORCH_FN(Lift));
+  // torch.tensor(data, device='xla') copies through ATen's composite _to_copy (dispatched on the
+  // host tensor) and hands the raw result to lift_fresh: wrap it there like every xla tensor,
+  // or ops on it would run below functionalization.
+  m.impl("lift_fresh", TORCH_FN(Lift));
   m.impl("alias_copy", TORCH_FN(IdentityKernel));
   m.impl("detach_copy", TORCH_FN(IdentityKernel));
   for (const auto& [inplace, functional] : kInplaceOps) {

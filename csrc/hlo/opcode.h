@@ -30,6 +30,12 @@ namespace txla::hlo {
   V(kSign, "sign", kUnary)                                    \
   V(kNot, "not", kUnary)                                      \
   V(kIsFinite, "is-finite", kUnary)                           \
+  /* Not in XLA's HLO (its client library expands them): ours, computed by libm or the prelude. */ \
+  V(kLgamma, "lgamma", kUnary)                                \
+  V(kDigamma, "digamma", kUnary)                              \
+  V(kAcosh, "acosh", kUnary)                                  \
+  V(kAsinh, "asinh", kUnary)                                  \
+  V(kAtanh, "atanh", kUnary)                                  \
   V(kAdd, "add", kBinary)                                     \
   V(kSubtract, "subtract", kBinary)                           \
   V(kMultiply, "multiply", kBinary)                           \
@@ -42,6 +48,8 @@ namespace txla::hlo {
   V(kAnd, "and", kBinary)                                     \
   V(kOr, "or", kBinary)                                       \
   V(kXor, "xor", kBinary)                                     \
+  V(kShiftLeft, "shift-left", kBinary)                        \
+  V(kShiftRightArithmetic, "shift-right-arithmetic", kBinary) \
   V(kCompare, "compare", kCompare)                            \
   V(kSelect, "select", kOther)                                \
   V(kClamp, "clamp", kOther)                                  \

@@ -415,4 +415,80 @@ Shapes ReduceScatter(c10::ArrayRef<c10::IValue> args) {
   return Resized(args[0].toTensor(), args[2].toInt(), args[4].toInt(), /*gather=*/false);
 }
 
+Shapes BinaryElementwise(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  if (args[1].isTensor()) {
+    const at::Tensor& other = args[1].toTensor();
+    return std::vector<Shape>{Shape(at::result_type(self, other), at::infer_size(self.sizes(), other.sizes()))};
+  }
+  return std::vector<Shape>{Shape(at::result_type(self, args[1].toScalar()), self.sizes())};
+}
+
+Shapes Upsample(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  std::vector<int64_t> out = ToInts(args[1]);
+  TORCH_CHECK(self.dim() == static_cast<int64_t>(out.size()) + 2, "upsampling ", out.size(), "-D expects a ",
+              out.size() + 2, "-D input, got ", self.dim(), "-D");
+  for (int64_t v : out) TORCH_CHECK(v > 0, "upsampling: output sizes must be positive, got ", out);
+  std::vector<int64_t> sizes = {self.size(0), self.size(1)};
+  sizes.insert(sizes.end(), out.begin(), out.end());
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes UpsampleVec(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  TORCH_CHECK(self.dim() >= 3, "upsampling expects a batched input, got ", self.dim(), "-D");
+  const size_t spatial = static_cast<size_t>(self.dim() - 2);
+  std::vector<int64_t> sizes = {self.size(0), self.size(1)};
+  if (!args[1].isNone()) {
+    TORCH_CHECK(args[2].isNone(), "Must specify exactly one of output_size and scale_factors");
+    std::vector<int64_t> out = ToInts(args[1]);
+    TORCH_CHECK(out.size() == spatial, "upsampling: expected ", spatial, " output sizes, got ", out.size());
+    sizes.insert(sizes.end(), out.begin(), out.end());
+  } else {
+    TORCH_CHECK(!args[2].isNone(), "Must specify exactly one of output_size and scale_factors");
+    std::vector<double> scales = args[2].toDoubleVector();
+    TORCH_CHECK(scales.size() == spatial, "upsampling: expected ", spatial, " scale factors, got ", scales.size());
+    for (size_t k = 0; k < spatial; ++k)
+      sizes.push_back(static_cast<int64_t>(static_cast<double>(self.size(2 + k)) * scales[k]));
+  }
+  for (size_t k = 2; k < sizes.size(); ++k) TORCH_CHECK(sizes[k] > 0, "upsampling: output sizes must be positive");
+  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+}
+
+Shapes NewEmptyStrided(c10::ArrayRef<c10::IValue> args) {
+  // new_empty_strided(self, size, stride, dtype?, layout?, device?, pin_memory?)
+  const at::Tensor& self = args[0].toTensor();
+  std::vector<int64_t> sizes = ToInts(args[1]);
+  for (int64_t v : sizes) TORCH_CHECK(v >= 0, "Trying to create tensor with negative dimension ", v, ": ", sizes);
+  c10::ScalarType dtype = args[3].isNone() ? self.scalar_type() : static_cast<c10::ScalarType>(args[3].toInt());
+  return std::vector<Shape>{Shape(dtype, sizes)};
+}
+
+Shapes UpsampleBackward(c10::ArrayRef<c10::IValue> args) {
+  return std::vector<Shape>{Shape(args[0].toTensor().scalar_type(), ToInts(args[2]))};
+}
+
+Shapes CdistForward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& x1 = args[0].toTensor();
+  const at::Tensor& x2 = args[1].toTensor();
+  TORCH_CHECK(x1.dim() >= 2 && x2.dim() >= 2, "cdist only supports at least 2D tensors, X1 got: ", x1.dim(),
+              "D, X2 got: ", x2.dim(), "D");
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), "X1 and X2 must have the same number of columns. X1: ", x1.size(-1),
+              " X2: ", x2.size(-1));
+  TORCH_CHECK(args[2].toDouble() >= 0, "cdist only supports non-negative p values");
+  auto batch = at::infer_size(x1.sizes().slice(0, x1.dim() - 2), x2.sizes().slice(0, x2.dim() - 2));
+  batch.push_back(x1.size(-2));
+  batch.push_back(x2.size(-2));
+  return std::vector<Shape>{Shape(x1.scalar_type(), batch)};
+}
+
+Shapes PdistForward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
+  TORCH_CHECK(args[1].toDouble() >= 0, "pdist only supports non-negative p values");
+  const int64_t n = self.size(0);
+  return std::vector<Shape>{Shape(self.scalar_type(), {n > 1 ? n * (n - 1) / 2 : 0})};
+}
+
 }  // namespace txla::ir::rules

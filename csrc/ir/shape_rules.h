@@ -46,6 +46,18 @@ std::optional<std::vector<Shape>> Eye(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> AllGather(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ReduceScatter(c10::ArrayRef<c10::IValue> args);
 
+// Broadcast binary elementwise op (self, other Tensor or Scalar) with ATen's type promotion.
+std::optional<std::vector<Shape>> BinaryElementwise(c10::ArrayRef<c10::IValue> args);
+// upsample_*(self, output_size, ...) and upsample_*_backward(grad, output_size, input_size, ...).
+std::optional<std::vector<Shape>> Upsample(c10::ArrayRef<c10::IValue> args);
+// new_empty_strided(self, size, stride, dtype?, ...): its values are unspecified (zeros here).
+std::optional<std::vector<Shape>> NewEmptyStrided(c10::ArrayRef<c10::IValue> args);
+// upsample_*.vec(input, output_size?, scale_factors?).
+std::optional<std::vector<Shape>> UpsampleVec(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> UpsampleBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> CdistForward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> PdistForward(c10::ArrayRef<c10::IValue> args);
+
 // Reads an int[] or SymInt[] argument.
 std::vector<int64_t> ToInts(const c10::IValue& value);
 

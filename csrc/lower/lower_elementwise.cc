@@ -128,15 +128,14 @@ Outs ClampMax(LoweringContext& c, const ir::Node& n) {
   return {b(Opcode::kMinimum, c.Operand(n, 0), Bound(c, n, 1, b.t))};
 }
 
+// Integer powers too: the emitter computes them by squaring, as ATen does.
 Outs PowTensorTensor(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
-  RequireFloating(n, b.t);
   return {b(Opcode::kPower, c.Operand(n, 0), c.Operand(n, 1))};
 }
 
 Outs PowScalar(LoweringContext& c, const ir::Node& n) {  // pow.Scalar(Scalar self, Tensor exponent)
   Builder b = For(c, n);
-  RequireFloating(n, b.t);
   return {b(Opcode::kPower, c.ScalarArg(n, 0, b.t), c.Operand(n, 1))};
 }
 
@@ -280,13 +279,40 @@ Outs RsubScalar(LoweringContext& c, const ir::Node& n) {  // other - alpha * sel
   return {b.sub(c.ScalarArg(n, 1, b.t), b.mul(c.Operand(n, 0), c.ScalarArg(n, 2, b.t)))};
 }
 
+// Floor division as ATen computes it for floating types: from fmod, so that 1 // 0.1 is 9 as in
+// Python (floor(1 / 0.1) would be 10), rounding the exact quotient's floor; x / 0 stays x / 0.
+Instruction* FloorDivide(Builder& b, Instruction* x, Instruction* y) {
+  Instruction* zero = b.k(0);
+  Instruction* mod = b(Opcode::kRemainder, x, y);
+  Instruction* div = b.div(b.sub(x, mod), y);
+  Instruction* wrong_sign = b.c.Elementwise(
+      Opcode::kAnd, {b.cmp(Comparison::kNe, mod, zero), b.cmp(Comparison::kNe, b.cmp(Comparison::kLt, y, zero), b.cmp(Comparison::kLt, mod, zero))},
+      ElementType::kPred);
+  div = b.sel(wrong_sign, b.sub(div, b.k(1)), div);
+  Instruction* floored = b(Opcode::kFloor, div);
+  floored = b.sel(b.cmp(Comparison::kGt, b.sub(div, floored), b.k(0.5)), b.add(floored, b.k(1)), floored);
+  Instruction* signed_zero = b.mul(zero, b.div(x, y));  // copysign(0, x / y)
+  Instruction* result = b.sel(b.cmp(Comparison::kNe, div, zero), floored, signed_zero);
+  return b.sel(b.cmp(Comparison::kEq, y, zero), b.div(x, y), result);
+}
+
 Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding_mode)
   Builder b = For(c, n);
   RequireFloating(n, b.t);
-  Instruction* q = b.div(c.Operand(n, 0), c.Operand(n, 1));
   const c10::IValue& mode = c.ConstArg(n, 2);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* y = c.Operand(n, 1);
+  if (!mode.isNone() && mode.toStringRef() == "floor") return {FloorDivide(b, c.Convert(x, b.t), c.Convert(y, b.t))};
+  Instruction* q = b.div(x, y);
   if (mode.isNone()) return {q};
-  return {mode.toStringRef() == "floor" ? b(Opcode::kFloor, q) : Trunc(b, q)};
+  return {Trunc(b, q)};
+}
+
+Outs FloorDivideOp(LoweringContext& c, const ir::Node& n) {  // floor_divide(self, other) / .Scalar
+  Builder b = For(c, n);
+  RequireFloating(n, b.t);
+  Instruction* y = n.args()[1].kind == ir::Arg::Kind::kTensor ? c.Convert(c.Operand(n, 1), b.t) : c.ScalarArg(n, 1, b.t);
+  return {FloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
 }
 
 // Python's modulo: the remainder takes the divisor's sign.
@@ -361,6 +387,7 @@ std::vector<LoweringEntry> ElementwiseLowerings() {
       {"aten::hardsigmoid", Hardsigmoid}, {"aten::hardsigmoid_backward", HardsigmoidBackward},
       {"aten::hardswish", Hardswish}, {"aten::hardswish_backward", HardswishBackward},
       {"aten::rsub.Scalar", RsubScalar}, {"aten::div.Tensor_mode", DivMode},
+      {"aten::floor_divide", FloorDivideOp},
       {"aten::remainder.Tensor", Remainder}, {"aten::remainder.Scalar", Remainder},
       {"aten::fmod.Tensor", Fmod}, {"aten::fmod.Scalar", Fmod}, {"aten::atan2", Atan2},
       {"aten::lerp.Scalar", Lerp}, {"aten::lerp.Tensor", Lerp},

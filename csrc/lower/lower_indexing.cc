@@ -40,9 +40,7 @@ Instruction* Gather(LoweringContext& c, Instruction* x, Instruction* index, int6
 
 // Rows `index` (1-D) of dimension `dim`.
 Instruction* SelectRows(LoweringContext& c, Instruction* x, Instruction* index, int64_t dim) {
-  std::vector<int64_t> dims = x->shape().dims;
-  dims[dim] = index->shape().dims[0];
-  return Gather(c, x, index, dim, kSelectMode, dims);
+  return c.TakeRows(x, index, dim);
 }
 
 Outs IndexSelect(LoweringContext& c, const ir::Node& n) {  // (self, dim, index)

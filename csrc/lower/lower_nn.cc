@@ -29,18 +29,20 @@ hlo::ConvDims Nchw2d() {
 struct ConvParams {
   hlo::Attributes attrs;
   bool one_d = false;  // conv1d, run as a 2-D convolution over a height of 1
+  // A transposed convolution is the input gradient of the forward convolution with the same
+  // window and weight (its output_padding only lengthens the output), and the other way round.
+  bool transposed = false;
 };
 
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 // and convolution_backward(grad_output, input, weight, ...) share these arguments from `first`.
 ConvParams ConvAttrs(LoweringContext& c, const ir::Node& n, size_t first, int64_t rank) {
-  if (c.ConstArg(n, first + 3).toBool())
-    throw NotLowered("transposed convolution has no lowering yet");
   if (rank != 3 && rank != 4)
     throw NotLowered("only 1-D and 2-D convolutions have a lowering, not " +
                                 std::to_string(rank - 2) + "-D");
   ConvParams p;
   p.one_d = rank == 3;
+  p.transposed = c.ConstArg(n, first + 3).toBool();
   auto stride = IntList(c.ConstArg(n, first)), padding = IntList(c.ConstArg(n, first + 1)),
        dilation = IntList(c.ConstArg(n, first + 2));
   if (p.one_d) {
@@ -75,7 +77,14 @@ Outs Convolution(LoweringContext& c, const ir::Node& n) {
   SetKernel(p, w);
   const auto& out = n.shape().sizes;
   std::vector<int64_t> dims4 = p.one_d ? std::vector<int64_t>{out[0], out[1], 1, out[2]} : out;
-  Instruction* y = c.Add(Opcode::kConvolution, hlo::Shape::Array(OutType(n), dims4), {x, w}, p.attrs);
+  Instruction* y;
+  if (p.transposed) {
+    hlo::Attributes a = p.attrs;
+    a.custom_call_target = "txla.conv2d_backward_input";
+    y = c.Add(Opcode::kCustomCall, hlo::Shape::Array(OutType(n), dims4), {x, w}, a);
+  } else {
+    y = c.Add(Opcode::kConvolution, hlo::Shape::Array(OutType(n), dims4), {x, w}, p.attrs);
+  }
   y = c.Reshape(y, out);
   if (!c.IsNone(n, 2)) {
     Instruction* bias = c.Reshape(c.Operand(n, 2), {out[1], 1});
@@ -99,14 +108,21 @@ Outs ConvolutionBackward(LoweringContext& c, const ir::Node& n) {
   Outs outs(3, nullptr);
   if (mask[0]) {
     hlo::Attributes a = p.attrs;
-    a.custom_call_target = "txla.conv2d_backward_input";
-    outs[0] = c.Reshape(c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, x->shape().dims), {dy4, w}, a),
-                        n.shape(0).sizes);
+    if (p.transposed) {
+      outs[0] = c.Add(Opcode::kConvolution, hlo::Shape::Array(t, x->shape().dims), {dy4, w}, a);
+    } else {
+      a.custom_call_target = "txla.conv2d_backward_input";
+      outs[0] = c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, x->shape().dims), {dy4, w}, a);
+    }
+    outs[0] = c.Reshape(outs[0], n.shape(0).sizes);
   }
   if (mask[1]) {
     hlo::Attributes a = p.attrs;
     a.custom_call_target = "txla.conv2d_backward_filter";
-    outs[1] = c.Reshape(c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, w->shape().dims), {dy4, x}, a),
+    // The filter gradient of the forward convolution whose output is (transposed: whose input
+    // is) grad_output.
+    std::vector<Instruction*> operands = p.transposed ? std::vector<Instruction*>{x, dy4} : std::vector<Instruction*>{dy4, x};
+    outs[1] = c.Reshape(c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, w->shape().dims), operands, a),
                         n.shape(1).sizes);
   }
   if (mask[2]) {
@@ -117,28 +133,49 @@ Outs ConvolutionBackward(LoweringContext& c, const ir::Node& n) {
   return outs;
 }
 
-// Pooling windows over the last two dimensions; the leading ones get a window of 1.
+// An int[k] argument of a k-D pooling given as one value or k (empty: `if_empty`).
+std::vector<int64_t> PerSpatialDim(LoweringContext& c, const ir::Node& n, size_t arg, int64_t if_empty, size_t k) {
+  std::vector<int64_t> v = IntList(c.ConstArg(n, arg));
+  if (v.empty()) v = {if_empty};
+  if (v.size() == 1) v.resize(k, v[0]);
+  return v;
+}
+
+// Pooling windows over the last `k` dimensions (k = the kernel's length, 2 when it gives one
+// value); the leading ones get a window of 1.
 std::vector<hlo::WindowDim> PoolWindow(LoweringContext& c, const ir::Node& n, const hlo::Shape& in,
                                        const std::vector<int64_t>& out_dims, size_t kernel_arg,
                                        bool with_dilation) {
-  auto kernel = Pair(c, n, kernel_arg, 1);
+  const size_t k = std::max<size_t>(IntList(c.ConstArg(n, kernel_arg)).size(), 2);
+  auto kernel = PerSpatialDim(c, n, kernel_arg, 1, k);
   auto stride = IntList(c.ConstArg(n, kernel_arg + 1));
   if (stride.empty()) stride = kernel;
-  if (stride.size() == 1) stride.push_back(stride[0]);
-  auto padding = Pair(c, n, kernel_arg + 2, 0);
-  auto dilation = with_dilation ? Pair(c, n, kernel_arg + 3, 1) : std::vector<int64_t>{1, 1};
-  int64_t r = in.rank();
+  if (stride.size() == 1) stride.resize(k, stride[0]);
+  auto padding = PerSpatialDim(c, n, kernel_arg + 2, 0, k);
+  auto dilation = with_dilation ? PerSpatialDim(c, n, kernel_arg + 3, 1, k) : std::vector<int64_t>(k, 1);
+  const int64_t r = in.rank(), first = r - static_cast<int64_t>(k);
   std::vector<hlo::WindowDim> window(r);
-  for (int s = 0; s < 2; ++s) {
-    hlo::WindowDim& w = window[r - 2 + s];
+  for (size_t s = 0; s < k; ++s) {
+    const int64_t d = first + static_cast<int64_t>(s);
+    hlo::WindowDim& w = window[d];
     w.size = kernel[s], w.stride = stride[s], w.pad_lo = padding[s], w.rhs_dilation = dilation[s];
     // ceil_mode shows as a longer output: pad the high side just enough for it.
-    int64_t needed = (out_dims[r - 2 + s] - 1) * w.stride + (w.size - 1) * w.rhs_dilation + 1 -
-                     in.dims[r - 2 + s] - w.pad_lo;
+    int64_t needed = (out_dims[d] - 1) * w.stride + (w.size - 1) * w.rhs_dilation + 1 - in.dims[d] - w.pad_lo;
     w.pad_hi = std::max(w.pad_lo, needed);
-    if (hlo::WindowedOutputSize(in.dims[r - 2 + s], w) != out_dims[r - 2 + s]) w.pad_hi = needed;
+    if (hlo::WindowedOutputSize(in.dims[d], w) != out_dims[d]) w.pad_hi = needed;
   }
   return window;
+}
+
+// The dimensions a pooling window spans (size, stride or padding other than the identity), at
+// least the last two.
+int64_t FirstPooledDim(const std::vector<hlo::WindowDim>& window) {
+  int64_t first = static_cast<int64_t>(window.size()) - 2;
+  for (int64_t d = 0; d < first; ++d) {
+    const hlo::WindowDim& w = window[d];
+    if (w.size != 1 || w.stride != 1 || w.pad_lo != 0 || w.pad_hi != 0) return d;
+  }
+  return first;
 }
 
 // max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
@@ -173,7 +210,7 @@ Instruction* PoolDivisor(LoweringContext& c, const std::vector<hlo::WindowDim>& 
   using S = ElementType;
   int64_t r = static_cast<int64_t>(out_dims.size());
   Instruction* size = nullptr;
-  for (int64_t d = r - 2; d < r; ++d) {
+  for (int64_t d = FirstPooledDim(window); d < r; ++d) {
     const hlo::WindowDim& w = window[d];
     hlo::Attributes iota;
     iota.index = d;
@@ -200,11 +237,11 @@ Instruction* AvgPoolDivisor(LoweringContext& c, const ir::Node& n, size_t first_
   return PoolDivisor(c, window, in_dims, out_dims, c.ConstArg(n, first_flag).toBool(), t);
 }
 
-// avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-Outs AvgPool2d(LoweringContext& c, const ir::Node& n) {
+// avg_pool2d / avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+Outs AvgPool(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   ElementType t = OutType(n);
-  if (!hlo::IsFloating(t)) throw NotLowered("avg_pool2d of an integer type");
+  if (!hlo::IsFloating(t)) throw NotLowered("average pooling of an integer type");
   auto window = PoolWindow(c, n, x->shape(), n.shape().sizes, 1, false);
   Instruction* sum = c.ReduceWindow(x, window, RK::kSum);
   return {c.Elementwise(Opcode::kDivide, {sum, AvgPoolDivisor(c, n, 5, window, x->shape().dims, n.shape().sizes, t)}, t)};
@@ -219,7 +256,8 @@ Instruction* WindowSumTranspose(LoweringContext& c, Instruction* g, const std::v
   pad.padding.resize(r);
   std::vector<hlo::WindowDim> spread(r);
   std::vector<int64_t> padded = g->shape().dims;
-  for (int64_t d = r - 2; d < r; ++d) {
+  for (int64_t d = 0; d < FirstPooledDim(window); ++d) spread[d].size = 1;
+  for (int64_t d = FirstPooledDim(window); d < r; ++d) {
     const hlo::WindowDim& w = window[d];
     if (w.rhs_dilation != 1) throw NotLowered("pooling gradient with dilation");
     int64_t out = g->shape().dims[d];
@@ -235,9 +273,9 @@ Instruction* WindowSumTranspose(LoweringContext& c, Instruction* g, const std::v
   return c.ReduceWindow(p, spread, RK::kSum);
 }
 
-// avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+// avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
 // count_include_pad, divisor_override)
-Outs AvgPool2dBackward(LoweringContext& c, const ir::Node& n) {
+Outs AvgPoolBackward(LoweringContext& c, const ir::Node& n) {
   Instruction* dy = c.Operand(n, 0);
   Instruction* x = c.Operand(n, 1);
   ElementType t = OutType(n);
@@ -248,34 +286,51 @@ Outs AvgPool2dBackward(LoweringContext& c, const ir::Node& n) {
 }
 
 // Adaptive average pooling where the output divides the input: a plain average pool.
-std::vector<hlo::WindowDim> AdaptiveWindow(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+std::vector<hlo::WindowDim> AdaptiveWindow(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                           int64_t spatial) {
   int64_t r = static_cast<int64_t>(in.size());
   std::vector<hlo::WindowDim> window(r);
-  for (int64_t d = r - 2; d < r; ++d) {
+  for (int64_t d = 0; d < r; ++d) window[d].size = window[d].stride = 1;
+  for (int64_t d = r - spatial; d < r; ++d) {
     if (out[d] == 0 || in[d] % out[d] != 0)
-      throw NotLowered("adaptive_avg_pool2d whose output size does not divide the input");
+      throw NotLowered("adaptive average pooling whose output size does not divide the input");
     window[d].size = window[d].stride = in[d] / out[d];
   }
   return window;
 }
 
-Outs AdaptiveAvgPool2d(LoweringContext& c, const ir::Node& n) {  // (self, output_size)
-  Instruction* x = c.Operand(n, 0);
-  ElementType t = OutType(n);
-  auto window = AdaptiveWindow(x->shape().dims, n.shape().sizes);
-  int64_t r = x->shape().rank();
-  double count = static_cast<double>(window[r - 1].size * window[r - 2].size);
-  return {c.Elementwise(Opcode::kDivide, {c.ReduceWindow(x, window, RK::kSum), c.Constant(count, t)}, t)};
+double WindowCount(const std::vector<hlo::WindowDim>& window) {
+  double count = 1;
+  for (const hlo::WindowDim& w : window) count *= static_cast<double>(w.size);
+  return count;
 }
 
-Outs AdaptiveAvgPool2dBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, self)
+bool Divides(const std::vector<int64_t>& in, const std::vector<int64_t>& out, int64_t spatial) {
+  for (size_t d = in.size() - spatial; d < in.size(); ++d)
+    if (out[d] == 0 || in[d] % out[d] != 0) return false;
+  return true;
+}
+
+// Where the output divides the input: a plain average pool (one reduce-window); otherwise
+// windows of varying length, one gather per dimension and tap.
+template <int kSpatial>
+Outs AdaptiveAvgPool(LoweringContext& c, const ir::Node& n) {  // (self, output_size)
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = OutType(n);
+  if (!hlo::IsFloating(t)) throw NotLowered("adaptive average pooling of an integer type");
+  if (!Divides(x->shape().dims, n.shape().sizes, kSpatial)) return {AdaptiveAverage(c, x, n.shape().sizes, kSpatial)};
+  auto window = AdaptiveWindow(x->shape().dims, n.shape().sizes, kSpatial);
+  return {c.Elementwise(Opcode::kDivide, {c.ReduceWindow(x, window, RK::kSum), c.Constant(WindowCount(window), t)}, t)};
+}
+
+template <int kSpatial>
+Outs AdaptiveAvgPoolBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, self)
   Instruction* dy = c.Operand(n, 0);
   Instruction* x = c.Operand(n, 1);
   ElementType t = OutType(n);
-  auto window = AdaptiveWindow(x->shape().dims, dy->shape().dims);
-  int64_t r = x->shape().rank();
-  double count = static_cast<double>(window[r - 1].size * window[r - 2].size);
-  Instruction* scaled = c.Elementwise(Opcode::kDivide, {dy, c.Constant(count, t)}, t);
+  if (!Divides(x->shape().dims, dy->shape().dims, kSpatial)) return {AdaptiveAverageAdjoint(c, dy, x->shape().dims, kSpatial)};
+  auto window = AdaptiveWindow(x->shape().dims, dy->shape().dims, kSpatial);
+  Instruction* scaled = c.Elementwise(Opcode::kDivide, {dy, c.Constant(WindowCount(window), t)}, t);
   return {WindowSumTranspose(c, scaled, window, x->shape().dims)};
 }
 
@@ -405,10 +460,14 @@ std::vector<LoweringEntry> NnLowerings() {
       {"aten::convolution_backward", ConvolutionBackward},
       {"aten::max_pool2d_with_indices", MaxPool2dWithIndices},
       {"aten::max_pool2d_with_indices_backward", MaxPool2dWithIndicesBackward},
-      {"aten::avg_pool2d", AvgPool2d},
-      {"aten::avg_pool2d_backward", AvgPool2dBackward},
-      {"aten::_adaptive_avg_pool2d", AdaptiveAvgPool2d},
-      {"aten::_adaptive_avg_pool2d_backward", AdaptiveAvgPool2dBackward},
+      {"aten::avg_pool2d", AvgPool},
+      {"aten::avg_pool2d_backward", AvgPoolBackward},
+      {"aten::avg_pool3d", AvgPool},
+      {"aten::avg_pool3d_backward", AvgPoolBackward},
+      {"aten::_adaptive_avg_pool2d", AdaptiveAvgPool<2>},
+      {"aten::_adaptive_avg_pool2d_backward", AdaptiveAvgPoolBackward<2>},
+      {"aten::_adaptive_avg_pool3d", AdaptiveAvgPool<3>},
+      {"aten::_adaptive_avg_pool3d_backward", AdaptiveAvgPoolBackward<3>},
       {"aten::native_batch_norm", BatchNorm},
       {"aten::native_batch_norm_backward", BatchNormBackward},
   };

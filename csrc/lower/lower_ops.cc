@@ -401,6 +401,7 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::expand_copy", ExpandCopy},
       {"aten::zero", Zero},
       {"aten::zeros", Zero},
+      {"aten::new_empty_strided", Zero},
       {"aten::ones", One},
       {"aten::fill.Scalar", FillScalar},
       {"aten::full", Full},
@@ -425,7 +426,7 @@ const std::unordered_map<std::string, LowerFn>& Table() {
   static const bool merged = [] {
     for (auto list : {NnLowerings(), NormLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
                       LossLowerings(), RandomLowerings(), IndexingLowerings(),
-                      CollectiveLowerings()})
+                      ResampleLowerings(), SpecialLowerings(), CollectiveLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);
     return true;
   }();

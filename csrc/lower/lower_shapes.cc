@@ -61,16 +61,24 @@ Outs ConstantPadNd(LoweringContext& c, const ir::Node& n) {  // (self, pad, valu
   Instruction* x = c.Operand(n, 0);
   auto pad = IntList(c.ConstArg(n, 1));
   int64_t rank = x->shape().rank();
-  hlo::Attributes a;
+  // A negative amount crops that side: a slice first, then the pad of what is positive.
+  hlo::Attributes crop, a;
   a.padding.resize(rank);
-  std::vector<int64_t> out = x->shape().dims;
+  std::vector<int64_t> cropped = x->shape().dims;
+  for (int64_t d = 0; d < rank; ++d) crop.slice.push_back({0, cropped[d], 1});
   for (size_t k = 0; k + 1 < pad.size(); k += 2) {
     int64_t d = rank - 1 - static_cast<int64_t>(k / 2);
-    if (pad[k] < 0 || pad[k + 1] < 0) throw NotLowered("constant_pad_nd with negative padding");
-    a.padding[d] = {pad[k], pad[k + 1], 0};
-    out[d] += pad[k] + pad[k + 1];
+    int64_t lo = pad[k], hi = pad[k + 1];
+    int64_t start = lo < 0 ? -lo : 0, limit = x->shape().dims[d] + (hi < 0 ? hi : 0);
+    if (limit < start) throw NotLowered("constant_pad_nd cropping more than the dimension holds");
+    crop.slice[d] = {start, limit, 1};
+    cropped[d] = limit - start;
+    a.padding[d] = {std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0), 0};
   }
   ElementType t = x->shape().type;
+  if (cropped != x->shape().dims) x = c.Add(Opcode::kSlice, hlo::Shape::Array(t, cropped), {x}, crop);
+  std::vector<int64_t> out = cropped;
+  for (int64_t d = 0; d < rank; ++d) out[d] += a.padding[d].lo + a.padding[d].hi;
   return {c.Add(Opcode::kPad, hlo::Shape::Array(t, out), {x, c.ScalarArg(n, 2, t)}, a)};
 }
 

@@ -246,4 +246,24 @@ hlo::Instruction* LoweringContext::Dot(hlo::Instruction* lhs, hlo::Instruction* 
   return Add(hlo::Opcode::kDot, hlo::Shape::Array(lhs->shape().type, out), {lhs, rhs}, attrs);
 }
 
+// Gather and scatter in "select" mode (index 0): one index per row of `dim`.
+hlo::Instruction* LoweringContext::TakeRows(hlo::Instruction* x, hlo::Instruction* index, int64_t dim) {
+  std::vector<int64_t> dims = x->shape().dims;
+  dims[dim] = index->shape().dims.at(0);
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = 0;
+  return Add(hlo::Opcode::kGather, hlo::Shape::Array(x->shape().type, dims), {x, index}, a);
+}
+
+hlo::Instruction* LoweringContext::AddRows(hlo::Instruction* self, hlo::Instruction* index,
+                                           hlo::Instruction* updates, int64_t dim) {
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = 0;
+  hlo::ElementType t = self->shape().type;
+  a.called = {ReducerComputation(ReduceKind::kSum, t)};
+  return Add(hlo::Opcode::kScatter, self->shape(), {self, index, Convert(updates, t)}, a);
+}
+
 }  // namespace txla::lower

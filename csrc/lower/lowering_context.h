@@ -65,6 +65,11 @@ class LoweringContext {
                                  ReduceKind kind);
   static double ReduceInit(ReduceKind kind, hlo::ElementType type);
   hlo::Instruction* Dot(hlo::Instruction* lhs, hlo::Instruction* rhs, hlo::DotDims dims);
+  // Rows `index` (1-D, s64, in range) of dimension `dim` of x, and the adjoint: `updates` added
+  // into rows `index` of `self` (repeated rows accumulate).
+  hlo::Instruction* TakeRows(hlo::Instruction* x, hlo::Instruction* index, int64_t dim);
+  hlo::Instruction* AddRows(hlo::Instruction* self, hlo::Instruction* index, hlo::Instruction* updates,
+                            int64_t dim);
 
   // Scalar combiners for reduce, reduce-window and scatter; Assign keeps the new value.
   hlo::Computation* ReducerComputation(ReduceKind kind, hlo::ElementType type);

@@ -26,7 +26,16 @@ std::vector<LoweringEntry> LossLowerings();         // lower_losses.cc
 std::vector<LoweringEntry> RandomLowerings();       // lower_random.cc
 std::vector<LoweringEntry> IndexingLowerings();     // lower_indexing.cc: gathers, scatters
 std::vector<LoweringEntry> ShapeLowerings();        // lower_shapes.cc: slices, padding, joins
+std::vector<LoweringEntry> ResampleLowerings();      // lower_resample.cc: upsampling, edge padding
+std::vector<LoweringEntry> SpecialLowerings();       // lower_special.cc: special functions, classification
 std::vector<LoweringEntry> CollectiveLowerings();   // lower_collectives.cc: all-reduce, ...
+
+// Adaptive average pooling of the last `spatial` dimensions to `out_dims` (any sizes), and its
+// adjoint back to `in_dims` (lower_resample.cc).
+hlo::Instruction* AdaptiveAverage(LoweringContext& c, hlo::Instruction* x, const std::vector<int64_t>& out_dims,
+                                  int64_t spatial);
+hlo::Instruction* AdaptiveAverageAdjoint(LoweringContext& c, hlo::Instruction* g, const std::vector<int64_t>& in_dims,
+                                         int64_t spatial);
 
 inline hlo::ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
 

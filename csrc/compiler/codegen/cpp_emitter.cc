@@ -109,8 +109,62 @@ TXLA_UNARY(txla_erf, __builtin_erff, __builtin_erf)
 TXLA_UNARY(txla_floor, __builtin_floorf, __builtin_floor)
 TXLA_UNARY(txla_ceil, __builtin_ceilf, __builtin_ceil)
 TXLA_UNARY(txla_round_even, __builtin_nearbyintf, __builtin_nearbyint)
+TXLA_UNARY(txla_acosh, __builtin_acoshf, __builtin_acosh)
+TXLA_UNARY(txla_asinh, __builtin_asinhf, __builtin_asinh)
+TXLA_UNARY(txla_atanh, __builtin_atanhf, __builtin_atanh)
+// The reentrant lgamma: plain lgamma writes the global signgam from every kernel thread.
+extern "C" float lgammaf_r(float, int*);
+extern "C" double lgamma_r(double, int*);
+static inline float txla_lgamma(float x) { int sign; return lgammaf_r(x, &sign); }
+static inline double txla_lgamma(double x) { int sign; return lgamma_r(x, &sign); }
+// Digamma as ATen computes it: reflection below zero, recurrence up to 10, asymptotic series.
+static inline double txla_digamma_f64(double x) {
+  if (x == 0) return __builtin_copysign(__builtin_inf(), -x);
+  double result = 0;
+  if (x < 0) {
+    if (x == __builtin_trunc(x)) return __builtin_nan("");
+    const double pi = 3.14159265358979323846;
+    result = -pi / __builtin_tan(pi * (x - __builtin_trunc(x)));
+    x = 1 - x;
+  }
+  while (x < 10) { result -= 1 / x; x += 1; }
+  if (x == 10) return result + 2.25175258906672110764;
+  double y = 0;
+  if (x < 1.0e17) {
+    const double z = 1.0 / (x * x);
+    double p = 8.33333333333333333333E-2;
+    p = p * z - 2.10927960927960927961E-2; p = p * z + 7.57575757575757575758E-3;
+    p = p * z - 4.16666666666666666667E-3; p = p * z + 3.96825396825396825397E-3;
+    p = p * z - 8.33333333333333333333E-3; p = p * z + 8.33333333333333333333E-2;
+    y = z * p;
+  }
+  return result + __builtin_log(x) - 0.5 / x - y;
+}
+static inline float txla_digamma(float x) { return (float)txla_digamma_f64(x); }
+static inline double txla_digamma(double x) { return txla_digamma_f64(x); }
+// Shifts as ATen 2.x defines them: a count outside [0, bits) shifts everything out (left) or
+// fills with the sign (right); the left shift wraps in unsigned arithmetic.
+template <typename T> static inline T txla_shl(T a, T b) {
+  const long long bits = sizeof(T) * 8, s = (long long)b;
+  return (s < 0 || s >= bits) ? (T)0 : (T)((unsigned long long)(long long)a << s);
+}
+template <typename T> static inline T txla_shr(T a, T b) {
+  const long long bits = sizeof(T) * 8;
+  long long s = (long long)b;
+  if (s < 0 || s >= bits) s = bits - 1;
+  return (T)(a >> s);
+}
 static inline float txla_pow(float a, float b) { return __builtin_powf(a, b); }
 static inline double txla_pow(double a, double b) { return __builtin_pow(a, b); }
+// Integer powers as ATen computes them: by squaring, wrapping on overflow (done in unsigned
+// arithmetic, where wrapping is defined); a negative exponent gives 1, -1 or 0.
+template <typename T> static inline T txla_pow(T a, T b) {
+  if (b < 0) return a == 1 ? (T)1 : a == -1 ? (T)((b & 1) ? -1 : 1) : (T)0;
+  unsigned long long r = 1, x = (unsigned long long)(long long)a;
+  for (unsigned long long e = (unsigned long long)(long long)b; e; e >>= 1, x *= x)
+    if (e & 1) r *= x;
+  return (T)r;
+}
 static inline float txla_fmod(float a, float b) { return __builtin_fmodf(a, b); }
 static inline double txla_fmod(double a, double b) { return __builtin_fmod(a, b); }
 static inline float txla_atan2(float a, float b) { return __builtin_atan2f(a, b); }
@@ -706,6 +760,13 @@ class Emitter {
       case Opcode::kRoundNearestEven: return "txla_round_even(" + op(0) + ")";
       case Opcode::kSign: return "txla_sign(" + op(0) + ")";
       case Opcode::kIsFinite: return "txla_isfinite(" + op(0) + ")";
+      case Opcode::kLgamma: return "txla_lgamma(" + op(0) + ")";
+      case Opcode::kDigamma: return "txla_digamma(" + op(0) + ")";
+      case Opcode::kAcosh: return "txla_acosh(" + op(0) + ")";
+      case Opcode::kAsinh: return "txla_asinh(" + op(0) + ")";
+      case Opcode::kAtanh: return "txla_atanh(" + op(0) + ")";
+      case Opcode::kShiftLeft: return "txla_shl(" + op(0) + ", " + op(1) + ")";
+      case Opcode::kShiftRightArithmetic: return "txla_shr(" + op(0) + ", " + op(1) + ")";
       default:
         throw std::invalid_argument("codegen: " + std::string(hlo::OpcodeName(i.opcode())) +
                                     " inside a loop kernel is not supported yet");
