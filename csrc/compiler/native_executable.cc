@@ -1,5 +1,7 @@
 #include "compiler/native_executable.h"
 
+#include <stdexcept>
+
 #include <memory>
 #include <set>
 
@@ -59,15 +61,22 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
     if (!shared_.count(static_cast<int64_t>(k))) outs[k] = outputs[k]->data();
   size_t arena_bytes = static_cast<size_t>(std::max<int64_t>(arena_bytes_, 64));
   char* arena = static_cast<char*>(runtime::AllocateBlock(arena_bytes));
+  RunErrors errors;
   {
     TXLA_TIMED("NativeRunTime");
+    ScopedRunErrors scope(&errors);
     run_(GetSupportTable(), params.data(), outs.data(), arena);
   }
   runtime::FreeBlock(arena, arena_bytes);
+  if (!errors.first.empty()) {
+    TXLA_COUNTER("FailedExecution", 1);
+    throw std::runtime_error(errors.first + " (graph " + dump_path() + ")");
+  }
 }
 
 std::vector<runtime::BufferPtr> NativeExecutable::Execute(
     const std::vector<runtime::BufferPtr>& parameters, int device) {
+  for (const runtime::BufferPtr& p : parameters) p->WaitReady();  // throws a failed producer's error
   std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
   runtime::ScopedExecutingDevice executing(device);
   Run(parameters, results);
@@ -84,6 +93,15 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
   runtime::QueueFor(device).Submit(
       [self = shared_from_this(), parameters, results, start, device] {
         if (start) start->Wait();
+        // An input a failed run never wrote: this run fails with that run's error.
+        for (const runtime::BufferPtr& p : parameters) {
+          try {
+            p->WaitReady();
+          } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("an input of graph ") + self->dump_path() +
+                                     " comes from a graph that failed: " + e.what());
+          }
+        }
         runtime::ScopedExecutingDevice executing(device);
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);

@@ -1,6 +1,7 @@
 #include "compiler/support.h"
 
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "compiler/library/conv2d.h"
@@ -24,8 +25,15 @@ void GemmF64(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, i
   library::Gemm<double>(ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
 }
 
+RunErrors* CurrentErrors();
+
 void ParallelFor(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t count) {
-  library::ParallelChunks(count, library::NumThreads(), [&](int, int64_t lo, int64_t hi) { fn(ctx, lo, hi); });
+  // The runtime's threads report into the run that called them.
+  RunErrors* errors = CurrentErrors();
+  library::ParallelChunks(count, library::NumThreads(), [&](int, int64_t lo, int64_t hi) {
+    ScopedRunErrors scope(errors);
+    fn(ctx, lo, hi);
+  });
 }
 
 int64_t KernelBegin() { return metrics::NowNs(); }
@@ -35,7 +43,24 @@ void KernelEnd(const char* kernel, int64_t token) {
       static_cast<double>(metrics::NowNs() - token));
 }
 
+thread_local RunErrors* t_run_errors = nullptr;
+
+int64_t IndexError(int64_t index, int64_t size, const char* site) {
+  if (RunErrors* errors = t_run_errors) {
+    std::lock_guard<std::mutex> lock(errors->mu);
+    if (errors->first.empty())
+      errors->first = "index " + std::to_string(index) + " is out of bounds for a dimension of size " +
+                      std::to_string(size) + " (HLO instruction " + site + ")";
+  }
+  return 0;
+}
+
+RunErrors* CurrentErrors() { return t_run_errors; }
+
 }  // namespace
+
+ScopedRunErrors::ScopedRunErrors(RunErrors* errors) : previous_(t_run_errors) { t_run_errors = errors; }
+ScopedRunErrors::~ScopedRunErrors() { t_run_errors = previous_; }
 
 const TxlaSupport* GetSupportTable() {
   using namespace library;
@@ -56,7 +81,8 @@ const TxlaSupport* GetSupportTable() {
                                  &ParallelFor,
                                  &KernelBegin,
                                  &KernelEnd,
-                                 &runtime::RunCollective};
+                                 &runtime::RunCollective,
+                                 &IndexError};
   return &table;
 }
 

@@ -15,37 +15,17 @@
 #include <vector>
 
 #include "compiler/buffer_assignment.h"
+#include "compiler/codegen/support_abi.h"
 #include "hlo/instruction.h"
 
 namespace txla::compiler {
 
-// The ABI between generated code and the runtime; the emitter prints the same declaration.
+// The ABI between generated code and the runtime (support_abi.h); the emitter prints the same
+// entries into the generated prelude.
 struct TxlaSupport {
-  void (*gemm_f32)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float* a,
-                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
-  void (*gemm_f64)(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a,
-                   int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc);
-  // Library routines; `geometry` is the routine's int64 array (compiler/library/*.h).
-  void (*conv2d_f32)(const float* x, const float* w, float* y, const int64_t* geometry);
-  void (*conv2d_f64)(const double* x, const double* w, double* y, const int64_t* geometry);
-  void (*conv2d_backward_input_f32)(const float* dy, const float* w, float* dx, const int64_t* geometry);
-  void (*conv2d_backward_input_f64)(const double* dy, const double* w, double* dx, const int64_t* geometry);
-  void (*conv2d_backward_filter_f32)(const float* dy, const float* x, float* dw, const int64_t* geometry);
-  void (*conv2d_backward_filter_f64)(const double* dy, const double* x, double* dw, const int64_t* geometry);
-  void (*max_pool2d_indices_f32)(const float* x, int64_t* indices, const int64_t* geometry);
-  void (*max_pool2d_indices_f64)(const double* x, int64_t* indices, const int64_t* geometry);
-  void (*max_pool2d_backward_f32)(const float* dy, const int64_t* indices, float* dx, const int64_t* geometry);
-  void (*max_pool2d_backward_f64)(const double* dy, const int64_t* indices, double* dx, const int64_t* geometry);
-  void (*sort_indices_f32)(const float* x, int64_t* indices, const int64_t* geometry);
-  void (*sort_indices_f64)(const double* x, int64_t* indices, const int64_t* geometry);
-  // Runs fn(ctx, lo, hi) over [0, count) split across the runtime's threads.
-  void (*parallel_for)(void (*fn)(void* ctx, int64_t lo, int64_t hi), void* ctx, int64_t count);
-  // Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end.
-  int64_t (*kernel_begin)();
-  void (*kernel_end)(const char* kernel, int64_t token);
-  // all-reduce / all-gather / reduce-scatter through the runtime's transport
-  // (runtime::RunCollective; `spec` from runtime::EncodeCollective).
-  void (*collective)(const int64_t* spec, const void* in, void* out);
+#define TXLA_SUPPORT_FIELD(ret, name, params) ret(*name) params;
+  TXLA_SUPPORT_ABI(TXLA_SUPPORT_FIELD)
+#undef TXLA_SUPPORT_FIELD
 };
 
 // Marker lines in the emitted source: after the prelude, after each kernel function, and before

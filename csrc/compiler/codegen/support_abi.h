@@ -1,0 +1,35 @@
+// The ABI between generated code and the runtime, declared once: each entry of the support table
+// the runtime hands to txla_run. The C++ side (cpp_emitter.h) expands it into struct TxlaSupport;
+// the emitter prints the same entries, as text, into every generated source's prelude.
+#pragma once
+
+// V(return type, name, (parameters))
+#define TXLA_SUPPORT_ABI(V)                                                                                  \
+  V(void, gemm_f32, (int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,  \
+                     const float* b, int64_t ldb, float* c, int64_t ldc))                                    \
+  V(void, gemm_f64, (int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, \
+                     const double* b, int64_t ldb, double* c, int64_t ldc))                                  \
+  /* Library routines; `geometry` is the routine's int64 array (compiler/library/ *.h). */                   \
+  V(void, conv2d_f32, (const float* x, const float* w, float* y, const int64_t* geometry))                   \
+  V(void, conv2d_f64, (const double* x, const double* w, double* y, const int64_t* geometry))                \
+  V(void, conv2d_backward_input_f32, (const float* dy, const float* w, float* dx, const int64_t* geometry))  \
+  V(void, conv2d_backward_input_f64, (const double* dy, const double* w, double* dx, const int64_t* geometry)) \
+  V(void, conv2d_backward_filter_f32, (const float* dy, const float* x, float* dw, const int64_t* geometry)) \
+  V(void, conv2d_backward_filter_f64, (const double* dy, const double* x, double* dw, const int64_t* geometry)) \
+  V(void, max_pool2d_indices_f32, (const float* x, int64_t* indices, const int64_t* geometry))               \
+  V(void, max_pool2d_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry))              \
+  V(void, max_pool2d_backward_f32, (const float* dy, const int64_t* indices, float* dx, const int64_t* geometry)) \
+  V(void, max_pool2d_backward_f64, (const double* dy, const int64_t* indices, double* dx, const int64_t* geometry)) \
+  V(void, sort_indices_f32, (const float* x, int64_t* indices, const int64_t* geometry))                     \
+  V(void, sort_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry))                    \
+  /* Runs fn(ctx, lo, hi) over [0, count) split across the runtime's threads. */                             \
+  V(void, parallel_for, (void (*fn)(void* ctx, int64_t lo, int64_t hi), void* ctx, int64_t count))           \
+  /* Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end. */                 \
+  V(int64_t, kernel_begin, ())                                                                               \
+  V(void, kernel_end, (const char* kernel, int64_t token))                                                   \
+  /* all-reduce / all-gather / reduce-scatter through the runtime's transport */                             \
+  /* (runtime::RunCollective; `spec` from runtime::EncodeCollective). */                                     \
+  V(void, collective, (const int64_t* spec, const void* in, void* out))                                      \
+  /* An index read from data is outside [0, size) at instruction `site`: the run reports it as */           \
+  /* eager would, once it returns; the kernel goes on with the index it gets back (0). */                    \
+  V(int64_t, index_error, (int64_t index, int64_t size, const char* site))

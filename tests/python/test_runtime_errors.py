@@ -1,0 +1,61 @@
+"""A runtime that never returns garbage: an out-of-range index read from data fails the run with
+eager's error (never a silent clamp), a graph that consumes a failed run's output fails with the
+original error and the graph's dump path, and the device keeps working afterwards."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_xla
+
+ROWS = 4
+INDEX_OPS = {
+    'index_select': lambda x, i: torch.index_select(x, 0, i),
+    'embedding': lambda x, i: F.embedding(i, x),
+    'gather': lambda x, i: torch.gather(x, 0, i.view(-1, 1).expand(-1, 3)),
+    'advanced_index': lambda x, i: x[i],
+    'scatter_add': lambda x, i: torch.zeros(ROWS, 3, device=x.device).scatter_add(
+        0, i.view(-1, 1).expand(-1, 3), torch.ones(i.numel(), 3, device=x.device)),
+    'index_put': lambda x, i: x.index_put((i,), torch.ones(3, device=x.device), accumulate=True),
+    'index_add': lambda x, i: x.index_add(0, i, torch.ones(i.numel(), 3, device=x.device)),
+}
+
+
+@pytest.mark.parametrize('name', sorted(INDEX_OPS))
+@pytest.mark.parametrize('index', [[1, ROWS], [ROWS + 5, 0], [-ROWS - 1, 2]])
+def test_out_of_range_index_raises_like_eager(name, index, dev):
+    fn = INDEX_OPS[name]
+    x = torch.randn(ROWS, 3)
+    i = torch.tensor(index)
+    with pytest.raises((IndexError, RuntimeError)):
+        fn(x, i)
+    result = fn(x.to(dev), i.to(dev))
+    with pytest.raises(RuntimeError, match='out of bounds for a dimension of size') as info:
+        result.cpu()
+    assert 'graph_' in str(info.value)  # names the graph's dump
+
+
+@pytest.mark.parametrize('name', sorted(INDEX_OPS))
+def test_in_range_and_negative_indices_match_eager(name, dev):
+    fn = INDEX_OPS[name]
+    x = torch.randn(ROWS, 3)
+    for index in ([1, 3], [0, 0, 2]) + (([-1, 2],) if name in ('advanced_index', 'index_put') else ()):
+        i = torch.tensor(index)
+        torch.testing.assert_close(fn(x.to(dev), i.to(dev)).cpu(), fn(x, i))
+
+
+def test_failure_propagates_to_consumers_and_device_recovers(dev):
+    from conftest import CounterDelta
+    x = torch.randn(ROWS, 3).to(dev)
+    with CounterDelta('FailedExecution') as d:
+        bad = torch.index_select(x, 0, torch.tensor([ROWS + 3]).to(dev))
+        torch_xla.sync()
+        later = bad * 2 + 1  # a second graph reading the failed run's output
+        torch_xla.sync()
+        with pytest.raises(RuntimeError, match='comes from a graph that failed: index 7 is out of bounds'):
+            later.cpu()
+        with pytest.raises(RuntimeError, match='index 7 is out of bounds'):
+            bad.cpu()
+    assert d['FailedExecution'] >= 1
+    # Tensors that did not depend on the failure keep their values; new work runs.
+    torch.testing.assert_close((x * 2).cpu(), x.cpu() * 2)
+    assert torch.equal((torch.ones(3).to(dev) + 1).cpu(), torch.full((3,), 2.0))
