@@ -2,9 +2,11 @@
 
 #include "compiler/compile.h"
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "compiler/codegen/native_library.h"
+#include "compiler/private_directory.h"
 #include "debug/env.h"
 #include "metrics/metrics.h"
 
@@ -37,15 +40,39 @@ struct CacheState {
   std::set<std::string> missed;
 };
 
+// A checksum of the shared object this code was loaded from (read once).
+std::string BuildId() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&BuildId), &info) || !info.dli_fname) return TXLA_VERSION;
+  std::ifstream in(info.dli_fname, std::ios::binary);
+  uint64_t h = 1469598103934665603ull;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    for (std::streamsize k = 0; k < in.gcount(); ++k) {
+      h ^= static_cast<unsigned char>(chunk[k]);
+      h *= 1099511628211ull;
+    }
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string(TXLA_VERSION) + "-" + hex;
+}
+
 CacheState& State() {
   static CacheState* state = [] {
     auto* s = new CacheState();
     std::string dir = debug::EnvString("XLA_PERSISTENT_CACHE_PATH");
     if (!dir.empty()) {
-      s->directory = dir;
-      s->readonly = debug::EnvBool("XLA_PERSISTENT_CACHE_READ_ONLY");
-      s->enabled = true;
-      mkdir(dir.c_str(), 0755);
+      try {
+        EnsurePrivateDirectory(dir);
+        s->directory = dir;
+        s->readonly = debug::EnvBool("XLA_PERSISTENT_CACHE_READ_ONLY");
+        s->enabled = true;
+      } catch (const std::exception& e) {
+        // Set from the environment: training goes on without the cache, and says why.
+        metrics::GetCounter("PersistentCacheRefused")->Add(1);
+        std::fprintf(stderr, "torch_xla: persistent cache disabled: %s\n", e.what());
+      }
     }
     return s;
   }();
@@ -100,6 +127,9 @@ const std::string& Environment() {
     stat(resolved.c_str(), &st);
     out += "compiler=" + resolved + " " + std::to_string(st.st_size) + " " +
            std::to_string(static_cast<long long>(st.st_mtime)) + "\n";
+    // This build of the compiler itself: a changed lowering, pass or emitter must never be served
+    // kernels an older build made for the same graph.
+    out += "build=" + BuildId() + "\n";
     // The CPU (-march=native): model and feature flags.
     std::ifstream cpuinfo("/proc/cpuinfo");
     std::string line;
@@ -119,8 +149,7 @@ void Count(const char* name) { metrics::GetCounter(name)->Add(1); }
 void InitializePersistentCache(const std::string& directory, bool readonly) {
   CacheState& s = State();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (!readonly && mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST)
-    throw std::runtime_error("cannot create the persistent cache directory " + directory);
+  EnsurePrivateDirectory(directory);  // throws: the caller asked for this directory
   s.directory = directory;
   s.readonly = readonly;
   s.enabled = true;
@@ -178,7 +207,14 @@ void WriteEntry(const std::string& name, const std::string& payload) {
   if (directory.empty()) return;
   std::string entry = std::string(kMagic) + "\n" + name + "\n" + std::to_string(payload.size()) + " " +
                       Hex(Fnv1a(payload)) + "\n" + payload;
-  if (!WriteFileAtomically(directory + "/" + name, entry)) Count("PersistentCacheWriteError");
+  if (!WriteFileAtomically(directory + "/" + name, entry)) {
+    Count("PersistentCacheWriteError");
+    return;
+  }
+  // The cap (XLA_PERSISTENT_CACHE_MAX_MB, default 2048) evicts the least recently written kernels.
+  static const uint64_t cap = static_cast<uint64_t>(std::max<int64_t>(debug::EnvInt("XLA_PERSISTENT_CACHE_MAX_MB", 2048), 1)) << 20;
+  if (int64_t evicted = CapDirectorySize(directory, ".txla", cap))
+    metrics::GetCounter("PersistentCacheEvicted")->Add(evicted);
 }
 
 }  // namespace

@@ -277,29 +277,19 @@ Outs PadEdgesBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output,
 }
 
 // pixel_shuffle(self, r): [*, C*r*r, H, W] -> [*, C, H*r, W*r]; pixel_unshuffle is its inverse.
+// Both split the channels (or the rows and columns) by r, permute, and merge.
+template <bool kShuffle>
 Outs PixelShuffle(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   const int64_t r = c.ConstArg(n, 1).toInt();
   auto d = x->shape().dims;
   const int64_t b = static_cast<int64_t>(d.size()) - 3;
-  std::vector<int64_t> split(d.begin(), d.begin() + b);
-  for (int64_t v : {d[b] / (r * r), r, r, d[b + 1], d[b + 2]}) split.push_back(v);
-  std::vector<int64_t> perm;
+  std::vector<int64_t> split(d.begin(), d.begin() + b), perm;
+  const std::vector<int64_t> parts = kShuffle ? std::vector<int64_t>{d[b] / (r * r), r, r, d[b + 1], d[b + 2]}
+                                              : std::vector<int64_t>{d[b], d[b + 1] / r, r, d[b + 2] / r, r};
+  split.insert(split.end(), parts.begin(), parts.end());
   for (int64_t k = 0; k < b; ++k) perm.push_back(k);
-  for (int64_t k : {0, 3, 1, 4, 2}) perm.push_back(b + k);
-  return {c.Reshape(c.Transpose(c.Reshape(x, split), perm), n.shape().sizes)};
-}
-
-Outs PixelUnshuffle(LoweringContext& c, const ir::Node& n) {
-  Instruction* x = c.Operand(n, 0);
-  const int64_t r = c.ConstArg(n, 1).toInt();
-  auto d = x->shape().dims;
-  const int64_t b = static_cast<int64_t>(d.size()) - 3;
-  std::vector<int64_t> split(d.begin(), d.begin() + b);
-  for (int64_t v : {d[b], d[b + 1] / r, r, d[b + 2] / r, r}) split.push_back(v);
-  std::vector<int64_t> perm;
-  for (int64_t k = 0; k < b; ++k) perm.push_back(k);
-  for (int64_t k : {0, 2, 4, 1, 3}) perm.push_back(b + k);
+  for (int64_t k : kShuffle ? std::vector<int64_t>{0, 3, 1, 4, 2} : std::vector<int64_t>{0, 2, 4, 1, 3}) perm.push_back(b + k);
   return {c.Reshape(c.Transpose(c.Reshape(x, split), perm), n.shape().sizes)};
 }
 
@@ -384,8 +374,8 @@ std::vector<LoweringEntry> ResampleLowerings() {
       {"aten::replication_pad1d_backward", PadEdgesBackward<false>},
       {"aten::replication_pad2d_backward", PadEdgesBackward<false>},
       {"aten::replication_pad3d_backward", PadEdgesBackward<false>},
-      {"aten::pixel_shuffle", PixelShuffle},
-      {"aten::pixel_unshuffle", PixelUnshuffle},
+      {"aten::pixel_shuffle", PixelShuffle<true>},
+      {"aten::pixel_unshuffle", PixelShuffle<false>},
   };
 }
 

@@ -39,11 +39,17 @@ void Remove(int64_t id, int device) {
 
 std::vector<LazyTensorPtr> PendingTensors(int device) {
   DeviceTensors& d = ForDevice(device);
-  std::lock_guard<std::mutex> lock(d.mu);
+  // A tensor locked here may lose its last other owner meanwhile: its destructor then runs
+  // Remove, which takes d.mu. Such references are released here, after the lock (declared
+  // before the guard, destroyed after it).
+  std::vector<LazyTensorPtr> released;
   std::vector<LazyTensorPtr> out;
+  std::lock_guard<std::mutex> lock(d.mu);
   for (auto& [id, weak] : d.tensors) {
     LazyTensorPtr t = weak.lock();
-    if (t && t->pending()) out.push_back(std::move(t));
+    if (!t) continue;
+    if (t->pending()) out.push_back(std::move(t));
+    else released.push_back(std::move(t));
   }
   return out;
 }

@@ -133,3 +133,50 @@ def test_processes_compiling_into_one_directory_at_once(tmp_path, reference):
     assert not [p for p in os.listdir(tmp_path) if '.tmp.' in p]  # no half-written leftovers
     after = run(tmp_path)
     assert after['miss'] == 0 and after['error'] == 0 and after['cpp_compiles'] == 0
+
+
+# Directories we dlopen code from: private, refused when others could have written them, capped,
+# and cleaned.
+def test_cache_directory_is_created_private(tmp_path):
+    cache = tmp_path / 'cache'
+    finish(start(cache))
+    assert (cache.stat().st_mode & 0o777) == 0o700
+
+
+def test_cache_directory_writable_by_others_is_refused(tmp_path):
+    cache = tmp_path / 'shared'
+    cache.mkdir()
+    os.chmod(cache, 0o777)
+    proc = start(cache)  # xr.initialize_cache: the caller asked for it, so it raises
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and 'writable by other users' in err
+    # From the environment, training goes on without the cache and says why.
+    proc = start(None, XLA_PERSISTENT_CACHE_PATH=str(cache))
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert 'persistent cache disabled' in err and 'writable by other users' in err
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result['hit'] == 0 and result['miss'] == 0
+    assert not any(cache.iterdir())
+
+
+def test_cache_size_cap_evicts_the_oldest_entries(tmp_path):
+    cache = tmp_path / 'cache'
+    cache.mkdir(mode=0o700)
+    old = cache / 'old_entry.txla'
+    old.write_bytes(b'x' * (3 << 20))
+    os.utime(old, (1, 1))
+    finish(start(cache, XLA_PERSISTENT_CACHE_MAX_MB='2'))
+    assert not old.exists()
+    assert any(p.suffix == '.txla' for p in cache.iterdir())  # what this run stored stays
+
+
+def test_work_directory_drops_day_old_files(tmp_path):
+    work = tmp_path / f'torch_xla_cpp_{os.getuid()}'
+    work.mkdir(mode=0o700)
+    stale, fresh = work / 'graph_stale.cc', work / 'graph_fresh.cc'
+    stale.write_text('// old')
+    fresh.write_text('// new')
+    os.utime(stale, (1, 1))
+    finish(start(None, TMPDIR=str(tmp_path)))
+    assert not stale.exists() and fresh.exists()

@@ -1,5 +1,7 @@
 #include "compiler/codegen/native_library.h"
 
+#include "compiler/private_directory.h"
+
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -138,7 +140,9 @@ std::string WorkDirectory() {
   static const std::string dir = [] {
     std::string base = debug::EnvString("TMPDIR", "/tmp");
     std::string d = base + "/torch_xla_cpp_" + std::to_string(getuid());
-    mkdir(d.c_str(), 0700);
+    EnsurePrivateDirectory(d);  // we dlopen what is built there
+    // Sources, dumps and libraries of earlier runs: kept a day for debugging, then removed.
+    for (const char* prefix : {"graph_", "cached_", "probe_"}) RemoveFilesOlderThan(d, prefix, 24 * 3600);
     return d;
   }();
   return dir;

@@ -1,0 +1,23 @@
+// Directories the compiler writes code into and loads code from (the work directory, the
+// persistent cache): whatever is in them gets dlopen'ed, so they must be this user's alone.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace txla::compiler {
+
+// Creates `path` (mode 0700) when missing, then checks that it is a directory (not a symlink)
+// owned by this user and writable by no one else. Throws std::runtime_error naming the path and
+// what is wrong.
+void EnsurePrivateDirectory(const std::string& path);
+
+// Removes the regular files in `dir` whose names start with `prefix` and that were last modified
+// more than `max_age_seconds` ago. Errors are ignored (another process may be cleaning too).
+void RemoveFilesOlderThan(const std::string& dir, const std::string& prefix, int64_t max_age_seconds);
+
+// Removes the least recently modified regular files in `dir` whose names end with `suffix` until
+// those files total at most `cap_bytes`; returns how many were removed.
+int64_t CapDirectorySize(const std::string& dir, const std::string& suffix, uint64_t cap_bytes);
+
+}  // namespace txla::compiler
