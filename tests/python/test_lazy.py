@@ -441,6 +441,25 @@ def test_moving_a_model_and_reading_its_state_builds_no_graph(dev):
         torch.testing.assert_close(p, q.cpu())
 
 
+def test_xm_save_after_training_builds_no_graph(dev, tmp_path):
+    """xm.save(model.state_dict()) after a step's barrier reads buffers: no compile, no run."""
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.BatchNorm1d(16), torch.nn.Linear(16, 4)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.randn(5, 8).to(dev)).sum().backward()
+    opt.step()
+    xm.mark_step()
+    xm.wait_device_ops()
+    before = executed_graphs()
+    with CounterDelta('UncachedCompile', 'CachedCompile') as d:
+        xm.save(model.state_dict(), str(tmp_path / 'model.pt'))
+    assert d['UncachedCompile'] == 0 and d['CachedCompile'] == 0
+    assert executed_graphs() == before
+    saved = torch.load(str(tmp_path / 'model.pt'))
+    for k, v in model.state_dict().items():
+        assert saved[k].device.type == 'cpu'
+        torch.testing.assert_close(saved[k], v.cpu())
+
+
 def test_detach_of_a_pending_value_shares_it(dev):
     x = torch.randn(3).to(dev)
     y = x * 2
