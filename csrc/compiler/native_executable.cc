@@ -74,9 +74,20 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
   }
 }
 
+void NativeExecutable::WaitForInputs(const std::vector<runtime::BufferPtr>& parameters) const {
+  // An input a failed run never wrote: this run fails with that run's error.
+  for (const runtime::BufferPtr& p : parameters) {
+    try {
+      p->WaitReady();
+    } catch (const std::exception& e) {
+      throw std::runtime_error("an input of graph " + dump_path_ + " comes from a graph that failed: " + e.what());
+    }
+  }
+}
+
 std::vector<runtime::BufferPtr> NativeExecutable::Execute(
     const std::vector<runtime::BufferPtr>& parameters, int device) {
-  for (const runtime::BufferPtr& p : parameters) p->WaitReady();  // throws a failed producer's error
+  WaitForInputs(parameters);
   std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
   runtime::ScopedExecutingDevice executing(device);
   Run(parameters, results);
@@ -93,15 +104,7 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
   runtime::QueueFor(device).Submit(
       [self = shared_from_this(), parameters, results, start, device] {
         if (start) start->Wait();
-        // An input a failed run never wrote: this run fails with that run's error.
-        for (const runtime::BufferPtr& p : parameters) {
-          try {
-            p->WaitReady();
-          } catch (const std::exception& e) {
-            throw std::runtime_error(std::string("an input of graph ") + self->dump_path() +
-                                     " comes from a graph that failed: " + e.what());
-          }
-        }
+        self->WaitForInputs(parameters);
         runtime::ScopedExecutingDevice executing(device);
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);

@@ -30,6 +30,8 @@ class NativeExecutable final : public runtime::Executable,
   void set_dump_path(std::string path) { dump_path_ = std::move(path); }
 
  private:
+  // Waits for the inputs; throws, naming this graph, if the run that wrote one failed.
+  void WaitForInputs(const std::vector<runtime::BufferPtr>& parameters) const;
   // Output buffers, with shared outputs (aliases, returned parameters) filled in.
   std::vector<runtime::BufferPtr> AllocateOutputs(const std::vector<runtime::BufferPtr>& parameters,
                                                   int device) const;

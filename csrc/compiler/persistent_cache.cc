@@ -40,24 +40,6 @@ struct CacheState {
   std::set<std::string> missed;
 };
 
-// A checksum of the shared object this code was loaded from (read once).
-std::string BuildId() {
-  Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&BuildId), &info) || !info.dli_fname) return TXLA_VERSION;
-  std::ifstream in(info.dli_fname, std::ios::binary);
-  uint64_t h = 1469598103934665603ull;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    for (std::streamsize k = 0; k < in.gcount(); ++k) {
-      h ^= static_cast<unsigned char>(chunk[k]);
-      h *= 1099511628211ull;
-    }
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return std::string(TXLA_VERSION) + "-" + hex;
-}
-
 CacheState& State() {
   static CacheState* state = [] {
     auto* s = new CacheState();
@@ -103,6 +85,15 @@ std::string ReadFile(const std::string& path, bool* ok) {
 }
 
 // What the kernels' machine code depends on besides their source.
+// A checksum of the shared object this code was loaded from.
+std::string BuildId() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&BuildId), &info) || !info.dli_fname) return TXLA_VERSION;
+  bool ok = false;
+  std::string image = ReadFile(info.dli_fname, &ok);
+  return std::string(TXLA_VERSION) + "-" + (ok ? Hex(Fnv1a(image)) : "unreadable");
+}
+
 const std::string& Environment() {
   static const std::string env = [] {
     std::string out = std::string("version=") + TXLA_VERSION + "\ncommand=" + KernelCompilerCommand() + "\n";

@@ -25,11 +25,11 @@ void GemmF64(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, i
   library::Gemm<double>(ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
 }
 
-RunErrors* CurrentErrors();
+thread_local RunErrors* t_run_errors = nullptr;
 
 void ParallelFor(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t count) {
   // The runtime's threads report into the run that called them.
-  RunErrors* errors = CurrentErrors();
+  RunErrors* errors = t_run_errors;
   library::ParallelChunks(count, library::NumThreads(), [&](int, int64_t lo, int64_t hi) {
     ScopedRunErrors scope(errors);
     fn(ctx, lo, hi);
@@ -43,8 +43,6 @@ void KernelEnd(const char* kernel, int64_t token) {
       static_cast<double>(metrics::NowNs() - token));
 }
 
-thread_local RunErrors* t_run_errors = nullptr;
-
 int64_t IndexError(int64_t index, int64_t size, const char* site) {
   if (RunErrors* errors = t_run_errors) {
     std::lock_guard<std::mutex> lock(errors->mu);
@@ -54,8 +52,6 @@ int64_t IndexError(int64_t index, int64_t size, const char* site) {
   }
   return 0;
 }
-
-RunErrors* CurrentErrors() { return t_run_errors; }
 
 }  // namespace
 

@@ -6,32 +6,12 @@
 #include <cmath>
 
 #include "ir/op_table.h"
+#include "lower/formula.h"
 #include "lower/lowering.h"
 #include "lower/lowering_table.h"
 
 namespace txla::lower {
 namespace {
-
-// Formulas in one element type: b(kAdd, x, y), b.k(0.5), b.lt(x, y), b.sel(p, x, y).
-struct Builder {
-  LoweringContext& c;
-  ElementType t;
-  Instruction* operator()(Opcode op, Instruction* x) { return c.Elementwise(op, {x}, t); }
-  Instruction* operator()(Opcode op, Instruction* x, Instruction* y) { return c.Elementwise(op, {x, y}, t); }
-  Instruction* k(double v) { return c.Constant(v, t); }
-  Instruction* cmp(Comparison d, Instruction* x, Instruction* y) {
-    return c.Elementwise(Opcode::kCompare, {x, y}, t, d);
-  }
-  Instruction* sel(Instruction* p, Instruction* x, Instruction* y) {
-    return c.Elementwise(Opcode::kSelect, {p, x, y}, t);
-  }
-  Instruction* add(Instruction* x, Instruction* y) { return (*this)(Opcode::kAdd, x, y); }
-  Instruction* sub(Instruction* x, Instruction* y) { return (*this)(Opcode::kSubtract, x, y); }
-  Instruction* mul(Instruction* x, Instruction* y) { return (*this)(Opcode::kMultiply, x, y); }
-  Instruction* div(Instruction* x, Instruction* y) { return (*this)(Opcode::kDivide, x, y); }
-};
-
-Builder For(LoweringContext& c, const ir::Node& n) { return {c, OutType(n)}; }
 
 void RequireFloating(const ir::Node& n, ElementType t) {
   if (!hlo::IsFloating(t))
@@ -107,7 +87,7 @@ Outs Bitwise(LoweringContext& c, const ir::Node& n) {
 // clamp(self, min?, max?) with scalar (args 1, 2) or tensor bounds; NaN propagates as in ATen.
 Instruction* Bound(LoweringContext& c, const ir::Node& n, size_t arg, ElementType t) {
   if (c.IsNone(n, arg)) return nullptr;
-  return n.args()[arg].kind == ir::Arg::Kind::kTensor ? c.Operand(n, arg) : c.ScalarArg(n, arg, t);
+  return c.TensorOrScalar(n, arg, t);
 }
 
 Outs Clamp(LoweringContext& c, const ir::Node& n) {
@@ -311,7 +291,7 @@ Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding
 Outs FloorDivideOp(LoweringContext& c, const ir::Node& n) {  // floor_divide(self, other) / .Scalar
   Builder b = For(c, n);
   RequireFloating(n, b.t);
-  Instruction* y = n.args()[1].kind == ir::Arg::Kind::kTensor ? c.Convert(c.Operand(n, 1), b.t) : c.ScalarArg(n, 1, b.t);
+  Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {FloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
 }
 
@@ -329,14 +309,14 @@ Instruction* PythonRemainder(Builder& b, Instruction* x, Instruction* y) {
 Outs Remainder(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
   RequireFloating(n, b.t);
-  Instruction* y = n.args()[1].kind == ir::Arg::Kind::kTensor ? c.Operand(n, 1) : c.ScalarArg(n, 1, b.t);
+  Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {PythonRemainder(b, c.Operand(n, 0), y)};
 }
 
 Outs Fmod(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
   RequireFloating(n, b.t);
-  Instruction* y = n.args()[1].kind == ir::Arg::Kind::kTensor ? c.Operand(n, 1) : c.ScalarArg(n, 1, b.t);
+  Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {b(Opcode::kRemainder, c.Operand(n, 0), y)};
 }
 
@@ -350,7 +330,7 @@ Outs Lerp(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
   Instruction* y = c.Operand(n, 1);
-  Instruction* w = n.args()[2].kind == ir::Arg::Kind::kTensor ? c.Operand(n, 2) : c.ScalarArg(n, 2, b.t);
+  Instruction* w = c.TensorOrScalar(n, 2, b.t);
   Instruction* diff = b.sub(y, x);
   return {b.sel(b.cmp(Comparison::kLt, b(Opcode::kAbs, w), b.k(0.5)), b.add(x, b.mul(w, diff)),
                 b.sub(y, b.mul(diff, b.sub(b.k(1), w))))};
@@ -358,7 +338,7 @@ Outs Lerp(LoweringContext& c, const ir::Node& n) {
 
 Outs MaskedFill(LoweringContext& c, const ir::Node& n) {  // (self, mask, value)
   Builder b = For(c, n);
-  Instruction* v = n.args()[2].kind == ir::Arg::Kind::kTensor ? c.Convert(c.Operand(n, 2), b.t) : c.ScalarArg(n, 2, b.t);
+  Instruction* v = c.TensorOrScalar(n, 2, b.t);
   return {b.sel(c.Operand(n, 1), v, c.Operand(n, 0))};
 }
 

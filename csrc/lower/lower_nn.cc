@@ -10,14 +10,6 @@
 namespace txla::lower {
 namespace {
 
-// An int[2] argument given as one value or two.
-std::vector<int64_t> Pair(LoweringContext& c, const ir::Node& n, size_t arg, int64_t if_empty) {
-  std::vector<int64_t> v = IntList(c.ConstArg(n, arg));
-  if (v.empty()) v = {if_empty};
-  if (v.size() == 1) v.push_back(v[0]);
-  return v;
-}
-
 hlo::ConvDims Nchw2d() {
   hlo::ConvDims d;
   d.input_batch = 0, d.input_feature = 1, d.input_spatial = {2, 3};

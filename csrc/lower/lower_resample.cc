@@ -15,12 +15,6 @@
 namespace txla::lower {
 namespace {
 
-Instruction* IndexTable(LoweringContext& c, const std::vector<int64_t>& index) {
-  std::vector<int64_t> values(index.begin(), index.end());
-  return c.computation()->AddConstant(hlo::Literal::FromInts(
-      hlo::Shape::Array(ElementType::kS64, {static_cast<int64_t>(index.size())}), std::move(values)));
-}
-
 // A weight per row of dimension `dim`, broadcast against a tensor of `dims`.
 Instruction* WeightColumn(LoweringContext& c, const std::vector<double>& w, int64_t dim,
                           const std::vector<int64_t>& dims, ElementType t) {
@@ -87,8 +81,8 @@ LinearTaps TapsFor(ElementType t, int64_t in, int64_t out, bool align_corners, c
 
 Instruction* InterpolateAlong(LoweringContext& c, Instruction* x, int64_t dim, const LinearTaps& taps) {
   ElementType t = x->shape().type;
-  Instruction* a = c.TakeRows(x, IndexTable(c, taps.i0), dim);
-  Instruction* b = c.TakeRows(x, IndexTable(c, taps.i1), dim);
+  Instruction* a = c.TakeRows(x, c.IndexConstant(taps.i0), dim);
+  Instruction* b = c.TakeRows(x, c.IndexConstant(taps.i1), dim);
   const auto& dims = a->shape().dims;
   return c.Elementwise(Opcode::kAdd, {c.Elementwise(Opcode::kMultiply, {a, WeightColumn(c, taps.w0, dim, dims, t)}, t),
                                       c.Elementwise(Opcode::kMultiply, {b, WeightColumn(c, taps.w1, dim, dims, t)}, t)}, t);
@@ -103,9 +97,9 @@ Instruction* InterpolateAlongAdjoint(LoweringContext& c, Instruction* g, int64_t
   const auto& dims = g->shape().dims;
   std::vector<int64_t> in_dims = dims;
   in_dims[dim] = in;
-  Instruction* acc = c.AddRows(Zeros(c, in_dims, t), IndexTable(c, taps.i0),
+  Instruction* acc = c.AddRows(Zeros(c, in_dims, t), c.IndexConstant(taps.i0),
                                c.Elementwise(Opcode::kMultiply, {g, WeightColumn(c, taps.w0, dim, dims, t)}, t), dim);
-  return c.AddRows(acc, IndexTable(c, taps.i1),
+  return c.AddRows(acc, c.IndexConstant(taps.i1),
                    c.Elementwise(Opcode::kMultiply, {g, WeightColumn(c, taps.w1, dim, dims, t)}, t), dim);
 }
 
@@ -119,7 +113,7 @@ Instruction* NearestAlong(LoweringContext& c, Instruction* x, const std::vector<
   const int64_t first = x->shape().rank() - static_cast<int64_t>(out.size());
   for (size_t s = 0; s < out.size(); ++s) {
     int64_t dim = first + static_cast<int64_t>(s);
-    x = c.TakeRows(x, IndexTable(c, NearestIndex(x->shape().dims[dim], out[s], scales[s])), dim);
+    x = c.TakeRows(x, c.IndexConstant(NearestIndex(x->shape().dims[dim], out[s], scales[s])), dim);
   }
   return x;
 }
@@ -131,7 +125,7 @@ Instruction* NearestAlongAdjoint(LoweringContext& c, Instruction* g, const std::
     int64_t dim = first + static_cast<int64_t>(s);
     std::vector<int64_t> dims = g->shape().dims;
     dims[dim] = in[dim];
-    g = c.AddRows(Zeros(c, dims, g->shape().type), IndexTable(c, NearestIndex(in[dim], out[s], scales[s])), g, dim);
+    g = c.AddRows(Zeros(c, dims, g->shape().type), c.IndexConstant(NearestIndex(in[dim], out[s], scales[s])), g, dim);
   }
   return g;
 }
@@ -249,7 +243,7 @@ Outs PadEdges(LoweringContext& c, const ir::Node& n) {  // (self, padding)
   const auto pairs = PadPairs(c, n, x->shape().dims, kReflect);
   for (size_t k = 0; k < pairs.size(); ++k) {
     int64_t dim = x->shape().rank() - 1 - static_cast<int64_t>(k);
-    x = c.TakeRows(x, IndexTable(c, PadIndex(x->shape().dims[dim], pairs[k].first, pairs[k].second, kReflect)), dim);
+    x = c.TakeRows(x, c.IndexConstant(PadIndex(x->shape().dims[dim], pairs[k].first, pairs[k].second, kReflect)), dim);
   }
   return {x};
 }
@@ -270,7 +264,7 @@ Outs PadEdgesBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output,
     int64_t dim = static_cast<int64_t>(in.size()) - 1 - static_cast<int64_t>(k);
     std::vector<int64_t> dims = g->shape().dims;
     dims[dim] = in[dim];
-    g = c.AddRows(Zeros(c, dims, g->shape().type), IndexTable(c, PadIndex(in[dim], pairs[k].first, pairs[k].second, kReflect)),
+    g = c.AddRows(Zeros(c, dims, g->shape().type), c.IndexConstant(PadIndex(in[dim], pairs[k].first, pairs[k].second, kReflect)),
                   g, dim);
   }
   return {g};
@@ -322,7 +316,7 @@ Instruction* AdaptiveAverage(LoweringContext& c, Instruction* x, const std::vect
   for (int64_t dim = r - spatial; dim < r; ++dim) {
     Instruction* sum = nullptr;
     for (const LinearTaps& tap : AdaptiveTaps(x->shape().dims[dim], out_dims[dim])) {
-      Instruction* rows = c.TakeRows(x, IndexTable(c, tap.i0), dim);
+      Instruction* rows = c.TakeRows(x, c.IndexConstant(tap.i0), dim);
       Instruction* term = c.Elementwise(Opcode::kMultiply, {rows, WeightColumn(c, tap.w0, dim, rows->shape().dims, t)}, t);
       sum = sum ? c.Elementwise(Opcode::kAdd, {sum, term}, t) : term;
     }
@@ -339,7 +333,7 @@ Instruction* AdaptiveAverageAdjoint(LoweringContext& c, Instruction* g, const st
     dims[dim] = in_dims[dim];
     Instruction* acc = Zeros(c, dims, t);
     for (const LinearTaps& tap : AdaptiveTaps(in_dims[dim], g->shape().dims[dim]))
-      acc = c.AddRows(acc, IndexTable(c, tap.i0),
+      acc = c.AddRows(acc, c.IndexConstant(tap.i0),
                       c.Elementwise(Opcode::kMultiply, {g, WeightColumn(c, tap.w0, dim, g->shape().dims, t)}, t), dim);
     g = acc;
   }

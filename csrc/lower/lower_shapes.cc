@@ -16,16 +16,6 @@ int64_t ShapeElements(const std::vector<int64_t>& dims) {
   return n;
 }
 
-Instruction* Slice(LoweringContext& c, Instruction* x, int64_t dim, int64_t start, int64_t limit, int64_t stride) {
-  hlo::Attributes a;
-  const auto& dims = x->shape().dims;
-  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d)
-    a.slice.push_back(d == dim ? hlo::SliceDim{start, limit, stride} : hlo::SliceDim{0, dims[d], 1});
-  std::vector<int64_t> out = dims;
-  out[dim] = limit > start ? (limit - start + stride - 1) / stride : 0;
-  return c.Add(Opcode::kSlice, hlo::Shape::Array(x->shape().type, out), {x}, a);
-}
-
 Outs SliceCopy(LoweringContext& c, const ir::Node& n) {  // (self, dim, start?, end?, step)
   Instruction* x = c.Operand(n, 0);
   int64_t rank = x->shape().rank();
@@ -38,7 +28,7 @@ Outs SliceCopy(LoweringContext& c, const ir::Node& n) {  // (self, dim, start?, 
     return std::clamp<int64_t>(v, 0, size);
   };
   int64_t start = bound(2, 0), end = std::max(start, bound(3, size));
-  return {Slice(c, x, dim, start, end, c.ConstArg(n, 4).toInt())};
+  return {c.Slice(x, dim, start, end, c.ConstArg(n, 4).toInt())};
 }
 
 Outs SelectCopy(LoweringContext& c, const ir::Node& n) {  // (self, dim, index)
@@ -46,7 +36,7 @@ Outs SelectCopy(LoweringContext& c, const ir::Node& n) {  // (self, dim, index)
   int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
   int64_t index = c.ConstArg(n, 2).toInt();
   if (index < 0) index += x->shape().dims[dim];
-  return {c.Reshape(Slice(c, x, dim, index, index + 1, 1), n.shape().sizes)};
+  return {c.Reshape(c.Slice(x, dim, index, index + 1, 1), n.shape().sizes)};
 }
 
 Outs Flip(LoweringContext& c, const ir::Node& n) {  // (self, dims)
@@ -62,22 +52,18 @@ Outs ConstantPadNd(LoweringContext& c, const ir::Node& n) {  // (self, pad, valu
   auto pad = IntList(c.ConstArg(n, 1));
   int64_t rank = x->shape().rank();
   // A negative amount crops that side: a slice first, then the pad of what is positive.
-  hlo::Attributes crop, a;
+  hlo::Attributes a;
   a.padding.resize(rank);
-  std::vector<int64_t> cropped = x->shape().dims;
-  for (int64_t d = 0; d < rank; ++d) crop.slice.push_back({0, cropped[d], 1});
   for (size_t k = 0; k + 1 < pad.size(); k += 2) {
     int64_t d = rank - 1 - static_cast<int64_t>(k / 2);
-    int64_t lo = pad[k], hi = pad[k + 1];
-    int64_t start = lo < 0 ? -lo : 0, limit = x->shape().dims[d] + (hi < 0 ? hi : 0);
+    int64_t lo = pad[k], hi = pad[k + 1], size = x->shape().dims[d];
+    int64_t start = lo < 0 ? -lo : 0, limit = size + (hi < 0 ? hi : 0);
     if (limit < start) throw NotLowered("constant_pad_nd cropping more than the dimension holds");
-    crop.slice[d] = {start, limit, 1};
-    cropped[d] = limit - start;
+    if (start != 0 || limit != size) x = c.Slice(x, d, start, limit);
     a.padding[d] = {std::max<int64_t>(lo, 0), std::max<int64_t>(hi, 0), 0};
   }
   ElementType t = x->shape().type;
-  if (cropped != x->shape().dims) x = c.Add(Opcode::kSlice, hlo::Shape::Array(t, cropped), {x}, crop);
-  std::vector<int64_t> out = cropped;
+  std::vector<int64_t> out = x->shape().dims;
   for (int64_t d = 0; d < rank; ++d) out[d] += a.padding[d].lo + a.padding[d].hi;
   return {c.Add(Opcode::kPad, hlo::Shape::Array(t, out), {x, c.ScalarArg(n, 2, t)}, a)};
 }
@@ -228,7 +214,7 @@ Outs Pieces(LoweringContext& c, const ir::Node& n, int64_t dim, bool squeeze) {
   int64_t offset = 0;
   for (const ir::Shape& s : n.shapes()) {
     int64_t len = squeeze ? 1 : s.sizes[dim];
-    outs.push_back(c.Reshape(Slice(c, x, dim, offset, offset + len, 1), s.sizes));
+    outs.push_back(c.Reshape(c.Slice(x, dim, offset, offset + len, 1), s.sizes));
     offset += len;
   }
   return outs;
@@ -277,7 +263,7 @@ Outs Roll(LoweringContext& c, const ir::Node& n) {  // (self, shifts, dims)
     if (size == 0) continue;
     int64_t s = ((shifts.at(k) % size) + size) % size;
     if (s == 0) continue;
-    x = Concatenate(c, {Slice(c, x, dim, size - s, size, 1), Slice(c, x, dim, 0, size - s, 1)}, dim, x->shape().type);
+    x = Concatenate(c, {c.Slice(x, dim, size - s, size, 1), c.Slice(x, dim, 0, size - s, 1)}, dim, x->shape().type);
   }
   return {c.Reshape(x, shape)};
 }

@@ -8,30 +8,21 @@
 #include <cmath>
 #include <limits>
 
+#include "lower/formula.h"
 #include "lower/lowering.h"
 #include "lower/lowering_table.h"
 
 namespace txla::lower {
 namespace {
 
-Instruction* FloatOperand(LoweringContext& c, const ir::Node& n, size_t arg, ElementType t) {
-  return n.args()[arg].kind == ir::Arg::Kind::kTensor ? c.Convert(c.Operand(n, arg), t) : c.ScalarArg(n, arg, t);
-}
-
 template <Opcode kOp>
 Outs FloatUnary(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  if (!hlo::IsFloating(t)) throw NotLowered(n.OpName() + " with an integer result");
-  return {c.Elementwise(kOp, {c.Convert(c.Operand(n, 0), t)}, t)};
+  Builder b = For(c, n);
+  if (!hlo::IsFloating(b.t)) throw NotLowered(n.OpName() + " with an integer result");
+  return {b(kOp, c.Operand(n, 0))};
 }
 
-Instruction* Select(LoweringContext& c, Instruction* p, Instruction* x, Instruction* y, ElementType t) {
-  return c.Elementwise(Opcode::kSelect, {p, x, y}, t);
-}
-
-Instruction* Cmp(LoweringContext& c, Comparison d, Instruction* x, Instruction* y) {
-  return c.Elementwise(Opcode::kCompare, {x, y}, x->shape().type, d);
-}
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 Instruction* AllFalse(LoweringContext& c, const ir::Node& n) {
   return c.BroadcastTo(c.Constant(0, ElementType::kPred), n.shape().sizes);
@@ -39,218 +30,188 @@ Instruction* AllFalse(LoweringContext& c, const ir::Node& n) {
 
 Outs IsNan(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
-  if (!hlo::IsFloating(x->shape().type)) return {AllFalse(c, n)};
-  return {Cmp(c, Comparison::kNe, x, x)};
+  Builder b{c, x->shape().type};
+  if (!hlo::IsFloating(b.t)) return {AllFalse(c, n)};
+  return {b.cmp(Comparison::kNe, x, x)};
 }
 
 template <int kSign>
 Outs IsSignedInf(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
-  ElementType t = x->shape().type;
-  if (!hlo::IsFloating(t)) return {AllFalse(c, n)};
-  return {Cmp(c, Comparison::kEq, x, c.Constant(kSign * std::numeric_limits<double>::infinity(), t))};
+  Builder b{c, x->shape().type};
+  if (!hlo::IsFloating(b.t)) return {AllFalse(c, n)};
+  return {b.cmp(Comparison::kEq, x, b.k(kSign * kInf))};
 }
 
 // nan_to_num(self, nan?, posinf?, neginf?): defaults 0 and the type's largest finite values.
 Outs NanToNum(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
-  ElementType t = OutType(n);
-  if (!hlo::IsFloating(t)) return {x};
-  const double big = t == ElementType::kF64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
-  auto value = [&](size_t arg, double fallback) { return c.IsNone(n, arg) ? c.Constant(fallback, t) : c.ScalarArg(n, arg, t); };
-  const double inf = std::numeric_limits<double>::infinity();
-  Instruction* y = Select(c, Cmp(c, Comparison::kNe, x, x), value(1, 0), x, t);
-  y = Select(c, Cmp(c, Comparison::kEq, x, c.Constant(inf, t)), value(2, big), y, t);
-  return {Select(c, Cmp(c, Comparison::kEq, x, c.Constant(-inf, t)), value(3, -big), y, t)};
+  if (!hlo::IsFloating(b.t)) return {x};
+  const double big = b.t == ElementType::kF64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+  auto value = [&](size_t arg, double fallback) { return c.IsNone(n, arg) ? b.k(fallback) : c.ScalarArg(n, arg, b.t); };
+  Instruction* y = b.sel(b.cmp(Comparison::kNe, x, x), value(1, 0), x);
+  y = b.sel(b.cmp(Comparison::kEq, x, b.k(kInf)), value(2, big), y);
+  return {b.sel(b.cmp(Comparison::kEq, x, b.k(-kInf)), value(3, -big), y)};
 }
 
 // logit(self, eps?): log(z / (1 - z)), z = self clamped to [eps, 1 - eps] when eps is given.
 Outs Logit(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  Instruction* z = c.Convert(c.Operand(n, 0), t);
+  Builder b = For(c, n);
+  Instruction* z = c.Convert(c.Operand(n, 0), b.t);
   if (!c.IsNone(n, 1)) {
     const double eps = c.ConstArg(n, 1).toDouble();
-    z = c.Elementwise(Opcode::kClamp, {c.Constant(eps, t), z, c.Constant(1 - eps, t)}, t);
+    z = c.Elementwise(Opcode::kClamp, {b.k(eps), z, b.k(1 - eps)}, b.t);
   }
-  Instruction* odds = c.Elementwise(Opcode::kDivide, {z, c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), z}, t)}, t);
-  return {c.Elementwise(Opcode::kLog, {odds}, t)};
+  return {b(Opcode::kLog, b.div(z, b.sub(b.k(1), z)))};
 }
 
 // logit_backward(grad, self, eps?): grad / (x (1 - x)); outside [eps, 1 - eps] zero, or without
 // eps NaN outside [0, 1] and grad * inf at the ends.
 Outs LogitBackward(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* g = c.Operand(n, 0);
   Instruction* x = c.Operand(n, 1);
-  Instruction* slope = c.Elementwise(
-      Opcode::kDivide, {g, c.Elementwise(Opcode::kMultiply, {x, c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), x}, t)}, t)}, t);
+  Instruction* slope = b.div(g, b.mul(x, b.sub(b.k(1), x)));
   const double eps = c.IsNone(n, 2) ? -1.0 : c.ConstArg(n, 2).toDouble();
   if (eps >= 0) {
-    Instruction* outside = c.Elementwise(Opcode::kOr, {Cmp(c, Comparison::kLt, x, c.Constant(eps, t)),
-                                                       Cmp(c, Comparison::kGt, x, c.Constant(1 - eps, t))}, ElementType::kPred);
-    return {Select(c, outside, c.Constant(0, t), slope, t)};
+    Instruction* outside = b.any(b.cmp(Comparison::kLt, x, b.k(eps)), b.cmp(Comparison::kGt, x, b.k(1 - eps)));
+    return {b.sel(outside, b.k(0), slope)};
   }
-  const double inf = std::numeric_limits<double>::infinity();
-  Instruction* at_end = c.Elementwise(Opcode::kOr, {Cmp(c, Comparison::kEq, x, c.Constant(0, t)),
-                                                    Cmp(c, Comparison::kEq, x, c.Constant(1, t))}, ElementType::kPred);
-  Instruction* outside = c.Elementwise(Opcode::kOr, {Cmp(c, Comparison::kLt, x, c.Constant(0, t)),
-                                                     Cmp(c, Comparison::kGt, x, c.Constant(1, t))}, ElementType::kPred);
-  Instruction* y = Select(c, at_end, c.Elementwise(Opcode::kMultiply, {g, c.Constant(inf, t)}, t), slope, t);
-  return {Select(c, outside, c.Constant(std::nan(""), t), y, t)};
+  Instruction* at_end = b.any(b.cmp(Comparison::kEq, x, b.k(0)), b.cmp(Comparison::kEq, x, b.k(1)));
+  Instruction* outside = b.any(b.cmp(Comparison::kLt, x, b.k(0)), b.cmp(Comparison::kGt, x, b.k(1)));
+  return {b.sel(outside, b.k(std::nan("")), b.sel(at_end, b.mul(g, b.k(kInf)), slope))};
 }
 
 // mvlgamma(self, p): sum over j < p of lgamma(self - j/2), plus p (p - 1) / 4 log(pi), summed in
 // ATen's order (the most shifted term first). ATen's domain check (self > (p - 1) / 2) needs
 // the data; outside it the result is what the formula gives (inf or NaN).
 Outs Mvlgamma(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  Builder b = For(c, n);
+  Instruction* x = c.Convert(c.Operand(n, 0), b.t);
   const int64_t p = c.ConstArg(n, 1).toInt();
   Instruction* sum = nullptr;
   for (int64_t j = p - 1; j >= 0; --j) {
-    Instruction* term = c.Elementwise(Opcode::kLgamma, {c.Elementwise(Opcode::kSubtract, {x, c.Constant(0.5 * j, t)}, t)}, t);
-    sum = sum ? c.Elementwise(Opcode::kAdd, {sum, term}, t) : term;
+    Instruction* term = b(Opcode::kLgamma, b.sub(x, b.k(0.5 * j)));
+    sum = sum ? b.add(sum, term) : term;
   }
-  const double log_pi = std::log(3.14159265358979323846);
-  return {c.Elementwise(Opcode::kAdd, {sum, c.Constant(p * (p - 1) * log_pi / 4, t)}, t)};
+  return {b.add(sum, b.k(p * (p - 1) * std::log(3.14159265358979323846) / 4))};
 }
 
 // xlogy(self, other): 0 where self is 0 (unless other is NaN), else self * log(other).
 Outs Xlogy(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  if (!hlo::IsFloating(t)) throw NotLowered("xlogy with an integer result");
-  Instruction* x = FloatOperand(c, n, 0, t);
-  Instruction* y = FloatOperand(c, n, 1, t);
-  Instruction* v = c.Elementwise(Opcode::kMultiply, {x, c.Elementwise(Opcode::kLog, {y}, t)}, t);
-  v = Select(c, Cmp(c, Comparison::kEq, x, c.Constant(0, t)), c.Constant(0, t), v, t);
-  return {Select(c, Cmp(c, Comparison::kNe, y, y), y, v, t)};
+  Builder b = For(c, n);
+  if (!hlo::IsFloating(b.t)) throw NotLowered("xlogy with an integer result");
+  Instruction* x = c.TensorOrScalar(n, 0, b.t);
+  Instruction* y = c.TensorOrScalar(n, 1, b.t);
+  Instruction* v = b.sel(b.cmp(Comparison::kEq, x, b.k(0)), b.k(0), b.mul(x, b(Opcode::kLog, y)));
+  return {b.sel(b.cmp(Comparison::kNe, y, y), y, v)};
 }
 
 // logaddexp(a, b): max + log1p(exp(-|a - b|)); equal infinities give themselves.
 Outs Logaddexp(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  Instruction* a = c.Convert(c.Operand(n, 0), t);
-  Instruction* b = c.Convert(c.Operand(n, 1), t);
-  Instruction* m = c.Elementwise(Opcode::kMaximum, {a, b}, t);
-  Instruction* d = c.Elementwise(Opcode::kAbs, {c.Elementwise(Opcode::kSubtract, {a, b}, t)}, t);
-  Instruction* v = c.Elementwise(
-      Opcode::kAdd, {m, c.Elementwise(Opcode::kLog1p, {c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kNegate, {d}, t)}, t)}, t)}, t);
-  Instruction* same_inf = c.Elementwise(
-      Opcode::kAnd, {Cmp(c, Comparison::kEq, a, b), Cmp(c, Comparison::kEq, c.Elementwise(Opcode::kAbs, {a}, t),
-                                                         c.Constant(std::numeric_limits<double>::infinity(), t))},
-      ElementType::kPred);
-  return {Select(c, same_inf, a, v, t)};
+  Builder b = For(c, n);
+  Instruction* x = c.Convert(c.Operand(n, 0), b.t);
+  Instruction* y = c.Convert(c.Operand(n, 1), b.t);
+  Instruction* gap = b(Opcode::kNegate, b(Opcode::kAbs, b.sub(x, y)));
+  Instruction* v = b.add(b(Opcode::kMaximum, x, y), b(Opcode::kLog1p, b(Opcode::kExp, gap)));
+  Instruction* same_inf = b.all(b.cmp(Comparison::kEq, x, y), b.cmp(Comparison::kEq, b(Opcode::kAbs, x), b.k(kInf)));
+  return {b.sel(same_inf, x, v)};
 }
 
 // Shifts (integer types): __lshift__/__rshift__ and bitwise_{left,right}_shift, tensor or scalar.
 template <Opcode kOp>
 Outs Shift(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  if (hlo::IsFloating(t) || t == ElementType::kPred) throw NotLowered("a shift of a floating-point or bool tensor");
-  return {c.Elementwise(kOp, {FloatOperand(c, n, 0, t), FloatOperand(c, n, 1, t)}, t)};
+  Builder b = For(c, n);
+  if (hlo::IsFloating(b.t) || b.t == ElementType::kPred) throw NotLowered("a shift of a floating-point or bool tensor");
+  return {b(kOp, c.TensorOrScalar(n, 0, b.t), c.TensorOrScalar(n, 1, b.t))};
 }
 
-// softshrink(self, lambd): x - l above l, x + l below -l, else 0. hardshrink: x outside [-l, l].
+// Where x lies in [-l, l] (the shrinkage functions zero it there).
+Instruction* WithinLambda(Builder& b, Instruction* x, Instruction* l) {
+  return b.all(b.cmp(Comparison::kGe, x, b(Opcode::kNegate, l)), b.cmp(Comparison::kLe, x, l));
+}
+
+// softshrink(self, lambd): x - l above l, x + l below -l, else 0.
 Outs Softshrink(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
-  Instruction* l = c.ScalarArg(n, 1, t);
-  Instruction* neg_l = c.Elementwise(Opcode::kNegate, {l}, t);
-  Instruction* v = Select(c, Cmp(c, Comparison::kLt, x, neg_l), c.Elementwise(Opcode::kAdd, {x, l}, t), c.Constant(0, t), t);
-  return {Select(c, Cmp(c, Comparison::kGt, x, l), c.Elementwise(Opcode::kSubtract, {x, l}, t), v, t)};
+  Instruction* l = c.ScalarArg(n, 1, b.t);
+  Instruction* v = b.sel(b.cmp(Comparison::kLt, x, b(Opcode::kNegate, l)), b.add(x, l), b.k(0));
+  return {b.sel(b.cmp(Comparison::kGt, x, l), b.sub(x, l), v)};
 }
 
+// hardshrink(self, lambd): x outside [-l, l], else 0.
 Outs Hardshrink(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
-  Instruction* l = c.ScalarArg(n, 1, t);
-  Instruction* inside = c.Elementwise(Opcode::kAnd, {Cmp(c, Comparison::kGe, x, c.Elementwise(Opcode::kNegate, {l}, t)),
-                                                     Cmp(c, Comparison::kLe, x, l)}, ElementType::kPred);
-  return {Select(c, inside, c.Constant(0, t), x, t)};
+  return {b.sel(WithinLambda(b, x, c.ScalarArg(n, 1, b.t)), b.k(0), x)};
 }
 
-// softshrink_backward / hardshrink_backward(grad, self, lambd): grad where |self| > lambd
-// (hardshrink: outside [-lambd, lambd]; the same test for the values that matter).
-template <bool kSoft>
+// softshrink_backward / hardshrink_backward(grad, self, lambd): grad outside [-lambd, lambd].
 Outs ShrinkBackward(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  Instruction* x = c.Operand(n, 1);
-  Instruction* l = c.ScalarArg(n, 2, t);
-  Instruction* inside = c.Elementwise(Opcode::kAnd, {Cmp(c, Comparison::kGe, x, c.Elementwise(Opcode::kNegate, {l}, t)),
-                                                     Cmp(c, Comparison::kLe, x, l)}, ElementType::kPred);
-  return {Select(c, inside, c.Constant(0, t), c.Operand(n, 0), t)};
+  Builder b = For(c, n);
+  return {b.sel(WithinLambda(b, c.Operand(n, 1), c.ScalarArg(n, 2, b.t)), b.k(0), c.Operand(n, 0))};
 }
 
 // glu(self, dim): a * sigmoid(b) of self's two halves along dim.
 std::pair<Instruction*, Instruction*> Halves(LoweringContext& c, Instruction* x, int64_t dim) {
-  const auto& dims = x->shape().dims;
-  if (dims[dim] % 2) throw NotLowered("glu of an odd-sized dimension");
-  auto half = [&](int64_t start) {
-    hlo::Attributes a;
-    std::vector<int64_t> out = dims;
-    out[dim] = dims[dim] / 2;
-    for (size_t d = 0; d < dims.size(); ++d)
-      a.slice.push_back({static_cast<int64_t>(d) == dim ? start : 0, static_cast<int64_t>(d) == dim ? start + out[dim] : dims[d], 1});
-    return c.Add(Opcode::kSlice, hlo::Shape::Array(x->shape().type, out), {x}, a);
-  };
-  return {half(0), half(dims[dim] / 2)};
+  const int64_t size = x->shape().dims[dim];
+  if (size % 2) throw NotLowered("glu of an odd-sized dimension");
+  return {c.Slice(x, dim, 0, size / 2), c.Slice(x, dim, size / 2, size)};
 }
 
 Outs Glu(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
-  auto [a, b] = Halves(c, x, WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank()));
-  return {c.Elementwise(Opcode::kMultiply, {a, c.Elementwise(Opcode::kLogistic, {b}, t)}, t)};
+  auto [first, second] = Halves(c, x, WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank()));
+  return {b.mul(first, b(Opcode::kLogistic, second))};
 }
 
 Outs GluBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, self, dim)
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* g = c.Operand(n, 0);
   Instruction* x = c.Operand(n, 1);
   const int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), x->shape().rank());
-  auto [a, b] = Halves(c, x, dim);
-  Instruction* s = c.Elementwise(Opcode::kLogistic, {b}, t);
-  Instruction* ga = c.Elementwise(Opcode::kMultiply, {g, s}, t);
-  Instruction* gb = c.Elementwise(
-      Opcode::kMultiply, {c.Elementwise(Opcode::kMultiply, {ga, a}, t), c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), s}, t)}, t);
+  auto [first, second] = Halves(c, x, dim);
+  Instruction* s = b(Opcode::kLogistic, second);
+  Instruction* g_first = b.mul(g, s);
+  Instruction* g_second = b.mul(b.mul(g_first, first), b.sub(b.k(1), s));
   hlo::Attributes cat;
   cat.dimensions = {dim};
-  return {c.Add(Opcode::kConcatenate, hlo::Shape::Array(t, x->shape().dims), {ga, gb}, cat)};
+  return {c.Add(Opcode::kConcatenate, hlo::Shape::Array(b.t, x->shape().dims), {g_first, g_second}, cat)};
 }
+
+// exp(-|x|), the buffer log-sigmoid keeps for its backward.
+Instruction* ExpNegAbs(Builder& b, Instruction* x) { return b(Opcode::kExp, b(Opcode::kNegate, b(Opcode::kAbs, x))); }
 
 // log_sigmoid_forward(self) -> (min(x, 0) - log1p(exp(-|x|)), buffer exp(-|x|)).
 Outs LogSigmoidForward(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
-  Instruction* z = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kNegate, {c.Elementwise(Opcode::kAbs, {x}, t)}, t)}, t);
-  Instruction* out = c.Elementwise(Opcode::kSubtract, {c.Elementwise(Opcode::kMinimum, {x, c.Constant(0, t)}, t),
-                                                       c.Elementwise(Opcode::kLog1p, {z}, t)}, t);
-  return {out, z};
+  Instruction* z = ExpNegAbs(b, x);
+  return {b.sub(b(Opcode::kMinimum, x, b.k(0)), b(Opcode::kLog1p, z)), z};
 }
 
 // log_sigmoid_backward(grad, self, buffer): grad * (x < 0 ? 1 - z/(1+z) : z/(1+z)), z = exp(-|x|).
 Outs LogSigmoidBackward(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
+  Builder b = For(c, n);
   Instruction* x = c.Operand(n, 1);
-  Instruction* z = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kNegate, {c.Elementwise(Opcode::kAbs, {x}, t)}, t)}, t);
-  Instruction* ratio = c.Elementwise(Opcode::kDivide, {z, c.Elementwise(Opcode::kAdd, {c.Constant(1, t), z}, t)}, t);
-  Instruction* negative = Cmp(c, Comparison::kLt, x, c.Constant(0, t));
-  Instruction* d = Select(c, negative, c.Elementwise(Opcode::kSubtract, {c.Constant(1, t), ratio}, t), ratio, t);
-  return {c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), d}, t)};
+  Instruction* z = ExpNegAbs(b, x);
+  Instruction* ratio = b.div(z, b.add(b.k(1), z));
+  return {b.mul(c.Operand(n, 0), b.sel(b.cmp(Comparison::kLt, x, b.k(0)), b.sub(b.k(1), ratio), ratio))};
 }
 
 // addr(self, vec1, vec2, beta, alpha): beta * self + alpha * outer(vec1, vec2); self is ignored
 // (NaN included) when beta is 0, as in ATen. Its scalars are graph constants (op table).
 Outs Addr(LoweringContext& c, const ir::Node& n) {
-  ElementType t = OutType(n);
-  if (t == ElementType::kPred) throw NotLowered("addr of bool tensors");
+  Builder b = For(c, n);
+  if (b.t == ElementType::kPred) throw NotLowered("addr of bool tensors");
   const auto& dims = n.shape().sizes;
-  Instruction* v1 = c.BroadcastTo(c.Reshape(c.Convert(c.Operand(n, 1), t), {dims[0], 1}), dims);
-  Instruction* v2 = c.BroadcastTo(c.Convert(c.Operand(n, 2), t), dims);
-  Instruction* outer = c.Elementwise(Opcode::kMultiply, {c.Elementwise(Opcode::kMultiply, {v1, v2}, t), c.ScalarArg(n, 4, t)}, t);
+  Instruction* column = c.BroadcastTo(c.Reshape(c.Operand(n, 1), {dims[0], 1}), dims);
+  Instruction* outer = b.mul(b.mul(column, c.Operand(n, 2)), c.ScalarArg(n, 4, b.t));
   if (c.ConstArg(n, 3).toScalar().toDouble() == 0) return {outer};
-  Instruction* scaled = c.Elementwise(Opcode::kMultiply, {c.BroadcastTo(c.Convert(c.Operand(n, 0), t), dims), c.ScalarArg(n, 3, t)}, t);
-  return {c.Elementwise(Opcode::kAdd, {scaled, outer}, t)};
+  return {b.add(b.mul(c.Operand(n, 0), c.ScalarArg(n, 3, b.t)), outer)};
 }
 
 // Pairwise differences of rows: x1 [*, P, M], x2 [*, R, M] -> [*, P, R, M].
@@ -259,26 +220,21 @@ Instruction* RowDifferences(LoweringContext& c, Instruction* x1, Instruction* x2
   const size_t r = d1.size();
   if (d2.size() != r || !std::equal(d1.begin(), d1.end() - 2, d2.begin()))
     throw NotLowered("cdist of inputs with different batch dimensions");
-  std::vector<int64_t> out(d1.begin(), d1.end() - 2);
-  for (int64_t v : {d1[r - 2], d2[r - 2], d1[r - 1]}) out.push_back(v);
-  std::vector<int64_t> a = d1, b = d2;
-  a.insert(a.end() - 1, 1);
-  b.insert(b.end() - 2, 1);
-  ElementType t = x1->shape().type;
-  return c.Elementwise(Opcode::kSubtract, {c.BroadcastTo(c.Reshape(x1, a), out), c.BroadcastTo(c.Reshape(x2, b), out)}, t);
+  d1.insert(d1.end() - 1, 1);  // [*, P, 1, M] - [*, 1, R, M], broadcast
+  d2.insert(d2.end() - 2, 1);
+  return c.Elementwise(Opcode::kSubtract, {c.Reshape(x1, d1), c.Reshape(x2, d2)}, x1->shape().type);
 }
 
 // The p-norm over the last dimension of d: p = 0 counts non-zeros, p = inf takes the largest.
 Instruction* NormOverLast(LoweringContext& c, Instruction* d, double p) {
-  ElementType t = d->shape().type;
+  Builder b{c, d->shape().type};
   const int64_t last = d->shape().rank() - 1;
-  Instruction* a = c.Elementwise(Opcode::kAbs, {d}, t);
-  if (p == 0) return c.Reduce(c.Convert(Cmp(c, Comparison::kNe, a, c.Constant(0, t)), t), {last}, RK::kSum);
+  Instruction* a = b(Opcode::kAbs, d);
+  if (p == 0) return c.Reduce(c.Convert(b.cmp(Comparison::kNe, a, b.k(0)), b.t), {last}, RK::kSum);
   if (std::isinf(p)) return c.Reduce(a, {last}, RK::kMax);
   if (p == 1) return c.Reduce(a, {last}, RK::kSum);
-  if (p == 2) return c.Elementwise(Opcode::kSqrt, {c.Reduce(c.Elementwise(Opcode::kMultiply, {a, a}, t), {last}, RK::kSum)}, t);
-  Instruction* s = c.Reduce(c.Elementwise(Opcode::kPower, {a, c.Constant(p, t)}, t), {last}, RK::kSum);
-  return c.Elementwise(Opcode::kPower, {s, c.Constant(1 / p, t)}, t);
+  if (p == 2) return b(Opcode::kSqrt, c.Reduce(b.mul(a, a), {last}, RK::kSum));
+  return b(Opcode::kPower, c.Reduce(b(Opcode::kPower, a, b.k(p)), {last}, RK::kSum), b.k(1 / p));
 }
 
 // _cdist_forward(x1, x2, p, compute_mode): computed directly (ATen's matrix-product shortcut for
@@ -290,7 +246,8 @@ Outs CdistForward(LoweringContext& c, const ir::Node& n) {
 
 // d dist / d x1 summed over x2's rows, weighted by grad [*, P, R]; dist [*, P, R] is the forward.
 Instruction* CdistGrad(LoweringContext& c, Instruction* grad, Instruction* x1, Instruction* x2, Instruction* dist, double p) {
-  ElementType t = x1->shape().type;
+  if (std::isinf(p)) throw NotLowered("cdist backward with p = inf");
+  Builder b{c, x1->shape().type};
   Instruction* d = RowDifferences(c, x1, x2);
   const auto& dims = d->shape().dims;
   auto column = [&](Instruction* v) {  // [*, P, R] -> [*, P, R, M]
@@ -299,22 +256,17 @@ Instruction* CdistGrad(LoweringContext& c, Instruction* grad, Instruction* x1, I
     return c.BroadcastTo(c.Reshape(v, shape), dims);
   };
   Instruction* g = column(grad);
-  Instruction* zero = c.Constant(0, t);
-  Instruction* sign = c.Elementwise(Opcode::kSign, {d}, t);
+  Instruction* sign = b(Opcode::kSign, d);
   Instruction* term;
   if (p == 0) {
-    term = c.BroadcastTo(zero, dims);
+    term = c.BroadcastTo(b.k(0), dims);
   } else if (p == 1) {
-    term = c.Elementwise(Opcode::kMultiply, {g, sign}, t);
-  } else if (std::isinf(p)) {
-    throw NotLowered("cdist backward with p = inf");
+    term = b.mul(g, sign);
   } else {
     Instruction* dd = column(dist);
-    Instruction* a = c.Elementwise(Opcode::kAbs, {d}, t);
-    Instruction* num = p == 2 ? d : c.Elementwise(Opcode::kMultiply, {sign, c.Elementwise(Opcode::kPower, {a, c.Constant(p - 1, t)}, t)}, t);
-    Instruction* den = p == 2 ? dd : c.Elementwise(Opcode::kPower, {dd, c.Constant(p - 1, t)}, t);
-    Instruction* v = c.Elementwise(Opcode::kMultiply, {g, c.Elementwise(Opcode::kDivide, {num, den}, t)}, t);
-    term = Select(c, Cmp(c, Comparison::kEq, dd, zero), c.BroadcastTo(zero, dims), v, t);
+    Instruction* num = p == 2 ? d : b.mul(sign, b(Opcode::kPower, b(Opcode::kAbs, d), b.k(p - 1)));
+    Instruction* den = p == 2 ? dd : b(Opcode::kPower, dd, b.k(p - 1));
+    term = b.sel(b.cmp(Comparison::kEq, dd, b.k(0)), b.k(0), b.mul(g, b.div(num, den)));
   }
   return c.Reduce(term, {static_cast<int64_t>(dims.size()) - 2}, RK::kSum);
 }
@@ -331,18 +283,12 @@ std::vector<int64_t> UpperPairs(int64_t rows) {
   return flat;
 }
 
-Instruction* PairTable(LoweringContext& c, int64_t rows) {
-  std::vector<int64_t> pairs = UpperPairs(rows);
-  const int64_t count = static_cast<int64_t>(pairs.size());
-  return c.computation()->AddConstant(hlo::Literal::FromInts(hlo::Shape::Array(ElementType::kS64, {count}), std::move(pairs)));
-}
-
 Outs PdistForward(LoweringContext& c, const ir::Node& n) {  // (self, p)
   Instruction* x = c.Operand(n, 0);
   if (!hlo::IsFloating(x->shape().type)) throw NotLowered("pdist of integers");
   const int64_t rows = x->shape().dims[0];
   Instruction* all = NormOverLast(c, RowDifferences(c, x, x), c.ConstArg(n, 1).toDouble());
-  return {c.TakeRows(c.Reshape(all, {rows * rows}), PairTable(c, rows), 0)};
+  return {c.TakeRows(c.Reshape(all, {rows * rows}), c.IndexConstant(UpperPairs(rows)), 0)};
 }
 
 Outs PdistBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self, p, pdist)
@@ -350,7 +296,7 @@ Outs PdistBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self, p, 
   ElementType t = x->shape().type;
   const int64_t rows = x->shape().dims[0];
   const double p = c.ConstArg(n, 2).toDouble();
-  Instruction* upper = c.Reshape(c.AddRows(c.BroadcastTo(c.Constant(0, t), {rows * rows}), PairTable(c, rows), c.Operand(n, 0), 0),
+  Instruction* upper = c.Reshape(c.AddRows(c.BroadcastTo(c.Constant(0, t), {rows * rows}), c.IndexConstant(UpperPairs(rows)), c.Operand(n, 0), 0),
                                  {rows, rows});
   Instruction* grad = c.Elementwise(Opcode::kAdd, {upper, c.Transpose(upper, {1, 0})}, t);
   Instruction* dist = NormOverLast(c, RowDifferences(c, x, x), p);
@@ -391,7 +337,9 @@ Instruction* BaseGrid(LoweringContext& c, const std::vector<int64_t>& size, bool
     std::vector<int64_t> shape(dims.size(), 1);
     shape[dim] = steps;
     Instruction* coord = c.BroadcastTo(c.Reshape(table, shape), dims);
-    grid = Select(c, Cmp(c, Comparison::kEq, channel, c.Constant(static_cast<double>(k), ElementType::kS64)), coord, grid, t);
+    Instruction* is_k = c.Elementwise(Opcode::kCompare, {channel, c.Constant(static_cast<double>(k), ElementType::kS64)},
+                                      ElementType::kS64, Comparison::kEq);
+    grid = c.Elementwise(Opcode::kSelect, {is_k, coord, grid}, t);
   }
   return grid;
 }
@@ -440,9 +388,9 @@ std::vector<LoweringEntry> SpecialLowerings() {
       {"aten::bitwise_left_shift.Tensor", Shift<Opcode::kShiftLeft>},
       {"aten::bitwise_right_shift.Tensor", Shift<Opcode::kShiftRightArithmetic>},
       {"aten::softshrink", Softshrink},
-      {"aten::softshrink_backward", ShrinkBackward<true>},
+      {"aten::softshrink_backward", ShrinkBackward},
       {"aten::hardshrink", Hardshrink},
-      {"aten::hardshrink_backward", ShrinkBackward<false>},
+      {"aten::hardshrink_backward", ShrinkBackward},
       {"aten::glu", Glu},
       {"aten::glu_backward", GluBackward},
       {"aten::log_sigmoid_forward", LogSigmoidForward},

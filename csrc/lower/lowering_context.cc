@@ -70,6 +70,26 @@ hlo::Instruction* LoweringContext::Constant(double value, hlo::ElementType type)
   return entry_->AddConstant(hlo::Literal::Scalar(type, value));
 }
 
+hlo::Instruction* LoweringContext::Slice(hlo::Instruction* x, int64_t dim, int64_t start, int64_t limit,
+                                         int64_t stride) {
+  hlo::Attributes a;
+  const auto& dims = x->shape().dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d)
+    a.slice.push_back(d == dim ? hlo::SliceDim{start, limit, stride} : hlo::SliceDim{0, dims[d], 1});
+  std::vector<int64_t> out = dims;
+  out[dim] = limit > start ? (limit - start + stride - 1) / stride : 0;
+  return Add(hlo::Opcode::kSlice, hlo::Shape::Array(x->shape().type, out), {x}, a);
+}
+
+hlo::Instruction* LoweringContext::TensorOrScalar(const ir::Node& node, size_t arg, hlo::ElementType type) {
+  return node.args()[arg].kind == ir::Arg::Kind::kTensor ? Convert(Operand(node, arg), type) : ScalarArg(node, arg, type);
+}
+
+hlo::Instruction* LoweringContext::IndexConstant(std::vector<int64_t> values) {
+  const int64_t count = static_cast<int64_t>(values.size());
+  return entry_->AddConstant(hlo::Literal::FromInts(hlo::Shape::Array(hlo::ElementType::kS64, {count}), std::move(values)));
+}
+
 hlo::Instruction* LoweringContext::Iota(hlo::Shape shape, int64_t dimension) {
   hlo::Attributes attrs;
   attrs.index = dimension;

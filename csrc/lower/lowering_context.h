@@ -37,6 +37,10 @@ class LoweringContext {
   // parameter), converted to `type`. `shape_for_scalar` unused for tensors.
   hlo::Instruction* Operand(const ir::Node& node, size_t arg) const;
   hlo::Instruction* ScalarArg(const ir::Node& node, size_t arg, hlo::ElementType type);
+  // Argument `arg` as `type`: a tensor operand converted, or a Scalar argument.
+  hlo::Instruction* TensorOrScalar(const ir::Node& node, size_t arg, hlo::ElementType type);
+  // A constant 1-D s64 array (gather/scatter index tables computed at lowering time).
+  hlo::Instruction* IndexConstant(std::vector<int64_t> values);
   const c10::IValue& ConstArg(const ir::Node& node, size_t arg) const;
   bool IsNone(const ir::Node& node, size_t arg) const;
 
@@ -51,6 +55,8 @@ class LoweringContext {
   hlo::Instruction* BroadcastTo(hlo::Instruction* x, const std::vector<int64_t>& dims);
   hlo::Instruction* Reshape(hlo::Instruction* x, const std::vector<int64_t>& dims);
   hlo::Instruction* Transpose(hlo::Instruction* x, const std::vector<int64_t>& perm);
+  // Elements [start, limit) of dimension `dim`, every `stride`-th.
+  hlo::Instruction* Slice(hlo::Instruction* x, int64_t dim, int64_t start, int64_t limit, int64_t stride = 1);
   // Elementwise op on operands broadcast to their common shape and converted to `type`;
   // compare ops produce pred.
   hlo::Instruction* Elementwise(hlo::Opcode op, std::vector<hlo::Instruction*> operands,

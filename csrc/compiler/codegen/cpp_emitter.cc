@@ -512,10 +512,11 @@ class Emitter {
   // PyTorch (whose vectorized sums keep many partial sums) and to turn ResNet's gradients.
   static std::string AccumulatorType(const Instruction& reduce) {
     Opcode combiner = reduce.attrs().called.at(0)->root()->opcode();
-    bool widen = reduce.shape().type == ElementType::kF32 &&
-                 (combiner == Opcode::kAdd || combiner == Opcode::kMultiply);
-    return widen ? "double" : CType(reduce.shape().type);
+    bool sum_or_product = combiner == Opcode::kAdd || combiner == Opcode::kMultiply;
+    return sum_or_product ? WideType(reduce.shape().type) : CType(reduce.shape().type);
   }
+  // The type sums and products of `t` accumulate in: double for f32, else t itself.
+  static std::string WideType(ElementType t) { return t == ElementType::kF32 ? "double" : CType(t); }
   static constexpr int64_t kMaxAccumulatorRow = 1 << 15;
 
   // acc[o...] = init; for r...: for o...: acc[o...] = combine(acc[o...], input[r..., o...]);
@@ -905,7 +906,7 @@ class Emitter {
     for (int64_t k = d + 1; k < s.rank(); ++k) inner *= s.dims[k];
     std::string type = CType(s.type), fn = "k_" + Sanitize(i.name());
     // As ATen's CPU kernels: running totals of f32 in double.
-    std::string acc_type = s.type == ElementType::kF32 ? "double" : type;
+    std::string acc_type = WideType(s.type);
     std::ostringstream body;
     body << "  for (int64_t o = 0; o < " << outer << "; ++o)\n    for (int64_t i = 0; i < " << inner << "; ++i) {\n"
          << "      " << acc_type << " acc = " << (sum ? "0" : "1") << ";\n"
