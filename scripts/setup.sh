@@ -10,6 +10,7 @@ PACKAGES=(
   build-essential cmake ccache git
   python3 python3-dev python3-numpy python3-pytest
   python3-torch python3-torchvision libtorch-dev pybind11-dev libgtest-dev libopenblas-dev
+  clang libclang-rt-14-dev iproute2  # the parser fuzzer (libFuzzer); the fault tests' hosts
 )
 
 missing=()

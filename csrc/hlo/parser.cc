@@ -137,8 +137,14 @@ class Parser {
     }
     Expect("[");
     std::vector<int64_t> dims;
+    // Sizes are checked before anything multiplies them: at most 2^40 elements in all.
+    constexpr int64_t kMaxElements = int64_t{1} << 40;
+    int64_t elements = 1;
     while (!Accept("]")) {
       dims.push_back(Int());
+      if (dims.back() < 0 || dims.back() > kMaxElements) Fail("a dimension size must be in [0, 2^40]");
+      if (dims.back() != 0 && elements > kMaxElements / dims.back()) Fail("a shape holds at most 2^40 elements");
+      elements *= dims.back();
       Accept(",");
     }
     // A layout follows "]" directly (the "{" of a computation body after its signature's result

@@ -98,6 +98,17 @@ Shape InferDot(const Instruction& i) {
   return Shape::Array(l.type, dims);
 }
 
+// Window sizes, strides and dilations of at least one and padding (negative trims) of moderate
+// size: what the output-size arithmetic and the emitter's loops assume.
+void CheckWindow(const Instruction& i, const std::vector<WindowDim>& window) {
+  constexpr int64_t kLimit = int64_t{1} << 31;
+  auto positive = [&](int64_t v) { return v >= 1 && v < kLimit; };
+  for (const WindowDim& w : window)
+    Check(i, positive(w.size) && positive(w.stride) && positive(w.lhs_dilation) && positive(w.rhs_dilation) &&
+                 w.pad_lo > -kLimit && w.pad_lo < kLimit && w.pad_hi > -kLimit && w.pad_hi < kLimit,
+          "window sizes, strides and dilations must be in [1, 2^31), padding in (-2^31, 2^31)");
+}
+
 Shape InferConvolution(const Instruction& i) {
   CheckArity(i, 2);
   const Shape& in = Op(i, 0);
@@ -109,7 +120,19 @@ Shape InferConvolution(const Instruction& i) {
                window.size() == spatial && c.kernel_spatial.size() == spatial &&
                c.output_spatial.size() == spatial,
         "convolution ranks and window do not agree");
+  CheckWindow(i, window);
+  // Each of input, kernel and output names every one of its dimensions exactly once.
+  auto labels = [](int64_t a, int64_t b, const std::vector<int64_t>& spatial) {
+    std::vector<int64_t> all = {a, b};
+    all.insert(all.end(), spatial.begin(), spatial.end());
+    return all;
+  };
+  Check(i, IsPermutation(labels(c.input_batch, c.input_feature, c.input_spatial), in.rank()) &&
+               IsPermutation(labels(c.kernel_input_feature, c.kernel_output_feature, c.kernel_spatial), in.rank()) &&
+               IsPermutation(labels(c.output_batch, c.output_feature, c.output_spatial), in.rank()),
+        "dim_labels must name each dimension of input, kernel and output once");
   int64_t groups = i.attrs().feature_group_count;
+  Check(i, groups >= 1, "feature_group_count must be at least 1");
   Check(i, in.dims[c.input_feature] == k.dims[c.kernel_input_feature] * groups,
         "input features " + std::to_string(in.dims[c.input_feature]) + " != kernel input features " +
             std::to_string(k.dims[c.kernel_input_feature]) + " x groups " + std::to_string(groups));
@@ -292,6 +315,7 @@ Shape InferShape(const Instruction& i) {
       const Shape& in = Op(i, 0);
       Check(i, static_cast<int64_t>(a.window.size()) == in.rank(), "one window dimension per input dimension");
       Check(i, a.called.size() == 1, "needs to_apply");
+      CheckWindow(i, a.window);
       std::vector<int64_t> dims;
       for (int64_t k = 0; k < in.rank(); ++k) dims.push_back(WindowedOutputSize(in.dims[k], a.window[k]));
       return Shape::Array(Op(i, 1).type, dims);

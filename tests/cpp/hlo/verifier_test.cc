@@ -21,6 +21,30 @@ TEST(HloVerifierTest, AcceptsAConsistentModule) {
   EXPECT_EQ(VerifyError("  %p = f32[2,3] parameter(0)\n  ROOT %t = f32[3,2] transpose(%p), dimensions={1,0}\n"), "");
 }
 
+// Found by the parser fuzzer: windows and dimension labels are checked before any arithmetic
+// uses them (a repeated label read past a vector, a zero stride divided by zero).
+TEST(HloVerifierTest, RejectsBadWindowsAndDimensionLabels) {
+  const std::string operands = "  %x = f32[1,1,4,4] parameter(0)\n  %w = f32[1,1,2,2] parameter(1)\n";
+  EXPECT_NE(VerifyError(operands + "  ROOT %c = f32[1,1,3,3] convolution(%x, %w), window={size=2x2}, "
+                                   "dim_labels=bf00_oi01->bf01\n")
+                .find("dim_labels must name each dimension"),
+            std::string::npos);
+  EXPECT_NE(VerifyError(operands + "  ROOT %c = f32[1,1,3,3] convolution(%x, %w), window={size=2x2 stride=0x1}, "
+                                   "dim_labels=bf01_oi01->bf01\n")
+                .find("strides and dilations must be in [1, 2^31)"),
+            std::string::npos);
+  auto module = ParseModule(
+      "HloModule m\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+      "  ROOT %s = f32[] add(%a, %b)\n}\nENTRY %main {\n  %x = f32[4] parameter(0)\n  %z = f32[] constant(0)\n"
+      "  ROOT %r = f32[4] reduce-window(%x, %z), window={size=0}, to_apply=%add\n}\n");
+  try {
+    Verify(*module);
+    ADD_FAILURE() << "a window of size 0 verified";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("window sizes"), std::string::npos) << e.what();
+  }
+}
+
 TEST(HloVerifierTest, RejectsWrongDeclaredShapes) {
   EXPECT_NE(VerifyError("  %p = f32[2,3] parameter(0)\n  ROOT %t = f32[2,3] transpose(%p), dimensions={1,0}\n")
                 .find("declared f32[2,3]{1,0} but its operands give f32[3,2]{1,0}"),
