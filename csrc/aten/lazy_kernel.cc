@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "aten/cpu_fallback.h"
-#include "debug/env.h"
+#include "debug/config.h"
 #include "debug/frames.h"
 #include "tensor/bridge.h"
 
@@ -55,8 +55,7 @@ const std::vector<ArgClass>& ArgClasses(const c10::OperatorHandle& op) {
 }
 
 bool SpecialScalarsEnabled() {
-  static const bool enabled = !debug::EnvBool("XLA_NO_SPECIAL_SCALARS");
-  return enabled;
+  return !debug::GetConfig().no_special_scalars;
 }
 
 bool IsSpecialScalar(const c10::Scalar& s) {

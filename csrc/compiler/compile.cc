@@ -15,7 +15,7 @@
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
 #include "compiler/passes/fusion.h"
-#include "debug/env.h"
+#include "debug/config.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
 #include "metrics/metrics.h"
@@ -24,7 +24,7 @@ namespace txla::compiler {
 namespace {
 
 void DumpAfter(const std::string& pass, const hlo::Module& module) {
-  std::string path = debug::EnvString("TXLA_DUMP_PASSES");
+  std::string path = debug::GetConfig().dump_passes;
   if (path.empty()) return;
   std::ofstream out(path, std::ios::app);
   out << "// after " << pass << "\n" << hlo::ToText(module) << "\n";
@@ -38,16 +38,11 @@ std::string Hex(size_t h) {
 
 // TXLA_DISABLE_PASSES=name,name: a debugging switch to bisect miscompiles.
 bool Enabled(const Pass& pass) {
-  std::string disabled = "," + debug::EnvString("TXLA_DISABLE_PASSES") + ",";
+  std::string disabled = "," + debug::GetConfig().disable_passes + ",";
   return disabled.find("," + pass.name() + ",") == std::string::npos;
 }
 
 }  // namespace
-
-std::string CodegenSwitches() {
-  return debug::EnvString("TXLA_DISABLE_PASSES") + "|" + debug::EnvString("TXLA_PROFILE_KERNELS") + "|" +
-         debug::EnvString("TXLA_TEST_MISCOMPILE");
-}
 
 void RunPipeline(hlo::Module& module) {
   hlo::Verify(module);
@@ -184,7 +179,7 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
   BufferPlan plan = AssignBuffers(*module);
   std::string source;
   try {
-    source = EmitCpp(*module, plan, debug::EnvBool("TXLA_PROFILE_KERNELS"));
+    source = EmitCpp(*module, plan, debug::GetConfig().profile_kernels);
   } catch (const std::invalid_argument& e) {
     throw Unsupported(e.what());
   }

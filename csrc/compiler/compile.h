@@ -36,9 +36,6 @@ struct CompileStats {
   int kernels = 0;           // loop nests and library calls after it
 };
 
-// The switches besides the graph that change the code it compiles to (TXLA_DISABLE_PASSES,
-// TXLA_PROFILE_KERNELS), as text: part of every cache key, in memory and on disk.
-std::string CodegenSwitches();
 
 // Runs the pipeline in place (exposed for tests).
 void RunPipeline(hlo::Module& module);

@@ -75,12 +75,14 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
 }
 
 void NativeExecutable::WaitForInputs(const std::vector<runtime::BufferPtr>& parameters) const {
-  // An input a failed run never wrote: this run fails with that run's error.
+  // An input a failed run never wrote: this run fails with the original error (once, however
+  // long the chain of runs that read failed outputs).
   for (const runtime::BufferPtr& p : parameters) {
     try {
       p->WaitReady();
-    } catch (const std::exception& e) {
-      throw std::runtime_error("an input of graph " + dump_path_ + " comes from a graph that failed: " + e.what());
+    } catch (const runtime::ExecutionFailed& e) {
+      throw runtime::ExecutionFailed(
+          "an input of graph " + dump_path_ + " comes from a graph that failed: " + e.root(), e.root());
     }
   }
 }

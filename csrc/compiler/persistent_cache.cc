@@ -18,6 +18,7 @@
 
 #include "compiler/codegen/native_library.h"
 #include "compiler/private_directory.h"
+#include "debug/config.h"
 #include "debug/env.h"
 #include "metrics/metrics.h"
 
@@ -43,12 +44,12 @@ struct CacheState {
 CacheState& State() {
   static CacheState* state = [] {
     auto* s = new CacheState();
-    std::string dir = debug::EnvString("XLA_PERSISTENT_CACHE_PATH");
+    std::string dir = debug::GetConfig().persistent_cache_path;
     if (!dir.empty()) {
       try {
         EnsurePrivateDirectory(dir);
         s->directory = dir;
-        s->readonly = debug::EnvBool("XLA_PERSISTENT_CACHE_READ_ONLY");
+        s->readonly = debug::GetConfig().persistent_cache_read_only;
         s->enabled = true;
       } catch (const std::exception& e) {
         // Set from the environment: training goes on without the cache, and says why.
@@ -97,7 +98,7 @@ std::string BuildId() {
 const std::string& Environment() {
   static const std::string env = [] {
     std::string out = std::string("version=") + TXLA_VERSION + "\ncommand=" + KernelCompilerCommand() + "\n";
-    std::string cxx = debug::EnvString("TXLA_CXX", "c++");
+    std::string cxx = debug::GetConfig().cxx;
     // The compiler binary, identified without running it.
     std::string resolved = cxx;
     if (cxx.find('/') == std::string::npos) {
@@ -203,7 +204,7 @@ void WriteEntry(const std::string& name, const std::string& payload) {
     return;
   }
   // The cap (XLA_PERSISTENT_CACHE_MAX_MB, default 2048) evicts the least recently written kernels.
-  static const uint64_t cap = static_cast<uint64_t>(std::max<int64_t>(debug::EnvInt("XLA_PERSISTENT_CACHE_MAX_MB", 2048), 1)) << 20;
+  const uint64_t cap = static_cast<uint64_t>(std::max<int64_t>(debug::GetConfig().persistent_cache_max_mb, 1)) << 20;
   if (int64_t evicted = CapDirectorySize(directory, ".txla", cap))
     metrics::GetCounter("PersistentCacheEvicted")->Add(evicted);
 }
@@ -242,7 +243,7 @@ void PersistentCacheStore(const std::string& key, const std::string& library_pat
 
 std::string PersistentCacheGraphKey(uint64_t graph_hash) {
   // What turns a graph into code besides the graph: the environment and the compiler switches.
-  return PersistentCacheKey("graph " + Hex(graph_hash) + " " + CodegenSwitches());
+  return PersistentCacheKey("graph " + Hex(graph_hash) + " " + debug::GetConfig().CodegenKey());
 }
 
 std::optional<std::string> PersistentCacheGetGraph(const std::string& graph_key) {

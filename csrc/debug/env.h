@@ -1,5 +1,5 @@
-// Environment switches (XLA_IR_DEBUG, XLA_SAVE_TENSORS_FILE, XLA_NO_SPECIAL_SCALARS, ...).
-// Read at call time, so tests can set them with os.environ before the first use.
+// Parsing environment variables. The device's own switches are declared in debug/config.h and
+// read through GetConfig(); these are for that, and for the system's (PATH, TMPDIR).
 #pragma once
 
 #include <cstdint>

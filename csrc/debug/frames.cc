@@ -1,6 +1,6 @@
 #include "debug/frames.h"
 
-#include "debug/env.h"
+#include "debug/config.h"
 
 namespace txla::debug {
 namespace {
@@ -10,8 +10,7 @@ FramesProvider provider = nullptr;
 void SetFramesProvider(FramesProvider p) { provider = p; }
 
 bool IrDebugEnabled() {
-  static const bool enabled = EnvBool("XLA_IR_DEBUG");
-  return enabled && provider != nullptr;
+  return GetConfig().ir_debug && provider != nullptr;
 }
 
 std::string CurrentFrames() { return provider ? provider() : std::string(); }

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "compiler/compile.h"
-#include "debug/env.h"
+#include "debug/config.h"
 #include "graph/interpreter.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
@@ -80,7 +80,7 @@ std::string ElementText(const at::Tensor& t, int64_t flat) {
 
 }  // namespace
 
-bool CheckedExecutionEnabled() { return debug::EnvBool("TXLA_CHECK_GRAPHS"); }
+bool CheckedExecutionEnabled() { return debug::GetConfig().check_graphs; }
 
 namespace {
 

@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <future>
 #include <mutex>
 
-#include "debug/env.h"
 #include "compiler/compile.h"
+#include "debug/config.h"
 #include "graph/checked_execution.h"
 #include "graph/compile_cache.h"
 #include "graph/interpreter.h"
@@ -25,12 +26,12 @@ namespace {
 
 CompileCache& Cache() {
   static CompileCache* cache =
-      new CompileCache(static_cast<size_t>(debug::EnvInt("XLA_COMPILATION_CACHE_SIZE", 1024)));
+      new CompileCache(static_cast<size_t>(debug::GetConfig().compilation_cache_size));
   return *cache;
 }
 
-// Graph walks and the compile cache: one thread at a time.
-std::mutex& SyncMutex() {
+// Graph walks (cutting, dumping): one thread at a time.
+std::mutex& GraphWalkMutex() {
   static std::mutex mu;
   return mu;
 }
@@ -96,22 +97,70 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
   }
 }
 
+// Compiles in flight, by cache key: a second sync that needs a graph being compiled waits for
+// that compile (and gets its executable or its error) instead of compiling it again.
+struct InFlight {
+  std::mutex mu;
+  std::map<ir::hash_t, std::shared_future<std::shared_ptr<runtime::Executable>>> compiles;
+};
+InFlight& CompilesInFlight() {
+  static InFlight in_flight;
+  return in_flight;
+}
+
+// Runs without the graph lock: one device's compile (seconds of C++ compiler) must not hold up
+// another device's barrier, whose graph may be cached.
 std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op) {
   // Switches that change the generated code are part of the key: turning a pass off for a
   // graph already compiled must compile it again.
-  ir::hash_t key = ir::Mix(ir::Mix(cut.hash, op_by_op), ir::HashString(compiler::CodegenSwitches()));
+  ir::hash_t key = ir::Mix(ir::Mix(cut.hash, op_by_op), ir::HashString(debug::GetConfig().CodegenKey()));
   if (auto cached = Cache().Get(key)) {
     TXLA_COUNTER("CachedCompile", 1);
     return cached;
   }
+  std::promise<std::shared_ptr<runtime::Executable>> promise;
+  {
+    InFlight& in_flight = CompilesInFlight();
+    std::unique_lock<std::mutex> lock(in_flight.mu);
+    auto it = in_flight.compiles.find(key);
+    if (it != in_flight.compiles.end()) {
+      auto compiling = it->second;
+      lock.unlock();
+      TXLA_COUNTER("CachedCompile", 1);
+      return compiling.get();  // rethrows the compile's error
+    }
+    if (auto cached = Cache().Get(key)) {  // finished between the lookup and the lock
+      TXLA_COUNTER("CachedCompile", 1);
+      return cached;
+    }
+    in_flight.compiles.emplace(key, promise.get_future().share());
+  }
+  auto finish = [&](auto&& settle) {
+    InFlight& in_flight = CompilesInFlight();
+    std::lock_guard<std::mutex> lock(in_flight.mu);
+    settle();
+    in_flight.compiles.erase(key);
+  };
   TXLA_COUNTER("UncachedCompile", 1);
   std::shared_ptr<runtime::Executable> executable;
-  {
+  try {
     TXLA_TIMED("CompileTime");
     executable = Compile(cut, op_by_op);
+  } catch (...) {
+    finish([&] { promise.set_exception(std::current_exception()); });
+    throw;
   }
   Cache().Put(key, executable);
+  finish([&] { promise.set_value(executable); });
   return executable;
+}
+
+// A run of this device that failed since the last barrier, raised here: a loop that never reads
+// a value stops at the next step instead of computing on failed buffers forever.
+void RaiseUnreportedFailure(int device) {
+  std::string failure = runtime::QueueFor(device).TakeUnreportedFailure();
+  TORCH_CHECK(failure.empty(), "a graph that ran on xla:", device,
+              " failed (tensors it computed raise this error when read): ", failure);
 }
 
 }  // namespace
@@ -120,6 +169,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
+  if (!for_read) RaiseUnreportedFailure((*first)->device());
   std::vector<LazyTensorPtr> pending;
   std::vector<ir::Value> values;
   for (const LazyTensorPtr& t : tensors) {
@@ -134,14 +184,14 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   GraphCut cut;
   std::shared_ptr<runtime::Executable> executable;
   {
-    std::lock_guard<std::mutex> lock(SyncMutex());  // graph walks and the compile cache
+    std::lock_guard<std::mutex> lock(GraphWalkMutex());
     cut = CutGraph(values, &root_index);
     ir::DumpGraphIfRequested(cut, values);
-    // The seeds' debugging modes: run every node on its own (the interpreter) when values are
-    // read (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
-    bool op_by_op = debug::EnvBool(for_read ? "GET_TENSORS_OPBYOP" : "SYNC_TENSORS_OPBYOP");
-    executable = GetOrCompile(cut, op_by_op);
   }
+  // The seeds' debugging modes: run every node on its own (the interpreter) when values are
+  // read (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
+  const debug::Config& config = debug::GetConfig();
+  executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop);
   std::vector<runtime::BufferPtr> results;
   const bool checked = CheckedExecutionEnabled() && executable->kind() == "native";
   if (runtime::AsyncExecution() && !checked) {
@@ -184,7 +234,10 @@ void MarkStep(const std::vector<int>& devices, bool wait) {
     for (int device : devices) WaitDeviceOps(device);
 }
 
-void WaitDeviceOps(int device) { runtime::QueueFor(device).Drain(); }
+void WaitDeviceOps(int device) {
+  runtime::QueueFor(device).Drain();
+  RaiseUnreportedFailure(device);
+}
 
 at::Tensor ToHost(const LazyTensorPtr& tensor) {
   if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "debug/env.h"
+#include "debug/config.h"
 
 namespace txla::ir {
 namespace {
@@ -71,9 +71,9 @@ std::string GraphToDot(const graph::GraphCut& cut) {
 }
 
 void DumpGraphIfRequested(const graph::GraphCut& cut, const std::vector<Value>& values) {
-  std::string path = debug::EnvString("XLA_SAVE_TENSORS_FILE");
+  std::string path = debug::GetConfig().save_tensors_file;
   if (path.empty()) return;
-  std::string format = debug::EnvString("XLA_SAVE_TENSORS_FMT", "text");
+  std::string format = debug::GetConfig().save_tensors_fmt;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   std::ofstream out(path, std::ios::app);

@@ -8,7 +8,7 @@
 
 #include "lower/lowering.h"
 
-#include "debug/env.h"
+#include "debug/config.h"
 #include "ir/op_table.h"
 #include "lower/lowering_context.h"
 #include "lower/lowering_table.h"
@@ -473,7 +473,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
     params.push_back(entry->AddParameter(static_cast<int64_t>(i), hlo::Shape::Array(b.type(), b.dims()),
                                          "p" + std::to_string(i)));
   }
-  const std::string miscompile = debug::EnvString("TXLA_TEST_MISCOMPILE");
+  const std::string miscompile = debug::GetConfig().test_miscompile;
   size_t data_seen = 0;
   for (const ir::Node* node : cut.nodes) {
     switch (node->kind()) {

@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
+#include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
@@ -60,6 +61,17 @@ PYBIND11_MODULE(_XLAC, m) {
   using namespace txla;
   using namespace txla::python;
   debug::SetFramesProvider(&PythonFrames);
+  debug::GetConfig();  // the environment switches are read at import
+
+  // Every switch: {variable: (value as text, type, changes generated code, what it does)}.
+  m.def("_xla_config", [] {
+    py::dict out;
+    for (const debug::SwitchDescription& s : debug::DescribeConfig())
+      out[py::str(s.variable)] = py::make_tuple(s.value, s.type, s.changes_codegen, s.doc);
+    return out;
+  });
+  // Re-reads the environment switches (they are read once, at import).
+  m.def("_xla_reload_config", [] { debug::ReloadConfig(); });
 
   m.def("_xla_metrics_report", [] { return metrics::Report(); });
   m.def("_xla_short_metrics_report",

@@ -3,6 +3,7 @@
 #include <ATen/Functions.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "ir/shape.h"
@@ -29,6 +30,18 @@ std::string Describe(const std::vector<int64_t>& members) {
   std::string s = "[";
   for (size_t k = 0; k < members.size(); ++k) s += (k ? ", " : "") + std::to_string(members[k]);
   return s + "]";
+}
+
+// Waits for a collective; its failure (a replica gone, a timeout) names the collective, the
+// replicas it joined and this replica.
+void Wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what,
+          const std::vector<int64_t>& members, int64_t rank) {
+  try {
+    work->wait();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(what) + " among replicas " + Describe(members) + " failed on replica " +
+                             std::to_string(rank) + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -64,11 +77,24 @@ std::pair<c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<int64_t>> ProcessG
 
 void ProcessGroupTransport::AllReduce(int, runtime::ReduceKind kind, runtime::ElementType type,
                                       void* data, int64_t count, const runtime::ReplicaGroups& groups) {
+  if (kind == runtime::ReduceKind::kMin || kind == runtime::ReduceKind::kMax) {
+    // Gloo's min/max drop a NaN that comes second: gather every member's values and reduce them
+    // here, in the same order everywhere, with the kernels' NaN-propagating min/max.
+    auto [group, members] = GroupFor(groups);
+    const size_t bytes = count * runtime::ByteWidth(type);
+    std::vector<char> gathered(bytes * members.size());
+    AllGather(0, type, data, count, gathered.data(), groups);
+    for (size_t m = 0; m < members.size(); ++m) {
+      if (m == 0) std::memcpy(data, gathered.data(), bytes);
+      else runtime::ReduceInto(kind, type, data, gathered.data() + m * bytes, count);
+    }
+    return;
+  }
   auto [group, members] = GroupFor(groups);
   std::vector<at::Tensor> tensors{Wrap(data, count, type)};
   c10d::AllreduceOptions options;
   options.reduceOp = ToC10d(kind);
-  group->allreduce(tensors, options)->wait();
+  Wait(group->allreduce(tensors, options), "all-reduce", members, rank_);
 }
 
 void ProcessGroupTransport::AllGather(int, runtime::ElementType type, const void* in, int64_t count,
@@ -83,7 +109,7 @@ void ProcessGroupTransport::AllGather(int, runtime::ElementType type, const void
     outputs[0].push_back(Wrap(static_cast<char*>(out) + runtime::PositionIn(members, member) * bytes, count, type));
   }
   std::vector<at::Tensor> inputs{Wrap(in, count, type)};
-  group->allgather(outputs, inputs)->wait();
+  Wait(group->allgather(outputs, inputs), "all-gather", members, rank_);
 }
 
 int64_t ProcessGroupTransport::GroupRank(int, const runtime::ReplicaGroups& groups) {

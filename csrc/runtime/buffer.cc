@@ -8,7 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "debug/env.h"
+#include "debug/config.h"
 #include "metrics/metrics.h"
 
 namespace txla::runtime {
@@ -52,7 +52,7 @@ class BlockPool {
   std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;
   size_t pooled_ = 0;
-  size_t capacity_ = static_cast<size_t>(debug::EnvInt("XLA_BUFFER_POOL_BYTES", int64_t{1} << 30));
+  size_t capacity_ = static_cast<size_t>(debug::GetConfig().buffer_pool_bytes);
 };
 
 BlockPool& Pool() {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "metrics/metrics.h"
+#include "runtime/scalar_ops.h"
 
 namespace txla::runtime {
 namespace {
@@ -22,13 +23,11 @@ void ReduceTyped(ReduceKind kind, T* dst, const T* src, int64_t count) {
     case ReduceKind::kProduct:
       for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(dst[i] * src[i]);
       return;
-    case ReduceKind::kMin:  // NaN wins, as in torch.minimum
-      for (int64_t i = 0; i < count; ++i)
-        dst[i] = (src[i] != src[i] || src[i] < dst[i]) ? src[i] : dst[i];
+    case ReduceKind::kMin:  // NaN wins, as in torch.minimum: the kernels' own function
+      for (int64_t i = 0; i < count; ++i) dst[i] = txla_min(dst[i], src[i]);
       return;
     case ReduceKind::kMax:
-      for (int64_t i = 0; i < count; ++i)
-        dst[i] = (src[i] != src[i] || src[i] > dst[i]) ? src[i] : dst[i];
+      for (int64_t i = 0; i < count; ++i) dst[i] = txla_max(dst[i], src[i]);
       return;
   }
 }

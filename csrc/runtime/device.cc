@@ -1,12 +1,12 @@
 #include "runtime/device.h"
 
-#include "debug/env.h"
+#include "debug/config.h"
 
 namespace txla::runtime {
 
 int DeviceCount() {
   static const int count = [] {
-    int n = static_cast<int>(debug::EnvInt("CPU_NUM_DEVICES", 1));
+    int n = static_cast<int>(debug::GetConfig().cpu_num_devices);
     return n < 1 ? 1 : n;
   }();
   return count;

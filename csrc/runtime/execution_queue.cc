@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
+#include <utility>
 
-#include "debug/env.h"
+#include "debug/config.h"
 
 namespace txla::runtime {
 
@@ -14,17 +15,18 @@ void Readiness::MarkReady() {
   cv_.notify_all();
 }
 
-void Readiness::MarkFailed(std::string error) {
+void Readiness::MarkFailed(std::string error, std::string root) {
   std::lock_guard<std::mutex> lock(mu_);
   done_ = true;
   error_ = error.empty() ? "execution failed" : std::move(error);
+  root_ = root.empty() ? error_ : std::move(root);
   cv_.notify_all();
 }
 
 void Readiness::Wait() const {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return done_; });
-  if (!error_.empty()) throw std::runtime_error(error_);
+  if (!error_.empty()) throw ExecutionFailed(error_, root_);
 }
 
 bool Readiness::IsReady() const {
@@ -33,7 +35,7 @@ bool Readiness::IsReady() const {
 }
 
 ExecutionQueue::ExecutionQueue()
-    : max_waiting_(static_cast<size_t>(std::max<int64_t>(1, debug::EnvInt("XLA_MAX_INFLIGHT_STEPS", 2)))),
+    : max_waiting_(static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().max_inflight_steps))),
       worker_([this] { Loop(); }) {}
 
 ExecutionQueue::~ExecutionQueue() {
@@ -57,6 +59,19 @@ void ExecutionQueue::Drain() {
   idle_cv_.wait(lock, [&] { return work_.empty() && !running_; });
 }
 
+std::string ExecutionQueue::TakeUnreportedFailure() {
+  std::lock_guard<std::mutex> lock(mu_);
+  unreported_root_.clear();
+  return std::exchange(unreported_failure_, std::string());
+}
+
+void ExecutionQueue::ForgetFailure(const std::string& root) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (unreported_root_ != root) return;
+  unreported_failure_.clear();
+  unreported_root_.clear();
+}
+
 void ExecutionQueue::Loop() {
   for (;;) {
     std::pair<std::function<void()>, std::shared_ptr<Readiness>> item;
@@ -69,14 +84,23 @@ void ExecutionQueue::Loop() {
       running_ = true;
       idle_cv_.notify_all();  // a submitter may be waiting for room
     }
+    std::string failure, root;
     try {
       item.first();
-      item.second->MarkReady();
+    } catch (const ExecutionFailed& e) {
+      failure = e.what(), root = e.root();
     } catch (const std::exception& e) {
-      item.second->MarkFailed(e.what());
+      failure = root = e.what();
     } catch (...) {
-      item.second->MarkFailed("unknown error during execution");
+      failure = root = "unknown error during execution";
     }
+    if (!failure.empty()) {
+      // Recorded before the outputs are marked failed: a read they wake may forget it at once.
+      std::lock_guard<std::mutex> lock(mu_);
+      if (unreported_failure_.empty()) unreported_failure_ = failure, unreported_root_ = root;
+    }
+    if (failure.empty()) item.second->MarkReady();
+    else item.second->MarkFailed(failure, root);
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;
@@ -96,6 +120,6 @@ ExecutionQueue& QueueFor(int device) {
   return *q;
 }
 
-bool AsyncExecution() { return !debug::EnvBool("XLA_SYNC_WAIT"); }
+bool AsyncExecution() { return !debug::GetConfig().sync_wait; }
 
 }  // namespace txla::runtime

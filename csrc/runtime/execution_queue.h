@@ -11,17 +11,31 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace txla::runtime {
 
+// A run that failed, or that read the output of one that did: `root()` is the original error, so
+// a chain of dependent runs reports it once instead of nesting a message per run.
+class ExecutionFailed : public std::runtime_error {
+ public:
+  ExecutionFailed(const std::string& what, std::string root)
+      : std::runtime_error(what), root_(std::move(root)) {}
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+};
+
 // Ready, or not yet, or failed with a message; shared by the outputs of one submission.
 class Readiness {
  public:
   void MarkReady();
-  void MarkFailed(std::string error);
-  // Blocks until ready; throws std::runtime_error with the failure message if it failed.
+  // `root`: the original error when this failure comes from another ("" when it is its own).
+  void MarkFailed(std::string error, std::string root = "");
+  // Blocks until ready; throws ExecutionFailed if it failed.
   void Wait() const;
   bool IsReady() const;
 
@@ -29,7 +43,7 @@ class Readiness {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
-  std::string error_;
+  std::string error_, root_;
 };
 
 class ExecutionQueue {
@@ -46,6 +60,11 @@ class ExecutionQueue {
   void Submit(std::function<void()> work, std::shared_ptr<Readiness> done);
   // Blocks until everything submitted so far has run.
   void Drain();
+  // The first failure of a run since the last call ("" if none): barriers raise it, so a loop
+  // that never reads a value still stops at the step after the one that failed.
+  std::string TakeUnreportedFailure();
+  // A failure with this root error has reached the user (a read raised it): not raised again.
+  void ForgetFailure(const std::string& root);
 
  private:
   void Loop();
@@ -57,6 +76,7 @@ class ExecutionQueue {
   bool running_ = false;  // an item is executing
   size_t max_waiting_;
   bool stop_ = false;
+  std::string unreported_failure_, unreported_root_;
   std::thread worker_;
 };
 

@@ -62,7 +62,13 @@ runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
 }
 
 at::Tensor TransferFromDevice(const runtime::BufferPtr& buffer) {
-  buffer->WaitReady();  // an asynchronous execution may still be writing it
+  try {
+    buffer->WaitReady();  // an asynchronous execution may still be writing it
+  } catch (const runtime::ExecutionFailed& e) {
+    // Raised to the user here: the device's next barrier does not raise it again.
+    runtime::QueueFor(buffer->device_ordinal()).ForgetFailure(e.root());
+    throw;
+  }
   TXLA_TIMED("TransferFromDeviceTime");
   at::Tensor out = at::empty(buffer->dims(), at::TensorOptions().dtype(
                                                  ir::ToScalarType(buffer->type())));

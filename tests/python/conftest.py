@@ -43,3 +43,18 @@ class CounterDelta:
 
     def __getitem__(self, name):
         return self.delta[name]
+
+
+@pytest.fixture
+def xla_env(monkeypatch):
+    """Sets environment switches for one test: `xla_env(NAME='value', ...)`. The device reads its
+    switches once (at import), so the configuration is re-read after setting and after undoing."""
+
+    def set_switches(**switches):
+        for name, value in switches.items():
+            monkeypatch.setenv(name, value)
+        torch_xla._XLAC._xla_reload_config()
+
+    yield set_switches
+    monkeypatch.undo()
+    torch_xla._XLAC._xla_reload_config()

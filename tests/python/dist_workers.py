@@ -139,3 +139,28 @@ def crash_on_one(index):
     if xm.get_ordinal() == 1:
         os._exit(7)  # dies without a Python exception (as a crash would)
     xm.rendezvous('never')
+
+
+def train_until_stopped(index, marker_dir, kill_rank=None):
+    """Trains with a gradient all-reduce in every step's graph until something stops it. At step
+    5 each replica leaves a marker file (the test then cuts the network); replica `kill_rank`
+    SIGKILLs itself at step 5, while the others are in that step's collective."""
+    import signal
+    import torch_xla.core.xla_model as xm
+    dev = xm.xla_device()
+    rank = xm.get_ordinal()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 4).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(8, 16).to(dev)
+    for step in range(1, 100000):
+        if step == 5:
+            open(os.path.join(marker_dir, f'step5-{rank}'), 'w').close()
+            if rank == kill_rank:
+                os.kill(os.getpid(), signal.SIGKILL)
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        xm.optimizer_step(opt)
+        xm.mark_step()
+        if step % 10 == 0:
+            xm.wait_device_ops()

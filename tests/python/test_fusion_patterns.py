@@ -64,7 +64,7 @@ def _run(fn, x, dev):
 
 @pytest.mark.parametrize('name', sorted(PATTERNS))
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
-def test_compiled_equals_interpreter_equals_eager(name, dtype, dev, monkeypatch):
+def test_compiled_equals_interpreter_equals_eager(name, dtype, dev, xla_env):
     fn, shape = PATTERNS[name]
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(3), dtype=dtype)
     leaf = x.clone().requires_grad_()
@@ -76,8 +76,7 @@ def test_compiled_equals_interpreter_equals_eager(name, dtype, dev, monkeypatch)
     assert compiled_run['InterpretedGraph'] == 0 and compiled_run['OpByOpGraph'] == 0
     assert compiled_run['UncachedCompile'] + compiled_run['CachedCompile'] > 0
 
-    monkeypatch.setenv('SYNC_TENSORS_OPBYOP', '1')
-    monkeypatch.setenv('GET_TENSORS_OPBYOP', '1')
+    xla_env(SYNC_TENSORS_OPBYOP='1', GET_TENSORS_OPBYOP='1')
     with CounterDelta('OpByOpGraph') as interpreted_run:
         interpreted = _run(fn, x, dev)
     assert interpreted_run['OpByOpGraph'] > 0

@@ -351,14 +351,18 @@ def _reference_chain(x):
     return y
 
 
-def test_sync_wait_env_makes_barriers_blocking():
-    script = (
-        "import torch, torch_xla, torch_xla.core.xla_model as xm, torch_xla.debug.metrics as met\n"
-        "x = torch.randn(64, 64).to(xm.xla_device())\n"
-        "y = (x @ x).relu()\n"
-        "xm.mark_step()\n"
-        "print(met.metric_data('ExecuteTime')[0])\n")
-    assert run_python(script, XLA_SYNC_WAIT='1').strip() == '1'
+@pytest.mark.parametrize('sync_wait', ['0', '1'])
+def test_mark_step_waits_for_its_graph_only_under_sync_wait(sync_wait, tmp_path):
+    """A graph that cannot finish until another replica joins its all-reduce, and a replica that
+    joins only once the barrier has returned: mark_step returns first unless XLA_SYNC_WAIT=1."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, CPU_NUM_DEVICES='2', XLA_SYNC_WAIT=sync_wait,
+               PYTHONPATH=os.pathsep.join([here, os.path.join(ROOT, 'examples'), ROOT]))
+    job = subprocess.run([sys.executable, os.path.join(here, 'threaded_job.py'), 'barrier'], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert job.returncode == 0, job.stderr[-3000:]
+    expected = 'False' if sync_wait == '1' else 'True'
+    assert f'mark_step returned before its graph finished: {expected}' in job.stdout, job.stdout
 
 
 def test_parameters_nothing_else_holds_are_updated_in_place(dev):

@@ -137,8 +137,8 @@ def test_f32_sums_accumulate_like_eager(dev):
     torch.testing.assert_close(c.to(dev).cumsum(0).cpu().double(), c.double().cumsum(0), rtol=1e-6, atol=0)
 
 
-def test_checked_mode_runs_every_graph_beside_the_interpreter(dev, monkeypatch):
-    monkeypatch.setenv('TXLA_CHECK_GRAPHS', '1')
+def test_checked_mode_runs_every_graph_beside_the_interpreter(dev, xla_env):
+    xla_env(TXLA_CHECK_GRAPHS='1')
     torch.manual_seed(2)
     model = nn.Sequential(Block(3, 8, 2), nn.Flatten(), nn.Linear(8 * 4 * 4, 3)).to(dev)
     x = torch.randn(4, 3, 8, 8).to(dev)
@@ -149,11 +149,10 @@ def test_checked_mode_runs_every_graph_beside_the_interpreter(dev, monkeypatch):
     assert d['CheckedGraphMismatch'] == 0
 
 
-def test_checked_mode_names_a_miscompiled_op(dev, monkeypatch, capfd):
+def test_checked_mode_names_a_miscompiled_op(dev, xla_env, capfd):
     """A deliberately miscompiled op (TXLA_TEST_MISCOMPILE) is found and named, and the tensors
     get the interpreter's right values."""
-    monkeypatch.setenv('TXLA_CHECK_GRAPHS', '1')
-    monkeypatch.setenv('TXLA_TEST_MISCOMPILE', 'aten::sigmoid')
+    xla_env(TXLA_CHECK_GRAPHS='1', TXLA_TEST_MISCOMPILE='aten::sigmoid')
     a = torch.randn(5, 7)
     b = torch.randn(5, 7)
     with CounterDelta('CheckedGraphMismatch') as d:
@@ -168,10 +167,10 @@ def test_checked_mode_names_a_miscompiled_op(dev, monkeypatch, capfd):
     torch.testing.assert_close(got, (torch.sigmoid(a * 2) * b).sum(1))
 
 
-def test_unfused_kernels_compute_their_own_values(dev, monkeypatch):
+def test_unfused_kernels_compute_their_own_values(dev, xla_env):
     """With fusion off every instruction is its own kernel; each must compute its value, not read
     back the buffer it is about to write (a batch norm's forward read garbage)."""
-    monkeypatch.setenv('TXLA_DISABLE_PASSES', 'fusion')
+    xla_env(TXLA_DISABLE_PASSES='fusion')
     torch.manual_seed(3)
     bn = nn.BatchNorm2d(4)
     conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)

@@ -89,11 +89,11 @@ def test_cached_random_graph_draws_new_values(dev):
     assert not torch.equal(first.cpu(), second.cpu())
 
 
-def test_interpreter_replays_dropout_without_touching_the_default_generator(monkeypatch):
+def test_interpreter_replays_dropout_without_touching_the_default_generator(xla_env):
     """The interpreter replays dropout from a private generator seeded with the node's seed: the
     user's generator is as tracing left it, and the values are a real dropout."""
     import torch_xla.core.xla_model as xm
-    monkeypatch.setenv('SYNC_TENSORS_OPBYOP', '1')
+    xla_env(SYNC_TENSORS_OPBYOP='1')
     dev = xm.xla_device()
     torch.manual_seed(5)
     x = torch.ones(1000, device=dev)

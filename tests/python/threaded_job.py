@@ -4,6 +4,7 @@ count, CPU_NUM_DEVICES, is fixed when torch_xla loads):
     threaded_job.py train <steps> <batches.pt> <out.pt>   # MNIST over every device
     threaded_job.py cpu <steps> <batches.pt> <out.pt>     # device_ids=[]: plain CPU
     threaded_job.py fail                                  # replica 1 raises mid-step
+    threaded_job.py barrier                               # does mark_step wait for its graph?
 """
 import sys
 
@@ -52,10 +53,36 @@ def fail():
     model_parallel(loop_fn, [(torch.ones(2, 3),)] * 8)
 
 
+def barrier():
+    """Replica 0 runs a graph holding an all-reduce, which cannot finish before replica 1 joins it;
+    replica 1 starts its step only once replica 0's mark_step has returned (or after 5 s). So
+    mark_step returned in time only if it does not wait for its graph to finish."""
+    import threading
+    returned = threading.Event()
+    model_parallel = dp.DataParallel(torch.nn.Linear(3, 1), device_ids=xm.get_xla_supported_devices())
+
+    def loop_fn(model, loader, device, context):
+        in_time = None
+        for step, (x,) in loader:
+            if xm.get_ordinal() == 1:
+                in_time = returned.wait(5)
+            y = xm.all_reduce(xm.REDUCE_SUM, model(x).sum())
+            xm.mark_step()
+            if xm.get_ordinal() == 0:
+                returned.set()
+            y.cpu()
+        return in_time
+
+    results = model_parallel(loop_fn, [(torch.ones(2, 3),)] * 2)
+    print('mark_step returned before its graph finished:', results[1])
+
+
 if __name__ == '__main__':
     what = sys.argv[1]
     if what == 'fail':
         fail()
+    elif what == 'barrier':
+        barrier()
     else:
         steps, batches, out = int(sys.argv[2]), torch.load(sys.argv[3]), sys.argv[4]
         devices = [] if what == 'cpu' else xm.get_xla_supported_devices()

@@ -15,6 +15,7 @@ Replica groups are lists of replica ids (global ordinals); None means one group 
 """
 import os
 import threading
+from datetime import timedelta
 
 import torch
 import torch.distributed as dist
@@ -78,12 +79,18 @@ def replica_index():
     return index if state is not None else int(os.environ.get('RANK', '0'))
 
 
+def collective_timeout():
+    """How long a collective waits for the other replicas before failing (a replica that died or
+    a host cut off): TXLA_COLLECTIVE_TIMEOUT_S seconds, 30 minutes by default as in torch."""
+    return timedelta(seconds=float(os.environ.get('TXLA_COLLECTIVE_TIMEOUT_S', '1800')))
+
+
 def ensure_process_group():
     """The Gloo group of this job, joined on first use from the usual environment variables
     (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE)."""
     if not dist.is_initialized():
         dist.init_process_group('gloo', init_method='env://', rank=int(os.environ.get('RANK', '0')),
-                                world_size=world_size())
+                                world_size=world_size(), timeout=collective_timeout())
     return dist.group.WORLD
 
 
@@ -96,7 +103,7 @@ def _ensure_transport(groups):
         return  # in-process replicas (set by DataParallel) or a single replica
     if _graph_transport['world'] is None:
         ensure_process_group()
-        world = dist.new_group(ranks=list(range(world_size())), backend='gloo')
+        world = dist.new_group(ranks=list(range(world_size())), backend='gloo', timeout=collective_timeout())
         torch_xla._XLAC._xla_use_process_group_transport(world)
         _graph_transport['world'] = world
     key = tuple(tuple(g) for g in groups or ())
@@ -104,7 +111,7 @@ def _ensure_transport(groups):
         rank = dist.get_rank()
         # Every process creates every group, in the same order (torch.distributed requires it).
         for g in key:
-            pg = dist.new_group(ranks=sorted(g), backend='gloo')
+            pg = dist.new_group(ranks=sorted(g), backend='gloo', timeout=collective_timeout())
             if rank in g:
                 torch_xla._XLAC._xla_add_process_group(list(g), pg)
         _graph_transport['groups'].add(key)

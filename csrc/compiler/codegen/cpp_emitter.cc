@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "runtime/collectives.h"
+#include "runtime/scalar_ops.h"
 
 namespace txla::compiler {
 namespace {
@@ -78,91 +79,20 @@ typedef unsigned char uint8_t;
 #define TXLA_KERNEL __attribute__((visibility("hidden")))
 
 )" TXLA_SUPPORT_STRUCT_TEXT R"(
+)";
 
-#define TXLA_UNARY(name, f32, f64) \
-  static inline float name(float x) { return f32(x); } \
-  static inline double name(double x) { return f64(x); }
-TXLA_UNARY(txla_exp, __builtin_expf, __builtin_exp)
-TXLA_UNARY(txla_expm1, __builtin_expm1f, __builtin_expm1)
-TXLA_UNARY(txla_log, __builtin_logf, __builtin_log)
-TXLA_UNARY(txla_log1p, __builtin_log1pf, __builtin_log1p)
-TXLA_UNARY(txla_sqrt, __builtin_sqrtf, __builtin_sqrt)
-TXLA_UNARY(txla_sin, __builtin_sinf, __builtin_sin)
-TXLA_UNARY(txla_cos, __builtin_cosf, __builtin_cos)
-TXLA_UNARY(txla_tan, __builtin_tanf, __builtin_tan)
-TXLA_UNARY(txla_tanh, __builtin_tanhf, __builtin_tanh)
-TXLA_UNARY(txla_erf, __builtin_erff, __builtin_erf)
-TXLA_UNARY(txla_floor, __builtin_floorf, __builtin_floor)
-TXLA_UNARY(txla_ceil, __builtin_ceilf, __builtin_ceil)
-TXLA_UNARY(txla_round_even, __builtin_nearbyintf, __builtin_nearbyint)
-TXLA_UNARY(txla_acosh, __builtin_acoshf, __builtin_acosh)
-TXLA_UNARY(txla_asinh, __builtin_asinhf, __builtin_asinh)
-TXLA_UNARY(txla_atanh, __builtin_atanhf, __builtin_atanh)
+// The scalar semantics shared with constant folding and collectives: runtime/scalar_ops.h's text.
+const char kScalarOps[] =
+#include "scalar_ops_text.inc"
+    ;
+
+// What generated code needs beyond the shared scalar semantics.
+const char* kPreludeTail = R"(
 // The reentrant lgamma: plain lgamma writes the global signgam from every kernel thread.
 extern "C" float lgammaf_r(float, int*);
 extern "C" double lgamma_r(double, int*);
 static inline float txla_lgamma(float x) { int sign; return lgammaf_r(x, &sign); }
 static inline double txla_lgamma(double x) { int sign; return lgamma_r(x, &sign); }
-// Digamma as ATen computes it: reflection below zero, recurrence up to 10, asymptotic series.
-static inline double txla_digamma_f64(double x) {
-  if (x == 0) return __builtin_copysign(__builtin_inf(), -x);
-  double result = 0;
-  if (x < 0) {
-    if (x == __builtin_trunc(x)) return __builtin_nan("");
-    const double pi = 3.14159265358979323846;
-    result = -pi / __builtin_tan(pi * (x - __builtin_trunc(x)));
-    x = 1 - x;
-  }
-  while (x < 10) { result -= 1 / x; x += 1; }
-  if (x == 10) return result + 2.25175258906672110764;
-  double y = 0;
-  if (x < 1.0e17) {
-    const double z = 1.0 / (x * x);
-    double p = 8.33333333333333333333E-2;
-    p = p * z - 2.10927960927960927961E-2; p = p * z + 7.57575757575757575758E-3;
-    p = p * z - 4.16666666666666666667E-3; p = p * z + 3.96825396825396825397E-3;
-    p = p * z - 8.33333333333333333333E-3; p = p * z + 8.33333333333333333333E-2;
-    y = z * p;
-  }
-  return result + __builtin_log(x) - 0.5 / x - y;
-}
-static inline float txla_digamma(float x) { return (float)txla_digamma_f64(x); }
-static inline double txla_digamma(double x) { return txla_digamma_f64(x); }
-// Shifts as ATen 2.x defines them: a count outside [0, bits) shifts everything out (left) or
-// fills with the sign (right); the left shift wraps in unsigned arithmetic.
-template <typename T> static inline T txla_shl(T a, T b) {
-  const long long bits = sizeof(T) * 8, s = (long long)b;
-  return (s < 0 || s >= bits) ? (T)0 : (T)((unsigned long long)(long long)a << s);
-}
-template <typename T> static inline T txla_shr(T a, T b) {
-  const long long bits = sizeof(T) * 8;
-  long long s = (long long)b;
-  if (s < 0 || s >= bits) s = bits - 1;
-  return (T)(a >> s);
-}
-static inline float txla_pow(float a, float b) { return __builtin_powf(a, b); }
-static inline double txla_pow(double a, double b) { return __builtin_pow(a, b); }
-// Integer powers as ATen computes them: by squaring, wrapping on overflow (done in unsigned
-// arithmetic, where wrapping is defined); a negative exponent gives 1, -1 or 0.
-template <typename T> static inline T txla_pow(T a, T b) {
-  if (b < 0) return a == 1 ? (T)1 : a == -1 ? (T)((b & 1) ? -1 : 1) : (T)0;
-  unsigned long long r = 1, x = (unsigned long long)(long long)a;
-  for (unsigned long long e = (unsigned long long)(long long)b; e; e >>= 1, x *= x)
-    if (e & 1) r *= x;
-  return (T)r;
-}
-static inline float txla_fmod(float a, float b) { return __builtin_fmodf(a, b); }
-static inline double txla_fmod(double a, double b) { return __builtin_fmod(a, b); }
-static inline float txla_atan2(float a, float b) { return __builtin_atan2f(a, b); }
-static inline double txla_atan2(double a, double b) { return __builtin_atan2(a, b); }
-template <typename T> static inline T txla_abs(T x) { return x < 0 ? -x : x; }
-static inline bool txla_isfinite(float x) { return __builtin_isfinite(x); }
-static inline bool txla_isfinite(double x) { return __builtin_isfinite(x); }
-// NaN-propagating max/min, as ATen's maximum/minimum and relu.
-// Written as selects, not ||: the short circuit becomes a branch that mispredicts on data.
-template <typename T> static inline T txla_max(T a, T b) { T m = b > a ? b : a; return a != a ? a : m; }
-template <typename T> static inline T txla_min(T a, T b) { T m = b < a ? b : a; return a != a ? a : m; }
-template <typename T> static inline T txla_sign(T x) { return (T)((x > 0) - (x < 0)); }
 // Counter-based random numbers: a hash (splitmix64) of seed, stream and element index, so any
 // kernel computes the same value for the same element.
 static inline unsigned long long txla_mix(unsigned long long x) {
@@ -182,8 +112,6 @@ static inline double txla_uniform(double lo, double hi, int64_t seed, int64_t st
   double u = (double)(txla_random_bits(seed, stream, index) >> 11) * (1.0 / 9007199254740992.0);
   return lo + (hi - lo) * u;
 }
-static inline float txla_logistic(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
-static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
 
 )";
 
@@ -225,7 +153,7 @@ class Emitter {
            << Literal(value->attrs().literal, 0, value->shape().type) << ";\n";
     }
     std::ostringstream unit;
-    unit << kPrelude << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
+    unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
     unit << "const TxlaSupport* txla_support = 0;\n";
     unit << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
             "                         void* const* outputs, char* arena) {\n"
@@ -716,13 +644,6 @@ class Emitter {
       case Opcode::kSubtract: return "(" + op(0) + " - " + op(1) + ")";
       case Opcode::kMultiply: return "(" + op(0) + " * " + op(1) + ")";
       case Opcode::kDivide: return "(" + op(0) + " / " + op(1) + ")";
-      case Opcode::kMaximum: return "txla_max(" + op(0) + ", " + op(1) + ")";
-      case Opcode::kMinimum: return "txla_min(" + op(0) + ", " + op(1) + ")";
-      case Opcode::kPower: return "(" + t + ")txla_pow(" + op(0) + ", " + op(1) + ")";
-      case Opcode::kAtan2: return "txla_atan2(" + op(0) + ", " + op(1) + ")";
-      case Opcode::kRemainder:
-        return hlo::IsFloating(i.shape().type) ? "txla_fmod(" + op(0) + ", " + op(1) + ")"
-                                               : "(" + op(0) + " % " + op(1) + ")";
       case Opcode::kAnd:
         return i.shape().type == ElementType::kPred ? "(" + op(0) + " && " + op(1) + ")" : "(" + op(0) + " & " + op(1) + ")";
       case Opcode::kOr:
@@ -731,31 +652,13 @@ class Emitter {
       case Opcode::kNot:
         return i.shape().type == ElementType::kPred ? "(!" + op(0) + ")" : "(~" + op(0) + ")";
       case Opcode::kNegate: return "(-" + op(0) + ")";
-      case Opcode::kAbs: return "(" + t + ")txla_abs(" + op(0) + ")";
-      case Opcode::kExp: return "txla_exp(" + op(0) + ")";
-      case Opcode::kExpm1: return "txla_expm1(" + op(0) + ")";
-      case Opcode::kLog: return "txla_log(" + op(0) + ")";
-      case Opcode::kLog1p: return "txla_log1p(" + op(0) + ")";
-      case Opcode::kSqrt: return "txla_sqrt(" + op(0) + ")";
-      case Opcode::kRsqrt: return "((" + t + ")1 / txla_sqrt(" + op(0) + "))";
-      case Opcode::kSin: return "txla_sin(" + op(0) + ")";
-      case Opcode::kCos: return "txla_cos(" + op(0) + ")";
-      case Opcode::kTan: return "txla_tan(" + op(0) + ")";
-      case Opcode::kTanh: return "txla_tanh(" + op(0) + ")";
-      case Opcode::kLogistic: return "txla_logistic(" + op(0) + ")";
-      case Opcode::kErf: return "txla_erf(" + op(0) + ")";
-      case Opcode::kFloor: return "txla_floor(" + op(0) + ")";
-      case Opcode::kCeil: return "txla_ceil(" + op(0) + ")";
-      case Opcode::kRoundNearestEven: return "txla_round_even(" + op(0) + ")";
-      case Opcode::kSign: return "txla_sign(" + op(0) + ")";
-      case Opcode::kIsFinite: return "txla_isfinite(" + op(0) + ")";
       case Opcode::kLgamma: return "txla_lgamma(" + op(0) + ")";
-      case Opcode::kDigamma: return "txla_digamma(" + op(0) + ")";
-      case Opcode::kAcosh: return "txla_acosh(" + op(0) + ")";
-      case Opcode::kAsinh: return "txla_asinh(" + op(0) + ")";
-      case Opcode::kAtanh: return "txla_atanh(" + op(0) + ")";
-      case Opcode::kShiftLeft: return "txla_shl(" + op(0) + ", " + op(1) + ")";
-      case Opcode::kShiftRightArithmetic: return "txla_shr(" + op(0) + ", " + op(1) + ")";
+      // The ops whose scalar semantics are runtime/scalar_ops.h's functions, cast back to the
+      // result type (small integers promote through C's arithmetic).
+#define TXLA_SCALAR_CALL(name, function, arity) \
+  case Opcode::k##name: return "(" + t + ")" #function "(" + op(0) + (arity == 2 ? ", " + op(1) : "") + ")";
+      TXLA_SCALAR_FUNCTIONS(TXLA_SCALAR_CALL)
+#undef TXLA_SCALAR_CALL
       default:
         throw std::invalid_argument("codegen: " + std::string(hlo::OpcodeName(i.opcode())) +
                                     " inside a loop kernel is not supported yet");

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compiler/codegen/cpp_emitter.h"
+#include "debug/config.h"
 #include "debug/env.h"
 
 namespace txla::compiler {
@@ -42,7 +43,7 @@ void* NativeLibrary::Symbol(const char* name) const {
 std::string KernelCompilerCommand() {
   // -O2 with -march=native vectorizes the inner loops for this CPU; no -ffast-math, so NaN and
   // infinity behave as in eager PyTorch. -fno-math-errno lets sqrt and friends vectorize.
-  std::string cxx = debug::EnvString("TXLA_CXX", "c++");
+  std::string cxx = debug::GetConfig().cxx;
   return cxx + " -std=c++17 -O2 -march=native -fno-math-errno -fPIC -shared -w";
 }
 
@@ -119,7 +120,7 @@ void BuildSharedObject(const std::string& source, const std::string& source_path
     }
     for (std::thread& t : builds) t.join();
     ok = true;
-    std::string link = debug::EnvString("TXLA_CXX", "c++") + " -shared -o '" + tmp + "'";
+    std::string link = debug::GetConfig().cxx + " -shared -o '" + tmp + "'";
     for (size_t k = 0; k < units.size(); ++k) {
       ok &= results[k] != 0;
       output += outputs[k];

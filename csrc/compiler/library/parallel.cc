@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "debug/config.h"
+
 namespace txla::compiler::library {
 namespace {
 
@@ -101,8 +103,7 @@ Pool& ThePool() {
 
 int NumThreads() {
   static const int threads = [] {
-    const char* env = std::getenv("TXLA_NUM_THREADS");
-    int n = env ? std::atoi(env) : 0;
+    int n = static_cast<int>(debug::GetConfig().num_threads);
     if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
     return std::max(1, n);
   }();

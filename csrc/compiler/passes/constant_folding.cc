@@ -1,7 +1,11 @@
 #include "compiler/passes/constant_folding.h"
 
 #include <cmath>
+#include <limits>
 #include <optional>
+#include <type_traits>
+
+#include "runtime/scalar_ops.h"
 
 namespace txla::compiler {
 namespace {
@@ -13,7 +17,7 @@ using hlo::Opcode;
 
 constexpr int64_t kMaxFoldedElements = 4096;  // larger results stay computed, not stored
 
-// A value converted to `type` as the generated code's C cast would (and float rounding for f32).
+// A value converted to `type` as the generated code's C cast would.
 double CastTo(double v, ElementType type) {
   switch (type) {
     case ElementType::kF32: return static_cast<double>(static_cast<float>(v));
@@ -27,45 +31,85 @@ double CastTo(double v, ElementType type) {
   }
 }
 
-// One element of the result, or nullopt when the op is not folded.
-std::optional<double> Evaluate(const Instruction& i, const std::vector<double>& x) {
-  ElementType t = i.shape().type;
-  bool floating = hlo::IsFloating(t);
+int64_t CastTo(int64_t v, ElementType type) {
+  switch (type) {
+    case ElementType::kPred: return v != 0;
+    case ElementType::kS8: return static_cast<int8_t>(v);
+    case ElementType::kS16: return static_cast<int16_t>(v);
+    case ElementType::kS32: return static_cast<int32_t>(v);
+    case ElementType::kU8: return static_cast<uint8_t>(v);
+    default: return v;
+  }
+}
+
+// `function` applied to `x` when it is defined for T (the scalar functions are overloaded per
+// element type: txla_exp has no integer form), else nullopt.
+template <typename T, typename F>
+std::optional<T> Call(F function, const T* x, int arity) {
+  if (arity == 1) {
+    if constexpr (std::is_invocable_v<F, T>) return static_cast<T>(function(x[0]));
+  } else {
+    if constexpr (std::is_invocable_v<F, T, T>) return static_cast<T>(function(x[0], x[1]));
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+constexpr bool kIntegral = std::is_integral_v<T>;
+
+// Wrapping integer arithmetic, as the generated code's two's-complement machine code computes it
+// (the host must not overflow a signed type).
+template <typename T, typename Op>
+T Arithmetic(T a, T b, Op op) {
+  if constexpr (kIntegral<T>) {
+    return static_cast<T>(op(static_cast<unsigned long long>(a), static_cast<unsigned long long>(b)));
+  } else {
+    return op(a, b);
+  }
+}
+
+// One element of an elementwise instruction, computed in the operands' type T with the same
+// scalar functions the kernels use (runtime/scalar_ops.h); nullopt when it is not folded.
+template <typename T>
+std::optional<T> Evaluate(const Instruction& i, const T* x) {
+  if constexpr (kIntegral<T>) {
+    // Integer division by zero (or of the minimum by -1) is left to fail, or not, at run time.
+    if ((i.opcode() == Opcode::kDivide || i.opcode() == Opcode::kRemainder) &&
+        (x[1] == 0 || (x[1] == T(-1) && x[0] == std::numeric_limits<T>::min())))
+      return std::nullopt;
+  }
   switch (i.opcode()) {
-    case Opcode::kAdd: return x[0] + x[1];
-    case Opcode::kSubtract: return x[0] - x[1];
-    case Opcode::kMultiply: return x[0] * x[1];
-    case Opcode::kDivide:
-      if (!floating) return std::nullopt;  // integer division by zero must not happen here
-      return x[0] / x[1];
-    case Opcode::kMaximum: return std::isnan(x[0]) || std::isnan(x[1]) ? NAN : std::max(x[0], x[1]);
-    case Opcode::kMinimum: return std::isnan(x[0]) || std::isnan(x[1]) ? NAN : std::min(x[0], x[1]);
-    case Opcode::kNegate: return -x[0];
-    case Opcode::kAbs: return std::fabs(x[0]);
-    case Opcode::kSqrt:
-      if (!floating) return std::nullopt;
-      return std::sqrt(x[0]);
+    case Opcode::kAdd: return Arithmetic(x[0], x[1], [](auto a, auto b) { return a + b; });
+    case Opcode::kSubtract: return Arithmetic(x[0], x[1], [](auto a, auto b) { return a - b; });
+    case Opcode::kMultiply: return Arithmetic(x[0], x[1], [](auto a, auto b) { return a * b; });
+    case Opcode::kNegate: return Arithmetic(T(0), x[0], [](auto a, auto b) { return a - b; });
+    case Opcode::kDivide: return static_cast<T>(x[0] / x[1]);
     case Opcode::kConvert: return x[0];
     case Opcode::kSelect: return x[0] != 0 ? x[1] : x[2];
     case Opcode::kAnd:
-      if (t != ElementType::kPred) return std::nullopt;
-      return double(x[0] != 0 && x[1] != 0);
+      if constexpr (std::is_same_v<T, bool>) return x[0] && x[1];
+      return std::nullopt;
     case Opcode::kOr:
-      if (t != ElementType::kPred) return std::nullopt;
-      return double(x[0] != 0 || x[1] != 0);
+      if constexpr (std::is_same_v<T, bool>) return x[0] || x[1];
+      return std::nullopt;
     case Opcode::kNot:
-      if (t != ElementType::kPred) return std::nullopt;
-      return double(x[0] == 0);
+      if constexpr (std::is_same_v<T, bool>) return !x[0];
+      return std::nullopt;
     case Opcode::kCompare:
       switch (i.attrs().comparison) {
-        case hlo::Comparison::kEq: return double(x[0] == x[1]);
-        case hlo::Comparison::kNe: return double(x[0] != x[1]);
-        case hlo::Comparison::kLt: return double(x[0] < x[1]);
-        case hlo::Comparison::kLe: return double(x[0] <= x[1]);
-        case hlo::Comparison::kGt: return double(x[0] > x[1]);
-        case hlo::Comparison::kGe: return double(x[0] >= x[1]);
+        case hlo::Comparison::kEq: return T(x[0] == x[1]);
+        case hlo::Comparison::kNe: return T(x[0] != x[1]);
+        case hlo::Comparison::kLt: return T(x[0] < x[1]);
+        case hlo::Comparison::kLe: return T(x[0] <= x[1]);
+        case hlo::Comparison::kGt: return T(x[0] > x[1]);
+        case hlo::Comparison::kGe: return T(x[0] >= x[1]);
       }
       return std::nullopt;
+#define TXLA_FOLD_CALL(name, function, arity) \
+  case Opcode::k##name:                       \
+    return Call([](auto... a) -> decltype(function(a...)) { return function(a...); }, x, arity);
+      TXLA_SCALAR_FUNCTIONS(TXLA_FOLD_CALL)
+#undef TXLA_FOLD_CALL
     default:
       return std::nullopt;
   }
@@ -87,9 +131,63 @@ int64_t Ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& dims)
   return linear;
 }
 
-double Element(const Instruction& constant, int64_t linear) {
-  const Literal& l = constant.attrs().literal;
-  return l.size() == 1 ? l.GetDouble(0) : l.GetDouble(linear);
+// The folded values: doubles for a floating result, exact int64 for integers and pred.
+struct Values {
+  std::vector<double> doubles;
+  std::vector<int64_t> ints;
+};
+
+template <typename T>
+T Read(const Literal& l, int64_t linear) {
+  const int64_t at = l.size() == 1 ? 0 : linear;
+  return l.is_floating() ? static_cast<T>(l.GetDouble(at)) : static_cast<T>(l.GetInt(at));
+}
+
+// A result computed in the operands' type T, stored as the result type as a C cast would. A
+// float that does not fit the integer result is not folded (the machine's conversion decides).
+template <typename T>
+bool Store(T v, ElementType type, int64_t e, Values& out) {
+  if (hlo::IsFloating(type)) {
+    out.doubles[e] = CastTo(static_cast<double>(v), type);
+    return true;
+  }
+  if constexpr (!kIntegral<T>) {
+    if (!(std::fabs(v) < 9.2e18) || std::trunc(static_cast<double>(v)) !=
+                                         static_cast<double>(CastTo(static_cast<int64_t>(v), type)))
+      return false;
+  }
+  out.ints[e] = CastTo(static_cast<int64_t>(v), type);
+  return true;
+}
+
+template <typename T>
+bool FoldElementwise(const Instruction& i, Values& out) {
+  const int64_t n = i.shape().element_count();
+  T x[3] = {};  // elementwise instructions take at most three operands (select, clamp)
+  const size_t arity = i.operands().size();
+  if (arity > 3) return false;
+  for (int64_t e = 0; e < n; ++e) {
+    for (size_t k = 0; k < arity; ++k) x[k] = Read<T>(i.operand(k)->attrs().literal, e);
+    std::optional<T> v = Evaluate<T>(i, x);
+    if (!v || !Store(*v, i.shape().type, e, out)) return false;
+  }
+  return true;
+}
+
+// Computes elementwise instructions in their operands' type (the last operand's: a select's
+// predicate is read as 0 or 1), as the generated code does.
+bool FoldElementwise(const Instruction& i, Values& out) {
+  switch (i.operands().back()->shape().type) {
+    case ElementType::kPred: return FoldElementwise<bool>(i, out);
+    case ElementType::kS8: return FoldElementwise<int8_t>(i, out);
+    case ElementType::kS16: return FoldElementwise<int16_t>(i, out);
+    case ElementType::kS32: return FoldElementwise<int32_t>(i, out);
+    case ElementType::kS64: return FoldElementwise<int64_t>(i, out);
+    case ElementType::kU8: return FoldElementwise<uint8_t>(i, out);
+    case ElementType::kF32: return FoldElementwise<float>(i, out);
+    case ElementType::kF64: return FoldElementwise<double>(i, out);
+    default: return false;
+  }
 }
 
 std::optional<Literal> Fold(const Instruction& i) {
@@ -100,42 +198,32 @@ std::optional<Literal> Fold(const Instruction& i) {
   if (i.operands().empty()) return std::nullopt;
   // A broadcast only makes a constant bigger: it stays (fused, it costs nothing).
   if (i.opcode() == Opcode::kBroadcast) return std::nullopt;
-  int64_t n = shape.element_count();
-  std::vector<double> values(n);
+  const int64_t n = shape.element_count();
+  const bool floating = hlo::IsFloating(shape.type);
+  Values values;
+  (floating ? values.doubles.resize(n) : values.ints.resize(n));
   switch (i.opcode()) {
     case Opcode::kReshape:
     case Opcode::kTranspose: {
-      const Instruction& in = *i.operand(0);
+      const Literal& in = i.operand(0)->attrs().literal;
       for (int64_t e = 0; e < n; ++e) {
-        std::vector<int64_t> out_idx = Unravel(e, shape.dims);
-        int64_t src;
-        if (i.opcode() == Opcode::kReshape) {
-          src = e;
-        } else {
+        int64_t src = e;
+        if (i.opcode() == Opcode::kTranspose) {
+          std::vector<int64_t> out_idx = Unravel(e, shape.dims);
           std::vector<int64_t> in_idx(out_idx.size());
           for (size_t k = 0; k < out_idx.size(); ++k) in_idx[i.attrs().dimensions[k]] = out_idx[k];
-          src = Ravel(in_idx, in.shape().dims);
+          src = Ravel(in_idx, i.operand(0)->shape().dims);
         }
-        values[e] = Element(in, src);
+        if (floating) values.doubles[e] = Read<double>(in, src);
+        else values.ints[e] = Read<int64_t>(in, src);
       }
       break;
     }
-    default: {
-      if (!hlo::IsElementwise(i.opcode())) return std::nullopt;
-      for (int64_t e = 0; e < n; ++e) {
-        std::vector<double> x;
-        for (const Instruction* op : i.operands())
-          x.push_back(Element(*op, op->shape().IsScalar() ? 0 : e));
-        // Operands are computed in their own type, as the generated code does.
-        std::optional<double> v = Evaluate(i, x);
-        if (!v) return std::nullopt;
-        values[e] = CastTo(*v, shape.type);
-      }
-    }
+    default:
+      if (!hlo::IsElementwise(i.opcode()) || !FoldElementwise(i, values)) return std::nullopt;
   }
-  if (hlo::IsFloating(shape.type)) return Literal::FromDoubles(shape, values);
-  std::vector<int64_t> ints(values.begin(), values.end());
-  return Literal::FromInts(shape, ints);
+  if (floating) return Literal::FromDoubles(shape, std::move(values.doubles));
+  return Literal::FromInts(shape, std::move(values.ints));
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Constant folding: an elementwise instruction whose operands are all constants becomes a
 // constant, as do reshapes and transposes of small constants (broadcasts stay: fused, they are
-// free). Only operations whose result is exactly what the generated code would compute are
-// folded (+ - * / sqrt, min/max, comparisons, selects, conversions, logic): transcendentals are
-// left to run, so folding never changes a value by an ulp.
+// free). Values are computed in the operands' own type with the scalar functions the generated
+// kernels use (runtime/scalar_ops.h), so folding never changes a value by an ulp; what the
+// machine decides (integer division by zero, a float that does not fit an integer) is left to run.
 #pragma once
 
 #include "compiler/passes/pass.h"

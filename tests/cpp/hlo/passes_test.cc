@@ -112,15 +112,6 @@ TEST(ConstantFoldingTest, FoldsExactArithmeticAndShapes) {
                    "  ROOT %r = (f32[2,2], f32[2,2], pred[], s32[]) tuple(%u, %t, %k, %i)\n"));
 }
 
-TEST(ConstantFoldingTest, LeavesTranscendentalsAndIntegerDivisionToRuntime) {
-  ConstantFolding folding;
-  auto module = hlo::ParseModule(Entry(
-      "  %a = f32[] constant(0.5)\n  %e = f32[] exponential(%a)\n"
-      "  %x = s32[] constant(7)\n  %z = s32[] constant(0)\n  %d = s32[] divide(%x, %z)\n"
-      "  ROOT %t = (f32[], s32[]) tuple(%e, %d)\n"));
-  EXPECT_FALSE(folding.Run(*module));
-}
-
 TEST(SimplifierTest, DoesNotFoldTimesZero) {  // x * 0 is NaN for x = inf or NaN
   AlgebraicSimplifier simplifier;
   auto module = hlo::ParseModule(Entry(

@@ -1,0 +1,80 @@
+// Every environment switch of the device, declared once: its variable, type, default, whether it
+// changes generated code, and what it does. The process reads them once (at first use, which the
+// Python module's import makes early) into one Config; code asks GetConfig(), never getenv.
+//
+// Switches that change generated code form CodegenKey(), which is part of the in-memory and the
+// persistent compile-cache keys, so flipping one never serves kernels built under the other value.
+// ReloadConfig() re-reads the environment (torch_xla._XLAC._xla_reload_config; tests use it after
+// setting a variable): references handed out earlier stay valid and keep the values they had.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace txla::debug {
+
+// V(type, field, "VARIABLE", default, changes_codegen, "what it does")
+#define TXLA_CONFIG_SWITCHES(V)                                                                   \
+  V(bool, sync_wait, "XLA_SYNC_WAIT", false, false, "every barrier waits for its graphs to finish") \
+  V(int64_t, max_inflight_steps, "XLA_MAX_INFLIGHT_STEPS", 2, false,                              \
+    "graphs that may wait in a device's queue")                                                   \
+  V(bool, sync_tensors_opbyop, "SYNC_TENSORS_OPBYOP", false, false,                               \
+    "barriers run their graphs on the interpreter")                                               \
+  V(bool, get_tensors_opbyop, "GET_TENSORS_OPBYOP", false, false,                                 \
+    "host reads run their graphs on the interpreter")                                             \
+  V(bool, ir_debug, "XLA_IR_DEBUG", false, false,                                                 \
+    "each IR node keeps the Python frames that created it")                                       \
+  V(bool, no_special_scalars, "XLA_NO_SPECIAL_SCALARS", false, false,                             \
+    "0 and 1 become graph parameters like other scalars (the graph hash shows it)")               \
+  V(std::string, save_tensors_file, "XLA_SAVE_TENSORS_FILE", "", false,                           \
+    "append every executed IR graph to this file")                                                \
+  V(std::string, save_tensors_fmt, "XLA_SAVE_TENSORS_FMT", "text", false,                         \
+    "format of those dumps: text or dot")                                                         \
+  V(int64_t, compilation_cache_size, "XLA_COMPILATION_CACHE_SIZE", 1024, false,                   \
+    "in-memory compile cache capacity (graphs)")                                                  \
+  V(int64_t, buffer_pool_bytes, "XLA_BUFFER_POOL_BYTES", int64_t{1} << 30, false,                 \
+    "bytes of freed device buffers kept for reuse")                                               \
+  V(int64_t, cpu_num_devices, "CPU_NUM_DEVICES", 1, false, "xla devices this process offers")     \
+  V(std::string, persistent_cache_path, "XLA_PERSISTENT_CACHE_PATH", "", false,                   \
+    "directory of the on-disk compile cache")                                                     \
+  V(bool, persistent_cache_read_only, "XLA_PERSISTENT_CACHE_READ_ONLY", false, false,             \
+    "read the on-disk cache, never write it")                                                     \
+  V(int64_t, persistent_cache_max_mb, "XLA_PERSISTENT_CACHE_MAX_MB", 2048, false,                 \
+    "size cap of the on-disk cache; the oldest kernels are evicted")                              \
+  V(int64_t, num_threads, "TXLA_NUM_THREADS", 0, false,                                           \
+    "threads for library calls and large kernels (0: every core; read at first use)")             \
+  V(std::string, cxx, "TXLA_CXX", "c++", true, "the C++ compiler that builds generated kernels")  \
+  V(std::string, disable_passes, "TXLA_DISABLE_PASSES", "", true,                                 \
+    "comma-separated compiler passes to turn off, to bisect a miscompile")                        \
+  V(std::string, dump_passes, "TXLA_DUMP_PASSES", "", false,                                      \
+    "append the HLO module after every compiler pass to this file")                               \
+  V(bool, profile_kernels, "TXLA_PROFILE_KERNELS", false, true,                                   \
+    "time every generated kernel into metrics KernelTime:<kernel>")                               \
+  V(bool, check_graphs, "TXLA_CHECK_GRAPHS", false, false,                                        \
+    "checked mode: every compiled graph also runs on the interpreter")                            \
+  V(std::string, test_miscompile, "TXLA_TEST_MISCOMPILE", "", true,                               \
+    "deliberately lower this aten op off by one (tests the checked mode)")
+
+struct Config {
+#define TXLA_CONFIG_FIELD(type, field, variable, default_value, codegen, doc) type field = default_value;
+  TXLA_CONFIG_SWITCHES(TXLA_CONFIG_FIELD)
+#undef TXLA_CONFIG_FIELD
+
+  // The switches that change generated code, as "VARIABLE=value|...": part of compile-cache keys.
+  std::string CodegenKey() const;
+};
+
+// The process's switches, read from the environment at the first call.
+const Config& GetConfig();
+// Re-reads the environment; returns the new configuration.
+const Config& ReloadConfig();
+
+struct SwitchDescription {
+  std::string variable, type, value, doc;
+  bool changes_codegen;
+};
+// Every switch with its current value (torch_xla._XLAC._xla_config, and the README's table).
+std::vector<SwitchDescription> DescribeConfig();
+
+}  // namespace txla::debug

@@ -1,0 +1,133 @@
+// The scalar semantics of the device's elementwise operations, written once. This one text is
+// compiled into the host (constant folding evaluates with it, collectives reduce with it) and
+// pasted verbatim into every generated kernel's prelude (CMake embeds it as a string), so a
+// value folded at compile time, computed by a kernel or reduced across replicas is the same.
+//
+// It must stay self-contained: no #include, no typedef (the generated code has its own int64_t),
+// only compiler builtins (libm underneath, resolved from the host process), `static inline` and
+// templates over the element type. Semantics are eager PyTorch's: NaN propagates through
+// maximum/minimum (and so through max reductions, max pooling and clamp); integer power, shifts
+// and remainder as ATen computes them.
+#ifndef TXLA_RUNTIME_SCALAR_OPS_H_
+#define TXLA_RUNTIME_SCALAR_OPS_H_
+
+#define TXLA_UNARY(name, f32, f64) \
+  static inline float name(float x) { return f32(x); } \
+  static inline double name(double x) { return f64(x); }
+TXLA_UNARY(txla_exp, __builtin_expf, __builtin_exp)
+TXLA_UNARY(txla_expm1, __builtin_expm1f, __builtin_expm1)
+TXLA_UNARY(txla_log, __builtin_logf, __builtin_log)
+TXLA_UNARY(txla_log1p, __builtin_log1pf, __builtin_log1p)
+TXLA_UNARY(txla_sqrt, __builtin_sqrtf, __builtin_sqrt)
+TXLA_UNARY(txla_sin, __builtin_sinf, __builtin_sin)
+TXLA_UNARY(txla_cos, __builtin_cosf, __builtin_cos)
+TXLA_UNARY(txla_tan, __builtin_tanf, __builtin_tan)
+TXLA_UNARY(txla_tanh, __builtin_tanhf, __builtin_tanh)
+TXLA_UNARY(txla_erf, __builtin_erff, __builtin_erf)
+TXLA_UNARY(txla_floor, __builtin_floorf, __builtin_floor)
+TXLA_UNARY(txla_ceil, __builtin_ceilf, __builtin_ceil)
+TXLA_UNARY(txla_round_even, __builtin_nearbyintf, __builtin_nearbyint)
+TXLA_UNARY(txla_acosh, __builtin_acoshf, __builtin_acosh)
+TXLA_UNARY(txla_asinh, __builtin_asinhf, __builtin_asinh)
+TXLA_UNARY(txla_atanh, __builtin_atanhf, __builtin_atanh)
+#undef TXLA_UNARY
+static inline float txla_rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
+static inline double txla_rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+static inline float txla_logistic(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
+static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
+
+// Digamma as ATen computes it: reflection below zero, recurrence up to 10, asymptotic series.
+static inline double txla_digamma_f64(double x) {
+  if (x == 0) return __builtin_copysign(__builtin_inf(), -x);
+  double result = 0;
+  if (x < 0) {
+    if (x == __builtin_trunc(x)) return __builtin_nan("");
+    const double pi = 3.14159265358979323846;
+    result = -pi / __builtin_tan(pi * (x - __builtin_trunc(x)));
+    x = 1 - x;
+  }
+  while (x < 10) { result -= 1 / x; x += 1; }
+  if (x == 10) return result + 2.25175258906672110764;
+  double y = 0;
+  if (x < 1.0e17) {
+    const double z = 1.0 / (x * x);
+    double p = 8.33333333333333333333E-2;
+    p = p * z - 2.10927960927960927961E-2; p = p * z + 7.57575757575757575758E-3;
+    p = p * z - 4.16666666666666666667E-3; p = p * z + 3.96825396825396825397E-3;
+    p = p * z - 8.33333333333333333333E-3; p = p * z + 8.33333333333333333333E-2;
+    y = z * p;
+  }
+  return result + __builtin_log(x) - 0.5 / x - y;
+}
+static inline float txla_digamma(float x) { return (float)txla_digamma_f64(x); }
+static inline double txla_digamma(double x) { return txla_digamma_f64(x); }
+
+// Shifts as ATen 2.x defines them: a count outside [0, bits) shifts everything out (left) or
+// fills with the sign (right); the left shift wraps in unsigned arithmetic.
+// (The trailing return types keep them to integer T, also for code that asks whether they apply.)
+template <typename T> static inline auto txla_shl(T a, T b) -> decltype((T)(a << 1)) {
+  const long long bits = sizeof(T) * 8, s = (long long)b;
+  return (s < 0 || s >= bits) ? (T)0 : (T)((unsigned long long)(long long)a << s);
+}
+template <typename T> static inline auto txla_shr(T a, T b) -> decltype((T)(a >> 1)) {
+  const long long bits = sizeof(T) * 8;
+  long long s = (long long)b;
+  if (s < 0 || s >= bits) s = bits - 1;
+  return (T)(a >> s);
+}
+
+static inline float txla_pow(float a, float b) { return __builtin_powf(a, b); }
+static inline double txla_pow(double a, double b) { return __builtin_pow(a, b); }
+// Integer powers as ATen computes them: by squaring, wrapping on overflow (done in unsigned
+// arithmetic, where wrapping is defined); a negative exponent gives 1, -1 or 0.
+template <typename T> static inline T txla_pow(T a, T b) {
+  if (b < 0) return a == 1 ? (T)1 : a == -1 ? (T)((b & 1) ? -1 : 1) : (T)0;
+  unsigned long long r = 1, x = (unsigned long long)(long long)a;
+  for (unsigned long long e = (unsigned long long)(long long)b; e; e >>= 1, x *= x)
+    if (e & 1) r *= x;
+  return (T)r;
+}
+
+// C's remainder (the sign of the dividend), as torch.fmod; integer division by zero is excluded
+// by the lowering (it raises before a kernel runs).
+static inline float txla_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+static inline double txla_fmod(double a, double b) { return __builtin_fmod(a, b); }
+template <typename T> static inline auto txla_fmod(T a, T b) -> decltype((T)(a % b)) { return (T)(a % b); }
+static inline float txla_atan2(float a, float b) { return __builtin_atan2f(a, b); }
+static inline double txla_atan2(double a, double b) { return __builtin_atan2(a, b); }
+
+template <typename T> static inline T txla_abs(T x) { return x < 0 ? (T)-x : x; }
+// sign(NaN) is 0, as eager's torch.sign gives it.
+template <typename T> static inline T txla_sign(T x) { return (T)((x > 0) - (x < 0)); }
+static inline bool txla_isfinite(float x) { return __builtin_isfinite(x); }
+static inline bool txla_isfinite(double x) { return __builtin_isfinite(x); }
+
+// NaN-propagating maximum/minimum, as ATen's maximum/minimum, max/min reductions, max pooling,
+// clamp and relu: a NaN in either operand is the result. Written as selects, not ||, since the
+// short circuit becomes a branch that mispredicts on data; for integers the NaN tests fold away.
+template <typename T> static inline T txla_max(T a, T b) {
+  T m = b > a ? b : a;
+  m = b != b ? b : m;
+  return a != a ? a : m;
+}
+template <typename T> static inline T txla_min(T a, T b) {
+  T m = b < a ? b : a;
+  m = b != b ? b : m;
+  return a != a ? a : m;
+}
+
+// The HLO opcodes computed by one of the functions above, for code that maps opcodes to them
+// (the emitter prints the name, constant folding calls it): V(opcode without its k, function,
+// operand count).
+#define TXLA_SCALAR_FUNCTIONS(V)                                                              \
+  V(Exp, txla_exp, 1) V(Expm1, txla_expm1, 1) V(Log, txla_log, 1) V(Log1p, txla_log1p, 1)      \
+  V(Sqrt, txla_sqrt, 1) V(Rsqrt, txla_rsqrt, 1) V(Sin, txla_sin, 1) V(Cos, txla_cos, 1)          \
+  V(Tan, txla_tan, 1) V(Tanh, txla_tanh, 1) V(Logistic, txla_logistic, 1) V(Erf, txla_erf, 1)   \
+  V(Floor, txla_floor, 1) V(Ceil, txla_ceil, 1) V(RoundNearestEven, txla_round_even, 1)         \
+  V(Acosh, txla_acosh, 1) V(Asinh, txla_asinh, 1) V(Atanh, txla_atanh, 1)                       \
+  V(Digamma, txla_digamma, 1) V(Abs, txla_abs, 1) V(Sign, txla_sign, 1)                         \
+  V(IsFinite, txla_isfinite, 1) V(Maximum, txla_max, 2) V(Minimum, txla_min, 2)                 \
+  V(Power, txla_pow, 2) V(Atan2, txla_atan2, 2) V(Remainder, txla_fmod, 2)                      \
+  V(ShiftLeft, txla_shl, 2) V(ShiftRightArithmetic, txla_shr, 2)
+
+#endif  // TXLA_RUNTIME_SCALAR_OPS_H_

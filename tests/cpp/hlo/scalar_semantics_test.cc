@@ -1,0 +1,190 @@
+// One scalar semantics: for every op computed by runtime/scalar_ops.h, on special values (NaN,
+// infinities, signed zeros, ...), a compiled kernel, constant folding and the host function give
+// the same bits; collectives reduce with the same NaN-propagating min/max.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "compiler/passes/constant_folding.h"
+#include "hlo/opcode.h"
+#include "hlo/parser.h"
+#include "runtime/collectives.h"
+#include "runtime/scalar_ops.h"
+
+namespace txla::compiler {
+namespace {
+
+using hlo::Opcode;
+
+const std::vector<double> kSpecials = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1.0, -1.0,
+                                       2.5, -2.5,     3.0,       0.5, 1e30, -7.0, 0.1};
+
+struct ScalarOp {
+  Opcode opcode;
+  int arity;
+  std::function<double(double, double)> f32, f64;
+};
+
+// `function` at T when it has a form for T (shifts have none for floats): NaN marks "none".
+template <typename T, typename F>
+double HostCall(F function, int arity, double a, double b) {
+  if (arity == 1) {
+    if constexpr (std::is_invocable_v<F, T>) return static_cast<double>(static_cast<T>(function(T(a))));
+  } else {
+    if constexpr (std::is_invocable_v<F, T, T>) return static_cast<double>(static_cast<T>(function(T(a), T(b))));
+  }
+  throw std::logic_error("no form");
+}
+
+std::vector<ScalarOp> FloatingOps() {
+  std::vector<ScalarOp> ops;
+#define TXLA_TEST_OP(name, function, arity)                                                   \
+  if (Opcode::k##name != Opcode::kShiftLeft && Opcode::k##name != Opcode::kShiftRightArithmetic && \
+      Opcode::k##name != Opcode::kIsFinite) {                                                   \
+    auto f = [](auto... a) -> decltype(function(a...)) { return function(a...); };            \
+    ops.push_back({Opcode::k##name, arity,                                                    \
+                   [f](double a, double b) { return HostCall<float>(f, arity, a, b); },       \
+                   [f](double a, double b) { return HostCall<double>(f, arity, a, b); }});    \
+  }
+  TXLA_SCALAR_FUNCTIONS(TXLA_TEST_OP)
+#undef TXLA_TEST_OP
+  return ops;
+}
+
+std::string Join(const std::vector<double>& v) {
+  std::ostringstream ss;
+  ss.precision(17);
+  ss << "{";
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (k) ss << ", ";
+    if (std::isnan(v[k])) ss << "nan";
+    else if (std::isinf(v[k])) ss << (v[k] > 0 ? "inf" : "-inf");
+    else if (v[k] == 0 && std::signbit(v[k])) ss << "-0";
+    else ss << v[k];
+  }
+  return ss.str() + "}";
+}
+
+bool SameBits(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// The module computing `op` on x (and y): from parameters, or from constants when `folded`.
+std::string Module(const ScalarOp& op, const std::string& type, const std::vector<double>& x,
+                   const std::vector<double>& y, bool folded) {
+  const std::string shape = type + "[" + std::to_string(x.size()) + "]";
+  std::string body;
+  if (folded) {
+    body = "  %x = " + shape + " constant(" + Join(x) + ")\n  %y = " + shape + " constant(" + Join(y) + ")\n";
+  } else {
+    body = "  %x = " + shape + " parameter(0)\n  %y = " + shape + " parameter(1)\n";
+  }
+  body += "  %r = " + shape + " " + std::string(hlo::OpcodeName(op.opcode)) + (op.arity == 2 ? "(%x, %y)\n" : "(%x)\n");
+  return "HloModule m\n\nENTRY %main {\n" + body + "  ROOT %t = (" + shape + ") tuple(%r)\n}\n";
+}
+
+template <typename T>
+std::vector<double> Read(const runtime::Buffer& b) {
+  std::vector<double> out(b.element_count());
+  for (int64_t k = 0; k < b.element_count(); ++k) out[k] = static_cast<double>(static_cast<const T*>(b.data())[k]);
+  return out;
+}
+
+template <typename T>
+runtime::BufferPtr Make(runtime::ElementType type, const std::vector<double>& v) {
+  auto b = std::make_shared<runtime::Buffer>(type, std::vector<int64_t>{static_cast<int64_t>(v.size())}, 0);
+  for (size_t k = 0; k < v.size(); ++k) static_cast<T*>(b->data())[k] = static_cast<T>(v[k]);
+  return b;
+}
+
+template <typename T>
+void CheckType(const std::string& type_name, runtime::ElementType type, bool f32) {
+  std::vector<double> x, y;  // every pair of special values
+  for (double a : kSpecials)
+    for (double b : kSpecials) x.push_back(static_cast<T>(a)), y.push_back(static_cast<T>(b));
+  for (const ScalarOp& op : FloatingOps()) {
+    SCOPED_TRACE(std::string(hlo::OpcodeName(op.opcode)) + " " + type_name);
+    auto executable = Compile(hlo::ParseModule(Module(op, type_name, x, y, false)));
+    std::vector<runtime::BufferPtr> out = executable->Execute({Make<T>(type, x), Make<T>(type, y)}, 0);
+    std::vector<double> kernel = Read<T>(*out.at(0));
+
+    auto folded_module = hlo::ParseModule(Module(op, type_name, x, y, true));
+    ConstantFolding().Run(*folded_module);
+    const hlo::Instruction* root = folded_module->entry()->root()->operand(0);
+    ASSERT_EQ(root->opcode(), Opcode::kConstant) << "not folded";
+    for (size_t k = 0; k < x.size(); ++k) {
+      const double host = f32 ? op.f32(x[k], y[k]) : op.f64(x[k], y[k]);
+      const double fold = root->attrs().literal.GetDouble(root->attrs().literal.size() == 1 ? 0 : k);
+      EXPECT_TRUE(SameBits(kernel[k], host)) << "kernel(" << x[k] << ", " << y[k] << ") = " << kernel[k]
+                                             << ", host " << host;
+      EXPECT_TRUE(SameBits(fold, host)) << "folded(" << x[k] << ", " << y[k] << ") = " << fold << ", host " << host;
+    }
+  }
+}
+
+TEST(ScalarSemanticsTest, KernelsFoldingAndHostAgreeOnSpecialValuesF32) {
+  CheckType<float>("f32", runtime::ElementType::kF32, true);
+}
+
+TEST(ScalarSemanticsTest, KernelsFoldingAndHostAgreeOnSpecialValuesF64) {
+  CheckType<double>("f64", runtime::ElementType::kF64, false);
+}
+
+TEST(ScalarSemanticsTest, MaximumAndMinimumPropagateNaNFromEitherSide) {
+  EXPECT_TRUE(std::isnan(txla_max(1.0f, NAN)));
+  EXPECT_TRUE(std::isnan(txla_max(NAN, 1.0f)));
+  EXPECT_TRUE(std::isnan(txla_min(-double(INFINITY), double(NAN))));
+  EXPECT_TRUE(std::isnan(txla_min(double(NAN), -double(INFINITY))));
+  EXPECT_EQ(txla_max(int64_t{-3}, int64_t{2}), 2);
+}
+
+TEST(ScalarSemanticsTest, CollectivesReduceWithTheSameMinAndMax) {
+  float dst[4] = {1, NAN, 3, -1};
+  const float src[4] = {NAN, 2, -INFINITY, -1};
+  runtime::ReduceInto(runtime::ReduceKind::kMax, runtime::ElementType::kF32, dst, src, 4);
+  EXPECT_TRUE(std::isnan(dst[0]));
+  EXPECT_TRUE(std::isnan(dst[1]));
+  EXPECT_EQ(dst[2], 3);
+  float mins[2] = {0, 5};
+  const float other[2] = {NAN, 4};
+  runtime::ReduceInto(runtime::ReduceKind::kMin, runtime::ElementType::kF32, mins, other, 2);
+  EXPECT_TRUE(std::isnan(mins[0]));
+  EXPECT_EQ(mins[1], 4);
+}
+
+TEST(ScalarSemanticsTest, IntegerPowerShiftsAndRemainderFoldAsKernelsComputeThem) {
+  const std::string text =
+      "HloModule m\n\nENTRY %main {\n"
+      "  %a = s32[4] constant({3, -2, 7, 1})\n  %b = s32[4] constant({4, 3, 40, -1})\n"
+      "  %p = s32[4] power(%a, %b)\n  %l = s32[4] shift-left(%a, %b)\n"
+      "  %r = s32[4] shift-right-arithmetic(%a, %b)\n  %m = s32[4] remainder(%a, %b)\n"
+      "  ROOT %t = (s32[4], s32[4], s32[4], s32[4]) tuple(%p, %l, %r, %m)\n}\n";
+  auto module = hlo::ParseModule(text);
+  ConstantFolding().Run(*module);
+  const hlo::Instruction* root = module->entry()->root();
+  const std::vector<std::vector<int64_t>> want = {
+      {81, -8, txla_pow(7, 40), 1}, {48, -16, 0, 0}, {0, -1, 0, 0}, {3, -2, 7, 0}};
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(root->operand(k)->opcode(), Opcode::kConstant);
+    for (size_t e = 0; e < 4; ++e) EXPECT_EQ(root->operand(k)->attrs().literal.GetInt(e), want[k][e]) << k << "," << e;
+  }
+}
+
+TEST(ScalarSemanticsTest, IntegerDivisionByZeroIsLeftToRunTime) {
+  auto module = hlo::ParseModule(
+      "HloModule m\n\nENTRY %main {\n  %x = s32[] constant(7)\n  %z = s32[] constant(0)\n"
+      "  %d = s32[] divide(%x, %z)\n  %m = s32[] remainder(%x, %z)\n  ROOT %t = (s32[], s32[]) tuple(%d, %m)\n}\n");
+  EXPECT_FALSE(ConstantFolding().Run(*module));
+  EXPECT_NE(module->entry()->root()->operand(0)->opcode(), Opcode::kConstant);
+  EXPECT_NE(module->entry()->root()->operand(1)->opcode(), Opcode::kConstant);
+}
+
+}  // namespace
+}  // namespace txla::compiler
