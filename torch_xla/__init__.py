@@ -7,7 +7,22 @@ import os as _os
 
 import torch as _torch
 
-from . import _XLAC  # noqa: F401  (registers the xla device kernels)
+
+def _check_torch_version():
+    try:
+        from ._build_info import TORCH_VERSION as built_for
+    except ImportError:
+        return  # not built yet: importing _XLAC says so
+    if built_for != _torch.__version__:
+        raise ImportError(
+            f'torch_xla was built for torch {built_for}, but this environment has torch '
+            f'{_torch.__version__} ({_torch.__file__}): install torch {built_for}, or rebuild '
+            f'torch_xla against this torch (scripts/setup.sh, or pip install --no-build-isolation .)')
+
+
+_check_torch_version()
+
+from . import _XLAC  # noqa: F401,E402  (registers the xla device kernels)
 from . import _torch113 as _torch113
 
 _torch113.install()

@@ -1,4 +1,5 @@
-// Corrections to PyTorch 1.13's functionalization.
+// Corrections to PyTorch's functionalization. 1 and 2 are 1.13's bugs, fixed in torch 2.x (the
+// tests that found them stay: test_lazy's view/detach and in-place leak tests); 3 applies to both.
 //
 // 1. detach of a view.
 //
@@ -32,8 +33,27 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/library.h>
+#include <torch/version.h>
 
 namespace txla::aten {
+namespace {
+
+void PassThrough(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                 torch::jit::Stack* stack) {
+  op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER,
+                                                c10::DispatchKey::Functionalize),
+                     stack);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(c10d, Functionalize, m) {
+  for (const char* name : {"broadcast_", "allreduce_", "allgather_", "reduce_scatter_", "reduce_",
+                           "gather_", "scatter_", "alltoall_", "send", "recv_"})
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&PassThrough>());
+}
+
+#if TORCH_VERSION_MAJOR < 2
 namespace {
 
 void FunctionalInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
@@ -62,13 +82,6 @@ void FunctionalInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
   wrapper->commit_update();
   wrapper->apply_updates();
   stack->back() = self;
-}
-
-void PassThrough(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
-                 torch::jit::Stack* stack) {
-  op.redispatchBoxed(keys & c10::DispatchKeySet(c10::DispatchKeySet::FULL_AFTER,
-                                                c10::DispatchKey::Functionalize),
-                     stack);
 }
 
 at::Tensor DetachAsAlias(const at::Tensor& self) { return at::_ops::alias::call(self); }
@@ -125,22 +138,14 @@ TORCH_LIBRARY_IMPL(aten, Functionalize, m) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&FunctionalInplace>());
 }
 
-TORCH_LIBRARY_IMPL(c10d, Functionalize, m) {
-  for (const char* name : {"broadcast_", "allreduce_", "allgather_", "reduce_scatter_", "reduce_",
-                           "gather_", "scatter_", "alltoall_", "send", "recv_"})
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&PassThrough>());
-}
-
 TORCH_LIBRARY_IMPL(aten, ADInplaceOrView, m) {
   m.impl("detach", TORCH_FN(DetachNonDifferentiableView));
 }
 
-}  // namespace txla::aten
-
-namespace txla::aten {
 namespace {
 struct RestoreWarnings {
   RestoreWarnings() { c10::Warning::set_warning_handler(silence_overrides.previous); }
 } restore_warnings;
 }  // namespace
+#endif  // TORCH_VERSION_MAJOR < 2
 }  // namespace txla::aten

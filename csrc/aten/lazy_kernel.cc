@@ -1,5 +1,7 @@
 #include "aten/lazy_kernel.h"
 
+#include <torch/version.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Functions.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -209,6 +211,12 @@ class NodeBuilder {
 
 at::Tensor ToMeta(const at::Tensor& t) {
   if (!t.defined()) return t;
+#if TORCH_VERSION_MAJOR >= 2
+  // A Python number (a CPU wrapped number) goes to the Meta kernel as it is, as in eager: torch
+  // 2.x's Python meta kernels accept CPU scalars beside meta tensors, and refuse wrapped numbers
+  // on any other device.
+  if (t.unsafeGetTensorImpl()->is_wrapped_number() && t.device().is_cpu()) return t;
+#endif
   at::Tensor m = at::empty(t.sizes(), at::TensorOptions().dtype(t.scalar_type()).device(c10::kMeta));
   if (t.unsafeGetTensorImpl()->is_wrapped_number()) m.unsafeGetTensorImpl()->set_wrapped_number(true);
   return m;

@@ -77,7 +77,7 @@ const OpDecl kOps[] = {
     {"aten::clamp.Tensor", nullptr, nullptr},
     {"aten::clamp_min", nullptr, nullptr},
     {"aten::clamp_max", nullptr, nullptr},
-    {"aten::pow.Tensor_Scalar", nullptr, nullptr},
+    {"aten::pow.Tensor_Scalar", PowTensorScalar, nullptr},
     {"aten::pow.Tensor_Tensor", nullptr, nullptr},
     {"aten::pow.Scalar", nullptr, nullptr},
     // Activations and their backwards.

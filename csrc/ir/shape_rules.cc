@@ -424,6 +424,15 @@ Shapes BinaryElementwise(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(at::result_type(self, args[1].toScalar()), self.sizes())};
 }
 
+Shapes PowTensorScalar(c10::ArrayRef<c10::IValue> args) {
+  Shapes shapes = BinaryElementwise(args);
+  const c10::Scalar exponent = args[1].toScalar();
+  TORCH_CHECK(!(c10::isIntegralType((*shapes)[0].dtype, /*includeBool=*/true) && exponent.isIntegral(true) &&
+                exponent.toLong() < 0),
+              "Integers to negative integer powers are not allowed.");
+  return shapes;
+}
+
 Shapes Upsample(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   std::vector<int64_t> out = ToInts(args[1]);

@@ -48,6 +48,8 @@ std::optional<std::vector<Shape>> ReduceScatter(c10::ArrayRef<c10::IValue> args)
 
 // Broadcast binary elementwise op (self, other Tensor or Scalar) with ATen's type promotion.
 std::optional<std::vector<Shape>> BinaryElementwise(c10::ArrayRef<c10::IValue> args);
+// pow.Tensor_Scalar: BinaryElementwise, and eager's refusal of negative integer powers of integers.
+std::optional<std::vector<Shape>> PowTensorScalar(c10::ArrayRef<c10::IValue> args);
 // upsample_*(self, output_size, ...) and upsample_*_backward(grad, output_size, input_size, ...).
 std::optional<std::vector<Shape>> Upsample(c10::ArrayRef<c10::IValue> args);
 // new_empty_strided(self, size, stride, dtype?, ...): its values are unspecified (zeros here).

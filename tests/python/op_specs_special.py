@@ -8,6 +8,8 @@ import torch.nn.functional as F
 
 from op_specs import FLOAT, INTS, UNARY, UNARY_UNIT, BINARY, Spec, pos, rnd, unary
 
+TORCH_1 = torch.__version__.startswith('1.')
+
 A = torch.ops.aten
 NAN, INF = math.nan, math.inf
 
@@ -116,8 +118,11 @@ SPECS += [
          ops=('aten::upsample_nearest2d',), grad_ops=('aten::upsample_nearest2d_backward',), transposed=False),
     Spec('upsample_nearest2d_size', lambda x: F.interpolate(x, size=(6, 3)), IMG2,
          ops=('aten::upsample_nearest2d',), grad_ops=('aten::upsample_nearest2d_backward',), transposed=False),
+    # (torch 1.13 records the .vec overload whole; torch 2.x decomposes it into the sized one)
     Spec('upsample_nearest3d', lambda x: F.interpolate(x, scale_factor=(2, 1.5, 0.5)), IMG3,
-         ops=('aten::upsample_nearest3d.vec',), grad_ops=('aten::upsample_nearest3d_backward.vec',), transposed=False),
+         ops=(('aten::upsample_nearest3d.vec' if TORCH_1 else 'aten::upsample_nearest3d'),),
+         grad_ops=(('aten::upsample_nearest3d_backward.vec' if TORCH_1 else 'aten::upsample_nearest3d_backward'),),
+         transposed=False),
     Spec('upsample_nearest3d_size', lambda x: A.upsample_nearest3d(x, [4, 5, 6]), IMG3,
          ops=('aten::upsample_nearest3d',), grad_ops=('aten::upsample_nearest3d_backward',), transposed=False),
     Spec('upsample_linear1d', lambda x: F.interpolate(x, scale_factor=1.7, mode='linear'), IMG1,

@@ -58,6 +58,12 @@ CASES = {
 }
 
 
+# Eager's own float32 kernel is not the reference for these: torch 2.x's vectorized CPU gelu gives
+# NaN for +inf (its scalar path, and float64, give inf) and is ~1e-4 off near -3. The device
+# computes the exact formula; it is compared with eager in float64, rounded.
+EAGER_FLOAT64_REFERENCE = {'gelu'}
+
+
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
 def test_nan_and_inf_follow_eager(dtype, dev):
     a, b = X.to(dtype), Y.to(dtype)
@@ -66,6 +72,8 @@ def test_nan_and_inf_follow_eager(dtype, dev):
     wrong = []
     for name, f in CASES.items():
         want, got = f(a, b), results[name].cpu()
+        if name in EAGER_FLOAT64_REFERENCE:
+            want = f(a.double(), b.double()).to(want.dtype)
         if (want.shape != got.shape or want.dtype != got.dtype or
                 not torch.allclose(want.double(), got.double(), rtol=1e-5, atol=1e-6, equal_nan=True)):
             wrong.append(f'{name}: eager {want.tolist()}, xla {got.tolist()}')
