@@ -12,7 +12,7 @@ Every step ends with the loss read on the host (the step has finished). Prints t
 global step and the ratio to eager_ddp; compilation is excluded (the first steps are warm-up,
 and every system runs with a warm disk cache after round 0).
 
-    /usr/bin/python3 bench/data_parallel.py --rounds 3 --steps 30
+    .venv/bin/python bench/data_parallel.py --rounds 3 --steps 30
 """
 import argparse
 import json

@@ -7,8 +7,8 @@ system so eager's GEMMs run at their best. Prints, per system and model: first s
 compilation), steady-state median ms/step, compile time (xla: a cold compile into an empty disk
 cache; xla_warm: a new process with that cache warm), peak RSS, and the ratios to eager.
 
-    /usr/bin/python3 bench/train_step.py                 # both models, 3 rounds
-    /usr/bin/python3 bench/train_step.py --models mlp --rounds 1 --steps 20
+    .venv/bin/python bench/train_step.py                 # both models, 3 rounds
+    .venv/bin/python bench/train_step.py --models mlp --rounds 1 --steps 20
 """
 import argparse
 import json

@@ -1,7 +1,7 @@
 """Trains the MNIST network on the xla device, as the PyTorch/XLA documents show it, on synthetic
 data; prints the loss as it falls and the metrics report at the end.
 
-    /usr/bin/python3 examples/train_mnist.py --steps 300 --optimizer sgd
+    .venv/bin/python examples/train_mnist.py --steps 300 --optimizer sgd
 """
 import argparse
 import os

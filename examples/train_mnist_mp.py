@@ -2,7 +2,7 @@
 (synthetic data). Each replica trains on its own shard; xm.optimizer_step all-reduces the
 gradients inside the compiled step.
 
-    /usr/bin/python3 examples/train_mnist_mp.py --num-cores 2 --steps 50
+    .venv/bin/python examples/train_mnist_mp.py --num-cores 2 --steps 50
 """
 import argparse
 import os

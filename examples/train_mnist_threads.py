@@ -2,7 +2,7 @@
 example writes it (torch_xla.distributed.data_parallel.DataParallel; synthetic data). The
 number of devices comes from CPU_NUM_DEVICES; --cpu passes device_ids=[] (plain CPU PyTorch).
 
-    CPU_NUM_DEVICES=2 /usr/bin/python3 examples/train_mnist_threads.py --epochs 2
+    CPU_NUM_DEVICES=2 .venv/bin/python examples/train_mnist_threads.py --epochs 2
 """
 import argparse
 import os

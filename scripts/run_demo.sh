@@ -3,4 +3,4 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$ROOT/scripts/setup.sh"
-cd /tmp && /usr/bin/python3 "$ROOT/examples/train_mnist.py" "$@"
+cd /tmp && "$ROOT/.venv/bin/python" "$ROOT/examples/train_mnist.py" "$@"

@@ -6,4 +6,4 @@ bash "$ROOT/scripts/setup.sh"
 echo "[tests] C++ (ctest)"
 (cd "$ROOT/build" && ctest --output-on-failure -j 2)
 echo "[tests] Python (pytest)"
-cd "$ROOT" && /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python "$@"
+cd "$ROOT" && "$ROOT/.venv/bin/python" -m pytest -q -p no:cacheprovider tests/python "$@"

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Sets up a fresh Debian bookworm machine for torch_xla (C++): installs the apt packages it needs
-# (only those missing), builds the C++ core and the torch_xla._XLAC extension, and installs the
-# package into /usr/bin/python3's path. Safe to run again; run as root.
+# Sets up a fresh Debian bookworm machine for torch_xla (C++), as root, and is safe to run again:
+#  1. installs the Debian packages it needs (only those missing);
+#  2. makes .venv in the checkout from the machine's python3 (3.10+; TXLA_BASE_PYTHON overrides);
+#  3. installs into it the torch pinned in pyproject.toml (PyPI's wheel; pip's cache makes a second
+#     install quick) and the test tools;
+#  4. builds the C++ core and torch_xla._XLAC against that torch (ccache), into build/;
+#  5. makes this checkout the venv's torch_xla (a .pth file): `.venv/bin/python -c 'import torch_xla'`
+#     works from any directory.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PYTHON=/usr/bin/python3
 
 PACKAGES=(
-  build-essential cmake ccache git
-  python3 python3-dev python3-numpy python3-pytest
-  python3-torch python3-torchvision libtorch-dev pybind11-dev libgtest-dev libopenblas-dev
+  build-essential cmake ccache git python3 python3-dev python3-venv libgtest-dev libopenblas-dev
   clang libclang-rt-14-dev iproute2  # the parser fuzzer (libFuzzer); the fault tests' hosts
 )
-
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -23,16 +24,47 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 else
-  echo "[setup] apt packages present"
+  echo "[setup] Debian packages present"
+fi
+
+BASE_PYTHON="${TXLA_BASE_PYTHON:-$(command -v python3)}"
+"$BASE_PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+  echo "[setup] $BASE_PYTHON is older than Python 3.10; set TXLA_BASE_PYTHON to a newer one" >&2; exit 1; }
+VENV="$ROOT/.venv"
+PYTHON="$VENV/bin/python"
+if [ ! -x "$PYTHON" ]; then
+  echo "[setup] creating $VENV from $BASE_PYTHON"
+  "$BASE_PYTHON" -m venv "$VENV"
+fi
+
+# The pins live in pyproject.toml (torch in dependencies, torchvision with the test extras).
+pin() { sed -n "s/.*\"\($1==[^\"]*\)\".*/\1/p" "$ROOT/pyproject.toml" | head -1; }
+REQUIREMENTS=("$(pin torch)" "$(pin torchvision)" numpy pytest scikit-build-core)
+if ! "$PYTHON" - "${REQUIREMENTS[@]}" <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+for req in sys.argv[1:]:
+    name, _, want = req.partition("==")
+    have = version(name)
+    if want and have.split('+')[0] != want:
+        sys.exit(1)
+PY
+then
+  echo "[setup] installing ${REQUIREMENTS[*]} into $VENV"
+  "$PYTHON" -m pip install -q --upgrade pip
+  "$PYTHON" -m pip install -q "${REQUIREMENTS[@]}"
+else
+  echo "[setup] ${REQUIREMENTS[*]} present in $VENV"
 fi
 
 echo "[setup] building (build/, ccache: $(command -v ccache >/dev/null && echo on || echo off))"
+# A build directory configured for another Python (or torch) is configured afresh.
+if [ -f "$ROOT/build/CMakeCache.txt" ] && ! grep -q "^Python3_EXECUTABLE:[A-Z]*=$PYTHON\$" "$ROOT/build/CMakeCache.txt"; then
+  rm -rf "$ROOT/build/CMakeCache.txt" "$ROOT/build/CMakeFiles"
+fi
 cmake -S "$ROOT" -B "$ROOT/build" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PYTHON" >/dev/null
 cmake --build "$ROOT/build" -j "$(nproc)"
 
-# The package is used in place from this checkout: a .pth file in the interpreter's site
-# directory puts it on sys.path, so `import torch_xla` works from any directory.
-SITE="$($PYTHON -c 'import site; print(site.getsitepackages()[0])')"
-mkdir -p "$SITE"
+SITE="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 echo "$ROOT" > "$SITE/torch_xla_cpp.pth"
-(cd / && $PYTHON -c 'import torch_xla, torch_xla.core.xla_model as xm; print("[setup] torch_xla", torch_xla.__version__, "on", xm.xla_device())')
+(cd / && "$PYTHON" -c 'import torch, torch_xla, torch_xla.core.xla_model as xm; print("[setup] torch_xla", torch_xla.__version__, "with torch", torch.__version__, "on", xm.xla_device())')

@@ -1,7 +1,7 @@
 import os
 import sys
 
-# The tests exercise the package as installed for /usr/bin/python3; from a checkout that has not
+# The tests exercise the package as installed in .venv; from a checkout that has not
 # been installed yet, the source tree (with the built extension inside) stands in for it.
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if _ROOT not in sys.path:

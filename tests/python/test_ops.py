@@ -120,10 +120,22 @@ def test_lowered_ops_compile_to_native_code(dev):
     assert d['UncachedCompile'] >= 1 and d['InterpretedGraph'] == 0
 
 
+def _reaches_backends(name):
+    """Whether this torch dispatches `name` to a backend at all: an op it does not have, or one
+    it decomposes above autograd (CompositeImplicitAutograd, e.g. torch 2.x's upsample .vec
+    overloads), never reaches the device, so no test can record it."""
+    namespace, _, op = name.partition('::')
+    base, _, overload = op.partition('.')
+    packet = getattr(getattr(torch.ops, namespace), base, None)
+    if packet is None or (overload or 'default') not in packet.overloads():
+        return False  # no such operator in this torch
+    return not torch._C._dispatch_has_kernel_for_dispatch_key(name, 'CompositeImplicitAutograd')
+
+
 def test_every_lowered_op_has_a_differential_spec():
     covered = set(RANDOM_OPS)
     for spec in SPECS:
         covered.update(spec.ops)
         covered.update(spec.grad_ops)
-    missing = sorted(set(torch_xla._XLAC._xla_op_table()) - covered)
+    missing = sorted(n for n in set(torch_xla._XLAC._xla_op_table()) - covered if _reaches_backends(n))
     assert not missing, f'lowered ops without a differential test: {missing}'
