@@ -60,6 +60,25 @@ def devices():
     return [_torch.device(d) for d in _XLAC._xla_get_all_devices()]
 
 
+def device_count():
+    """How many xla devices this process has (CPU_NUM_DEVICES)."""
+    return len(_XLAC._xla_get_all_devices())
+
+
+import contextlib as _contextlib  # noqa: E402
+
+
+@_contextlib.contextmanager
+def step():
+    """One training step as a block: pending work from before runs first, and the block's graph
+    is cut and run when it ends (also when it raises), as PyTorch/XLA's `torch_xla.step()`."""
+    sync()
+    try:
+        yield
+    finally:
+        sync()
+
+
 def launch(fn, args=(), start_method='spawn', debug_single_process=False):
     """Runs fn(index, *args) once per device, each in its own process (one process, index 0,
     with debug_single_process)."""

@@ -9,6 +9,7 @@
 #include "debug/frames.h"
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
+#include "hlo/printer.h"
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
 #include "compiler/persistent_cache.h"
@@ -44,6 +45,18 @@ std::string GraphText(const std::vector<at::Tensor>& tensors, bool dot) {
   for (const LazyTensorPtr& lt : LazyTensors(tensors)) values.push_back(lt->GetIrValue());
   graph::GraphCut cut = graph::CutGraph(values, nullptr);
   return dot ? ir::GraphToDot(cut) : ir::GraphToText(cut);
+}
+
+// The HLO module the tensors' pending graph lowers to, before the compiler's passes (as
+// PyTorch/XLA's _get_xla_tensors_hlo); an op without a lowering raises, naming it.
+std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
+  std::vector<ir::Value> values;
+  for (const LazyTensorPtr& lt : LazyTensors(tensors)) values.push_back(lt->GetIrValue());
+  graph::GraphCut cut = graph::CutGraph(values, nullptr);
+  std::string missing = lower::FirstUnloweredOp(cut);
+  TORCH_CHECK(missing.empty(), "_get_xla_tensors_hlo: ", missing,
+              " has no lowering (this graph would run on the interpreter)");
+  return hlo::ToText(*lower::LowerGraph(cut));
 }
 
 std::string PythonFrames() {
@@ -140,6 +153,7 @@ PYBIND11_MODULE(_XLAC, m) {
         py::arg("device") = "");
   m.def("_get_xla_tensors_text",
         [](const std::vector<at::Tensor>& tensors) { return GraphText(tensors, false); });
+  m.def("_get_xla_tensors_hlo", [](const std::vector<at::Tensor>& tensors) { return GraphHlo(tensors); });
   m.def("_get_xla_tensors_dot",
         [](const std::vector<at::Tensor>& tensors) { return GraphText(tensors, true); });
   m.def("_xla_is_xla_tensor", [](const at::Tensor& t) { return IsXlaTensor(t); });

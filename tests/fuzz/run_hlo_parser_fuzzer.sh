@@ -11,6 +11,7 @@ SOURCES=("$ROOT"/csrc/hlo/*.cc "$ROOT"/csrc/runtime/element_type.cc "$ROOT"/test
 clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I "$ROOT/csrc" "${SOURCES[@]}" -o "$OUT/hlo_parser_fuzzer"
 cd "$OUT"
-# -timeout: one input taking over 10 s is a hang; -rss_limit_mb bounds memory per input.
-./hlo_parser_fuzzer -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
+# -timeout: one input taking over 10 s is a hang; -rss_limit_mb bounds memory per input. A fixed
+# seed (TXLA_FUZZ_SEED, default 1) makes the test's run repeatable; TXLA_FUZZ_SEED=0 explores anew.
+./hlo_parser_fuzzer -seed="${TXLA_FUZZ_SEED:-1}" -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 \
   -max_len=4096 -print_final_stats=1 corpus

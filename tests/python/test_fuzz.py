@@ -1,6 +1,6 @@
 """The HLO text parser and verifier, fuzzed with libFuzzer (AddressSanitizer and
 UndefinedBehaviorSanitizer on) for a bounded time: bad input ends in an exception, never a crash,
-a hang or undefined behaviour. TXLA_FUZZ_SECONDS runs it longer."""
+a hang or undefined behaviour. TXLA_FUZZ_SECONDS runs it longer, TXLA_FUZZ_SEED=0 with a new random seed."""
 import glob
 import os
 import subprocess

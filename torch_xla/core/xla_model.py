@@ -39,6 +39,11 @@ def get_xla_supported_devices(devkind=None, max_devices=None):
     return devices
 
 
+def is_xla_tensor(tensor):
+    """Whether `tensor` lives on an xla device."""
+    return tensor.device.type == 'xla'
+
+
 def xla_device_hw(device):
     """The hardware an xla device stands in for: 'CPU' on this backend."""
     return xr.device_type()

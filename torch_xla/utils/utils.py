@@ -1,4 +1,5 @@
 """Small utilities PyTorch/XLA scripts use."""
+import os
 
 
 class SampleGenerator:
@@ -23,3 +24,19 @@ class SampleGenerator:
             raise StopIteration
         self._count += 1
         return self._data
+
+
+def getenv_as(name, type, defval=None):
+    """The environment variable `name` converted to `type` (bools from integers: "0"/"1"), or
+    `defval` when it is not set (as PyTorch/XLA's helper)."""
+    env = os.environ.get(name, None)
+    if env is None:
+        return defval
+    if type == bool:
+        return bool(int(env))
+    return type(env)
+
+
+def as_list(t):
+    """`t` itself if it is a list or tuple, else `[t]`."""
+    return t if isinstance(t, (tuple, list)) else [t]

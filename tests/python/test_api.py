@@ -1,0 +1,56 @@
+"""PyTorch/XLA's small helpers that scripts and its test utilities import: same names, same
+behaviour."""
+import torch
+
+import torch_xla.core.xla_env_vars as xenv
+import torch_xla.core.xla_model as xm
+from torch_xla.utils.utils import as_list, getenv_as
+
+
+def test_is_xla_tensor(dev):
+    assert xm.is_xla_tensor(torch.zeros(2, device=dev))
+    assert not xm.is_xla_tensor(torch.zeros(2))
+
+
+def test_getenv_as(monkeypatch):
+    monkeypatch.setenv('TXLA_TEST_INT', '7')
+    monkeypatch.setenv('TXLA_TEST_BOOL', '0')
+    monkeypatch.delenv('TXLA_TEST_UNSET', raising=False)
+    assert getenv_as('TXLA_TEST_INT', int) == 7
+    assert getenv_as('TXLA_TEST_BOOL', bool, True) is False
+    assert getenv_as('TXLA_TEST_UNSET', str, 'fallback') == 'fallback'
+    assert getenv_as('TXLA_TEST_UNSET', int) is None
+
+
+def test_as_list():
+    assert as_list(3) == [3]
+    assert as_list([1, 2]) == [1, 2]
+    assert as_list((1,)) == (1,)
+
+
+def test_env_var_names_are_their_own_values():
+    names = [n for n in dir(xenv) if n.isupper()]
+    assert 'PJRT_DEVICE' in names and 'XLA_IR_DEBUG' in names
+    assert all(getattr(xenv, n) == n for n in names)
+
+
+def test_device_count_and_step(dev):
+    import torch_xla
+    import torch_xla.debug.metrics as met
+    assert torch_xla.device_count() == len(torch_xla.devices()) >= 1
+    before = met.counter_value('MarkStep') or 0
+    with torch_xla.step():
+        y = torch.ones(3, device=dev) * 2
+    assert (met.counter_value('MarkStep') or 0) - before == 2  # on entry and at the end
+    assert not torch_xla._XLAC._xla_has_pending_ir(y)  # the block's graph ran at its end
+    assert y.cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_get_xla_tensors_hlo_shows_the_lowered_graph(dev):
+    import torch_xla
+    x = torch.randn(4, 3).to(dev)
+    y = (x.exp() * 2).sum(1)
+    text = torch_xla._XLAC._get_xla_tensors_hlo([y])
+    assert text.startswith('HloModule') and 'exponential(' in text and 'reduce(' in text, text
+    assert torch_xla._XLAC._xla_has_pending_ir(y)  # looking does not run anything
+    torch.testing.assert_close(y.cpu(), (x.cpu().exp() * 2).sum(1))
