@@ -9,6 +9,14 @@ def device_type():
     return os.environ.get('PJRT_DEVICE', 'CPU').upper()
 
 
+def set_device_type(pjrt_device):
+    """Chooses the device type before the runtime starts, as PJRT_DEVICE does. Only 'CPU' exists
+    here: anything else raises, naming what is available."""
+    if pjrt_device.upper() != 'CPU':
+        raise ValueError(f"device type {pjrt_device!r} is not available: this runtime has 'CPU' only")
+    os.environ['PJRT_DEVICE'] = 'CPU'
+
+
 def local_device_count():
     return torch_xla._XLAC._xla_device_count()
 

@@ -164,3 +164,11 @@ def train_until_stopped(index, marker_dir, kill_rank=None):
         xm.mark_step()
         if step % 10 == 0:
             xm.wait_device_ops()
+
+
+def ordinal_and_sum(scale):
+    """For run_multiprocess: this replica's ordinal, and an all-reduced value, on the CPU."""
+    import torch_xla.core.xla_model as xm
+    rank = xm.get_ordinal()
+    total = xm.all_reduce(xm.REDUCE_SUM, torch.full((2,), float(rank + 1), device=xm.xla_device()))
+    return rank * scale, total.cpu().tolist()

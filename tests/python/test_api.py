@@ -54,3 +54,26 @@ def test_get_xla_tensors_hlo_shows_the_lowered_graph(dev):
     assert text.startswith('HloModule') and 'exponential(' in text and 'reduce(' in text, text
     assert torch_xla._XLAC._xla_has_pending_ir(y)  # looking does not run anything
     torch.testing.assert_close(y.cpu(), (x.cpu().exp() * 2).sum(1))
+
+
+def test_run_multiprocess_collects_each_replicas_result(monkeypatch):
+    import os
+    import sys
+    from torch_xla._internal import pjrt
+    here = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv('CPU_NUM_DEVICES', '2')
+    monkeypatch.setenv('PYTHONPATH', os.pathsep.join([here, os.environ.get('PYTHONPATH', '')]))
+    sys.path.insert(0, here)
+    import dist_workers
+    results = pjrt.run_multiprocess(dist_workers.ordinal_and_sum, 10)
+    assert results == {0: (0, [3.0, 3.0]), 1: (10, [3.0, 3.0])}
+
+
+def test_set_device_type(monkeypatch):
+    import pytest
+    import torch_xla.runtime as xr
+    monkeypatch.delenv('PJRT_DEVICE', raising=False)
+    xr.set_device_type('cpu')
+    assert xr.device_type() == 'CPU'
+    with pytest.raises(ValueError, match="'TPU' is not available"):
+        xr.set_device_type('TPU')

@@ -1,0 +1,30 @@
+"""PyTorch/XLA's multi-process runners (`torch_xla._internal.pjrt`), which its own tests and
+utilities use: run a function once per device and collect what each returned."""
+import torch.multiprocessing as mp
+
+from torch_xla.distributed import xla_multiprocessing as xmp
+
+
+def _run_and_report(index, fn, args, kwargs, results):
+    import torch_xla.runtime as xr
+    value = fn(*args, **kwargs)
+    results.put((xr.global_ordinal(), value))
+
+
+def run_multiprocess(fn, *args, start_method='spawn', **kwargs):
+    """Runs fn(*args, **kwargs) in one process per local device (CPU_NUM_DEVICES), each with its
+    device as xla:0, and returns {global ordinal: return value}. Return values cross processes by
+    pickling: return CPU values. A replica's error ends the job and is raised here."""
+    results = mp.get_context(start_method).SimpleQueue()
+    xmp.spawn(_run_and_report, args=(fn, args, kwargs, results), start_method=start_method)
+    collected = {}
+    while not results.empty():
+        ordinal, value = results.get()
+        collected[ordinal] = value
+    return dict(sorted(collected.items()))
+
+
+def spawn_threads(fn, args=()):
+    raise NotImplementedError(
+        'torch_xla._internal.pjrt.spawn_threads is not implemented yet: use '
+        'torch_xla.distributed.data_parallel.DataParallel for one thread per device')
