@@ -6,7 +6,9 @@
 #include <ATen/Functions.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
+#include <cstring>
 #include <mutex>
+#include <sstream>
 #include <unordered_map>
 
 #include "aten/cpu_fallback.h"
@@ -277,6 +279,70 @@ std::vector<ir::Shape> MetaShapes(const c10::OperatorHandle& op, c10::ArrayRef<c
   return shapes;
 }
 
+// A key for the Meta kernel's result: the op and every argument's metadata (dtype and sizes of
+// tensors, exact values of everything else). A Meta kernel sees nothing more.
+void AppendKey(const c10::IValue& v, std::string* key) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined()) {
+      *key += "U;";
+      return;
+    }
+    *key += "T" + std::to_string(static_cast<int>(t.scalar_type()));
+    if (t.unsafeGetTensorImpl()->is_wrapped_number()) *key += "w";
+    for (int64_t d : t.sizes()) *key += "," + std::to_string(d);
+    *key += ";";
+  } else if (v.isList()) {
+    *key += "[";
+    for (const c10::IValue& e : v.toListRef()) AppendKey(e, key);
+    *key += "]";
+  } else if (v.isDouble()) {
+    const double d = v.toDouble();
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    *key += "d" + std::to_string(bits) + ";";
+  } else if (v.isInt()) {
+    *key += "i" + std::to_string(v.toInt()) + ";";
+  } else if (v.isBool()) {
+    *key += v.toBool() ? "t;" : "f;";
+  } else if (v.isNone()) {
+    *key += "N;";
+  } else if (v.isString()) {
+    *key += "s" + v.toStringRef() + ";";
+  } else if (v.isDevice()) {
+    *key += "D;";  // the Meta kernel sees the meta device whatever it was
+  } else if (v.isGenerator()) {
+    *key += "G;";
+  } else {
+    std::ostringstream repr;
+    repr << v.tagKind() << ":" << v;
+    *key += repr.str() + ";";
+  }
+}
+
+// torch 2.x runs many Meta kernels in Python (torch._meta_registrations, decompositions): a
+// traced training step would call Python for every op of every step. The result depends only on
+// the key above, so each op and argument signature runs its Meta kernel once; errors are not
+// cached (a bad call raises every time).
+std::vector<ir::Shape> CachedMetaShapes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
+                                        const std::vector<ArgClass>& classes) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::vector<ir::Shape>> cache;
+  constexpr size_t kMaxEntries = 1 << 16;
+  std::string key = op.schema().name() + "." + op.schema().overload_name() + "|";
+  for (const c10::IValue& v : args) AppendKey(v, &key);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  std::vector<ir::Shape> shapes = MetaShapes(op, args, classes);
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kMaxEntries) cache.clear();  // a program that never repeats a signature
+  cache.emplace(std::move(key), shapes);
+  return shapes;
+}
+
 }  // namespace
 
 at::Tensor ShareValue(const LazyTensorPtr& tensor) {
@@ -303,7 +369,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   }
   if (shapes.empty()) {
     try {
-      shapes = MetaShapes(op, args, classes);
+      shapes = CachedMetaShapes(op, args, classes);
     } catch (const c10::NotImplementedError&) {
       // No Meta kernel in this PyTorch: still correct, through the CPU.
       CpuFallback(op, stack);
