@@ -30,6 +30,10 @@ std::unique_ptr<Config> ReadEnvironment() {
   config->field = Read<type>(variable, default_value);
   TXLA_CONFIG_SWITCHES(TXLA_CONFIG_READ)
 #undef TXLA_CONFIG_READ
+#define TXLA_CONFIG_KEY(type, field, variable, default_value, codegen, doc) \
+  if (codegen) config->codegen_key += std::string(variable) + "=" + Show(config->field) + "|";
+  TXLA_CONFIG_SWITCHES(TXLA_CONFIG_KEY)
+#undef TXLA_CONFIG_KEY
   return config;
 }
 
@@ -43,15 +47,6 @@ std::vector<std::unique_ptr<Config>>& Generations() {
 std::atomic<const Config*> current{nullptr};
 
 }  // namespace
-
-std::string Config::CodegenKey() const {
-  std::string key;
-#define TXLA_CONFIG_KEY(type, field, variable, default_value, codegen, doc) \
-  if (codegen) key += std::string(variable) + "=" + Show(field) + "|";
-  TXLA_CONFIG_SWITCHES(TXLA_CONFIG_KEY)
-#undef TXLA_CONFIG_KEY
-  return key;
-}
 
 const Config& ReloadConfig() {
   std::lock_guard<std::mutex> lock(generations_mutex);

@@ -61,8 +61,10 @@ struct Config {
   TXLA_CONFIG_SWITCHES(TXLA_CONFIG_FIELD)
 #undef TXLA_CONFIG_FIELD
 
-  // The switches that change generated code, as "VARIABLE=value|...": part of compile-cache keys.
-  std::string CodegenKey() const;
+  // The switches that change generated code, as "VARIABLE=value|...": part of compile-cache keys
+  // (every sync uses it: made once, when the environment is read).
+  const std::string& CodegenKey() const { return codegen_key; }
+  std::string codegen_key;
 };
 
 // The process's switches, read from the environment at the first call.

@@ -77,20 +77,18 @@ std::pair<c10::intrusive_ptr<c10d::ProcessGroup>, std::vector<int64_t>> ProcessG
 
 void ProcessGroupTransport::AllReduce(int, runtime::ReduceKind kind, runtime::ElementType type,
                                       void* data, int64_t count, const runtime::ReplicaGroups& groups) {
+  auto [group, members] = GroupFor(groups);
   if (kind == runtime::ReduceKind::kMin || kind == runtime::ReduceKind::kMax) {
     // Gloo's min/max drop a NaN that comes second: gather every member's values and reduce them
     // here, in the same order everywhere, with the kernels' NaN-propagating min/max.
-    auto [group, members] = GroupFor(groups);
     const size_t bytes = count * runtime::ByteWidth(type);
     std::vector<char> gathered(bytes * members.size());
     AllGather(0, type, data, count, gathered.data(), groups);
-    for (size_t m = 0; m < members.size(); ++m) {
-      if (m == 0) std::memcpy(data, gathered.data(), bytes);
-      else runtime::ReduceInto(kind, type, data, gathered.data() + m * bytes, count);
-    }
+    std::memcpy(data, gathered.data(), bytes);
+    for (size_t m = 1; m < members.size(); ++m)
+      runtime::ReduceInto(kind, type, data, gathered.data() + m * bytes, count);
     return;
   }
-  auto [group, members] = GroupFor(groups);
   std::vector<at::Tensor> tensors{Wrap(data, count, type)};
   c10d::AllreduceOptions options;
   options.reduceOp = ToC10d(kind);
