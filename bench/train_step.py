@@ -1,151 +1,232 @@
-"""Training-step benchmark: eager CPU PyTorch, PyTorch's torch._lazy (TorchScript backend) and
-this project's xla device, on the same models, in one run.
+"""Training-step benchmark: eager CPU PyTorch, torch.compile with inductor, PyTorch/XLA 2.9 itself,
+and this project's xla device (lazily and through torch.compile('openxla')), on the same models,
+in one run.
 
 Each measurement runs in its own process (one per system and model, interleaved over rounds, so
 machine noise hits all systems alike). OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset for every
-system so eager's GEMMs run at their best. Prints, per system and model: first step (includes
-compilation), steady-state median ms/step, compile time (xla: a cold compile into an empty disk
-cache; xla_warm: a new process with that cache warm), peak RSS, and the ratios to eager.
+system so eager's GEMMs run at their best.
 
-    .venv/bin/python bench/train_step.py                 # both models, 3 rounds
-    .venv/bin/python bench/train_step.py --models mlp --rounds 1 --steps 20
+Systems:
+  eager         torch 2.9 on the CPU
+  inductor      torch.compile(model) (inductor, CPU); its compile is in the first step
+  lazy_ts       torch._lazy with the TorchScript backend (torch's own lazy tensor reference)
+  xla           this project, lazily: a cold compile into an empty disk cache
+  xla_warm      this project again, in a new process, with that disk cache warm
+  xla_dynamo    this project through torch.compile(model, backend='openxla')
+  ptxla         PyTorch/XLA 2.9 (torch-xla==2.9.0 from PyPI, PJRT_DEVICE=CPU), lazily
+  ptxla_dynamo  PyTorch/XLA 2.9 through torch.compile(model, backend='openxla')
+PyTorch/XLA installs a package named torch_xla too, so it runs from a venv of its own, made on
+first use under ~/.cache/txla-bench/ptxla-venv (torch 2.9.0, torchvision 0.24.0, torch-xla 2.9.0).
+
+Models: mlp (784-512-512-10, batch 128, SGD momentum), cnn (the MNIST CNN of the seeds, batch 128,
+SGD momentum), resnet18 (torchvision, batch 16 of 3x64x64, SGD momentum), gpt (a 2-layer decoder,
+dim 128, 4 heads, 64 tokens, batch 8, AdamW).
+
+Columns: first step (compilation included), steady-state median ms/step with the loss read every
+step, "piped" (barriers only, the loss read once at the end), host ms (median time per step the
+Python loop takes before it hands the step to the device, in the piped loop: tracing for lazy
+systems, replay for torch.compile ones), compile time (the device's CompileTime metric), peak RSS.
+
+    .venv/bin/python bench/train_step.py                       # every model and system, 1 round
+    .venv/bin/python bench/train_step.py --models mlp,cnn --systems eager,xla --rounds 3
 """
 import argparse
 import json
 import os
+import platform
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# xla runs with an empty disk cache (a cold compile that fills it); xla_warm then runs with it.
-SYSTEMS = ['eager', 'lazy_ts', 'xla', 'xla_warm']
+ROOT = os.path.dirname(HERE)
+SYSTEMS = ['eager', 'inductor', 'xla', 'xla_warm', 'xla_dynamo', 'ptxla', 'ptxla_dynamo']
+MODELS = ['mlp', 'cnn', 'resnet18', 'gpt']
+PTXLA_VENV = os.path.expanduser('~/.cache/txla-bench/ptxla-venv')
+PTXLA_PINS = ['torch==2.9.0', 'torchvision==0.24.0', 'torch-xla==2.9.0', 'numpy']
 
 
-def build_model(name):
+def workload(name, batch):
+    """(model, inputs, target, loss_fn, make_optimizer) on the CPU."""
+    import torch
     import torch.nn as nn
+    import torch.nn.functional as F
+    sys.path.insert(0, os.path.join(ROOT, 'examples'))
+    sgd = lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9)  # noqa: E731
     if name == 'mlp':
-        return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512),
-                             nn.ReLU(), nn.Linear(512, 10), nn.LogSoftmax(dim=1))
-    sys.path.insert(0, os.path.join(HERE, '..', 'examples'))
-    from mnist_model import MNIST
-    return MNIST()
+        model = nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512),
+                              nn.ReLU(), nn.Linear(512, 10), nn.LogSoftmax(dim=1))
+        return (model, torch.randn(batch or 128, 1, 28, 28), torch.randint(0, 10, (batch or 128,)),
+                F.nll_loss, sgd)
+    if name == 'cnn':
+        from mnist_model import MNIST
+        return (MNIST(), torch.randn(batch or 128, 1, 28, 28), torch.randint(0, 10, (batch or 128,)),
+                F.nll_loss, sgd)
+    if name == 'resnet18':
+        import torchvision
+        model = torchvision.models.resnet18(num_classes=10)
+        return (model, torch.randn(batch or 16, 3, 64, 64), torch.randint(0, 10, (batch or 16,)),
+                F.cross_entropy, sgd)
+    if name == 'gpt':
+        from decoder_model import Decoder, next_token_loss
+        tokens = torch.randint(0, 512, (batch or 8, 64))
+        return (Decoder(), tokens, tokens, lambda logits, t: next_token_loss(logits, t),
+                lambda p: torch.optim.AdamW(p, lr=1e-3))
+    raise SystemExit(f'unknown model {name}')
 
 
 def child(system, model_name, steps, batch):
     import torch
-    import torch.nn.functional as F
     torch.manual_seed(0)
-    if system == 'eager':
+    compiled = system in ('inductor', 'xla_dynamo', 'ptxla_dynamo')
+    if system in ('eager', 'inductor'):
         device, barrier = torch.device('cpu'), lambda: None
     elif system == 'lazy_ts':
         import torch._lazy
         import torch._lazy.ts_backend
         torch._lazy.ts_backend.init()
         device, barrier = torch.device('lazy'), torch._lazy.mark_step
-    else:  # xla, xla_warm
+    else:  # xla*, ptxla*: the same PyTorch/XLA API in both packages
         import torch_xla.core.xla_model as xm
         device, barrier = xm.xla_device(), xm.mark_step
-    model = build_model(model_name).train().to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    data = torch.randn(batch, 1, 28, 28)
-    target = torch.randint(0, 10, (batch,))
+    model, data, target, loss_fn, make_opt = workload(model_name, batch)
+    model = model.train().to(device)
+    opt = make_opt(model.parameters())
+    run = model
+    if compiled:
+        run = torch.compile(model) if system == 'inductor' else torch.compile(model, backend='openxla')
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(run(data.to(device)), target.to(device))
+        loss.backward()
+        opt.step()
+        barrier()
+        return loss
+
     times = []
     for _ in range(steps):
         start = time.perf_counter()
-        opt.zero_grad()
-        loss = F.nll_loss(model(data.to(device)), target.to(device))
-        loss.backward()
-        opt.step()
-        barrier()
-        loss_value = loss.item()  # every system finishes the step before the clock stops
+        loss_value = step().item()  # every system finishes the step before the clock stops
         times.append(time.perf_counter() - start)
     # Pipelined: barriers only, one read at the end (as a loop that logs every N steps runs).
+    host = []
     start = time.perf_counter()
     for _ in range(steps):
-        opt.zero_grad()
-        loss = F.nll_loss(model(data.to(device)), target.to(device))
-        loss.backward()
-        opt.step()
-        barrier()
+        t0 = time.perf_counter()
+        loss = step()
+        host.append(time.perf_counter() - t0)
     loss.item()
     pipelined_ms = (time.perf_counter() - start) / steps * 1e3
     compile_ms = None
-    cpp_ms = None
-    if system.startswith('xla'):
+    if system.startswith(('xla', 'ptxla')):
         import torch_xla.debug.metrics as met
         data_ = met.metric_data('CompileTime')
         compile_ms = data_[1] / 1e6 if data_ else 0.0
-        data_ = met.metric_data('CppCompileTime')
-        cpp_ms = data_[1] / 1e6 if data_ else 0.0
     return {
         'first_ms': times[0] * 1e3,
         'median_ms': statistics.median(times[3:]) * 1e3,
         'pipelined_ms': pipelined_ms,
+        'host_ms': statistics.median(host) * 1e3,
         'compile_ms': compile_ms,
-        'cpp_compile_ms': cpp_ms,
         'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         'loss': loss_value,
     }
 
 
+def ptxla_python():
+    """The PyTorch/XLA venv's python, made on first use (a few minutes, from pip's cache faster)."""
+    python = os.path.join(PTXLA_VENV, 'bin', 'python')
+    probe = [python, '-c', 'import torch_xla, torchvision']
+    if os.path.exists(python) and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    print(f'making {PTXLA_VENV} with {" ".join(PTXLA_PINS)} ...', file=sys.stderr)
+    subprocess.run(['python3', '-m', 'venv', PTXLA_VENV], check=True)
+    subprocess.run([python, '-m', 'pip', 'install', '-q'] + PTXLA_PINS, check=True)
+    return python
+
+
+def cpu_name():
+    try:
+        with open('/proc/cpuinfo') as f:
+            info = f.read()
+    except OSError:
+        return platform.processor()
+    name = next((line.split(':', 1)[1].strip() for line in info.splitlines()
+                 if line.startswith('model name')), '?')
+    flags = next((line.split(':', 1)[1].split() for line in info.splitlines()
+                  if line.startswith('flags')), [])
+    isa = 'AMX' if 'amx_tile' in flags else 'AVX-512' if 'avx512f' in flags else \
+        'AVX2' if 'avx2' in flags else 'no AVX2'
+    return f'{name}, {os.cpu_count()} cores, {isa}'
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--models', default='mlp,cnn')
+    parser.add_argument('--models', default=','.join(MODELS))
     parser.add_argument('--systems', default=','.join(SYSTEMS))
-    parser.add_argument('--rounds', type=int, default=3)
-    parser.add_argument('--steps', type=int, default=25)
-    parser.add_argument('--batch', type=int, default=128)
+    parser.add_argument('--rounds', type=int, default=1)
+    parser.add_argument('--steps', type=int, default=20)
+    parser.add_argument('--batch', type=int, default=0, help='0: each model\'s own batch size')
+    parser.add_argument('--json', help='also write the raw results here')
     parser.add_argument('--child', nargs=2, metavar=('SYSTEM', 'MODEL'))
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.child[0], args.child[1], args.steps, args.batch)))
         return
 
+    models, systems = args.models.split(','), args.systems.split(',')
     env = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
+    pythons = {s: sys.executable for s in systems}
+    if any(s.startswith('ptxla') for s in systems):
+        ptxla = ptxla_python()
+        for s in systems:
+            if s.startswith('ptxla'):
+                pythons[s] = ptxla
     results = {}
-    import tempfile
-    for r in range(args.rounds):
-        for model in args.models.split(','):
+    for _ in range(args.rounds):
+        for model in models:
             cache = tempfile.mkdtemp(prefix='txla_bench_cache_')
-            for system in args.systems.split(','):
-                child_env = dict(env, XLA_PERSISTENT_CACHE_PATH=cache) if system.startswith('xla') else env
-                out = subprocess.run([sys.executable, __file__, '--child', system, model,
+            for system in systems:
+                child_env = dict(env)
+                if system.startswith('xla'):
+                    child_env['XLA_PERSISTENT_CACHE_PATH'] = cache
+                if system.startswith('ptxla'):
+                    child_env.update(PJRT_DEVICE='CPU')
+                    child_env.pop('PYTHONPATH', None)
+                out = subprocess.run([pythons[system], __file__, '--child', system, model,
                                       '--steps', str(args.steps), '--batch', str(args.batch)],
-                                     env=child_env, capture_output=True, text=True)
+                                     env=child_env, capture_output=True, text=True, cwd=HERE)
                 if out.returncode != 0:
-                    print(f'{system}/{model} failed:\n{out.stderr[-2000:]}', file=sys.stderr)
+                    print(f'{system}/{model} failed:\n{out.stderr[-3000:]}', file=sys.stderr)
                     continue
                 results.setdefault((model, system), []).append(json.loads(out.stdout.splitlines()[-1]))
-    print(f'{"model":5} {"system":8} {"first ms":>9} {"x eager":>7} {"step ms":>8} {"vs eager":>8} '
-          f'{"piped ms":>8} {"vs eager":>8} {"compile ms":>10} {"c++ ms":>7} {"RSS MB":>7} {"loss":>8}')
-    for model in args.models.split(','):
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump({f'{m}/{s}': r for (m, s), r in results.items()}, f, indent=1)
+    print(f'CPU: {cpu_name()}; {args.rounds} round(s) of {args.steps} steps; medians over rounds')
+    print(f'| model | system | first ms | step ms | vs eager | piped ms | vs eager | host ms | '
+          f'compile ms | RSS MB | loss |')
+    print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+    med = lambda runs, key: statistics.median(x[key] for x in runs)  # noqa: E731
+    for model in models:
         eager = results.get((model, 'eager'))
-        eager_first = statistics.median(x['first_ms'] for x in eager) if eager else None
-        eager_ms = statistics.median(x['median_ms'] for x in eager) if eager else None
-        eager_piped = statistics.median(x['pipelined_ms'] for x in eager) if eager else None
-        for system in args.systems.split(','):
+        for system in systems:
             runs = results.get((model, system))
             if not runs:
                 continue
-            med = statistics.median(x['median_ms'] for x in runs)
-            first = statistics.median(x['first_ms'] for x in runs)
+            step, piped = med(runs, 'median_ms'), med(runs, 'pipelined_ms')
+            ratio = f'{med(eager, "median_ms") / step:.2f}x' if eager else '-'
+            piped_ratio = f'{med(eager, "pipelined_ms") / piped:.2f}x' if eager else '-'
             comp = [x['compile_ms'] for x in runs if x['compile_ms'] is not None]
-            cpp = [x['cpp_compile_ms'] for x in runs if x.get('cpp_compile_ms') is not None]
-            first_ratio = f'{first / eager_first:.1f}' if eager_first else '-'
-            ratio = f'{eager_ms / med:.2f}x' if eager_ms else '-'
-            piped = statistics.median(x['pipelined_ms'] for x in runs)
-            piped_ratio = f'{eager_piped / piped:.2f}x' if eager_piped else '-'
-            print(f'{model:5} {system:8} {first:9.1f} {first_ratio:>7} {med:8.2f} {ratio:>8} {piped:8.2f} '
-                  f'{piped_ratio:>8} {(statistics.median(comp) if comp else float("nan")):10.1f} '
-                  f'{(statistics.median(cpp) if cpp else float("nan")):7.1f} '
-                  f'{max(x["peak_rss_mb"] for x in runs):7.0f} {runs[-1]["loss"]:8.4f}')
-    print('first ms: the first step, compilation included; x eager: first / eager\'s first (<2 is the\n'
-          'target with a warm cache). step ms: median with the loss read every step; piped ms: mean\n'
-          'over steps with only barriers, the loss read once at the end. vs eager = eager time /\n'
-          'system time (>1 faster). c++ ms: the part of compile ms spent in the C++ compiler.')
+            comp_text = f'{statistics.median(comp):.0f}' if comp else '-'
+            print(f'| {model} | {system} | {med(runs, "first_ms"):.0f} | {step:.2f} | {ratio} | '
+                  f'{piped:.2f} | {piped_ratio} | {med(runs, "host_ms"):.2f} | {comp_text} | '
+                  f'{max(x["peak_rss_mb"] for x in runs):.0f} | {runs[-1]["loss"]:.4f} |')
+    print('vs eager = eager time / system time (>1: faster than eager).')
 
 
 if __name__ == '__main__':

@@ -77,6 +77,21 @@ c10::ScalarType ScalarTypeOf(const c10::Scalar& s) {
   return c10::kDouble;
 }
 
+}  // namespace
+
+thread_local SeedRecording* SeedRecording::active = nullptr;
+
+SeedRecording::SeedRecording() : outer_(active) { active = this; }
+SeedRecording::~SeedRecording() { active = outer_; }
+
+int64_t DrawSeed(at::Generator gen) {
+  TORCH_CHECK(gen.device().is_cpu(), "the xla device draws random numbers from CPU generators");
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return static_cast<int64_t>(gen.get<at::CPUGeneratorImpl>()->random64() >> 1);
+}
+
+namespace {
+
 // A 0-dim host value entering the graph: a constant when it is 0 or 1, else a parameter, so a
 // changing learning rate does not change the graph.
 ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
@@ -161,17 +176,12 @@ class NodeBuilder {
   // Random ops draw a seed now, from the generator given or the default CPU one (so
   // torch.manual_seed governs them): re-running the graph reproduces the same numbers.
   void AddGenerator(const c10::IValue& v) {
-    at::Generator gen = v.isNone() ? at::detail::getDefaultCPUGenerator() : v.toGenerator();
-    TORCH_CHECK(gen.device().is_cpu(), "the xla device draws random numbers from CPU generators");
-    int64_t seed;
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      seed = static_cast<int64_t>(gen.get<at::CPUGeneratorImpl>()->random64() >> 1);
-    }
+    int64_t seed = DrawSeed(v.isNone() ? at::detail::getDefaultCPUGenerator() : v.toGenerator());
     ir::Arg arg;
     arg.kind = ir::Arg::Kind::kGenerator;
     arg.operand = static_cast<uint32_t>(operands_.size());
     operands_.push_back(ScalarValue(seed, c10::kLong, device_, /*allow_constant=*/false));
+    SeedRecording::Note(operands_.back().node->data());
     args_.push_back(std::move(arg));
   }
 

@@ -17,6 +17,29 @@ namespace txla::aten {
 // so nothing is copied and no graph is built), else its pending IR value.
 at::Tensor ShareValue(const LazyTensorPtr& tensor);
 
+// A random op's seed from `gen` (a CPU generator; the default one follows torch.manual_seed).
+int64_t DrawSeed(at::Generator gen);
+
+// While one is alive on a thread, the seed parameters random ops create there are listed, in the
+// order they were drawn (torch.compile's replays draw theirs in the same order).
+class SeedRecording {
+ public:
+  SeedRecording();
+  ~SeedRecording();
+  SeedRecording(const SeedRecording&) = delete;
+  SeedRecording& operator=(const SeedRecording&) = delete;
+  const std::vector<runtime::BufferPtr>& seeds() const { return seeds_; }
+  // Called where a seed parameter is made: lists it in the thread's innermost recording.
+  static void Note(const runtime::BufferPtr& seed) {
+    if (active) active->seeds_.push_back(seed);
+  }
+
+ private:
+  static thread_local SeedRecording* active;
+  SeedRecording* outer_;
+  std::vector<runtime::BufferPtr> seeds_;
+};
+
 // Replaces the op's arguments on `stack` with its (lazy) results.
 void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack);
 

@@ -1,6 +1,7 @@
 #include "graph/graph_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "debug/config.h"
 #include "graph/checked_execution.h"
 #include "graph/compile_cache.h"
+#include "graph/executor_internal.h"
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
@@ -36,16 +38,7 @@ std::mutex& GraphWalkMutex() {
   return mu;
 }
 
-// One sync at a time per device. Devices sync independently: a graph waiting in a collective for
-// another device's graph must not keep that device from submitting it.
-std::mutex& DeviceSyncMutex(int device) {
-  static std::mutex mu;
-  static std::map<int, std::unique_ptr<std::mutex>> per_device;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& m = per_device[device];
-  if (!m) m = std::make_unique<std::mutex>();
-  return *m;
-}
+std::atomic<uint64_t> execution_epoch{0};
 
 // Native code when every op lowers and codegen handles the module; otherwise the whole graph
 // runs on the interpreter, counted (InterpretedGraph, and the reason) so it is never silent.
@@ -108,6 +101,30 @@ InFlight& CompilesInFlight() {
   return in_flight;
 }
 
+// A run of this device that failed since the last barrier, raised here: a loop that never reads
+// a value stops at the next step instead of computing on failed buffers forever.
+void RaiseUnreportedFailure(int device) {
+  std::string failure = runtime::QueueFor(device).TakeUnreportedFailure();
+  TORCH_CHECK(failure.empty(), "a graph that ran on xla:", device,
+              " failed (tensors it computed raise this error when read): ", failure);
+}
+
+}  // namespace
+
+// One sync at a time per device. Devices sync independently: a graph waiting in a collective for
+// another device's graph must not keep that device from submitting it.
+std::mutex& DeviceSyncMutex(int device) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<std::mutex>> per_device;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& m = per_device[device];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
+}
+
+uint64_t ExecutionEpoch() { return execution_epoch.load(); }
+void AdvanceExecutionEpoch() { execution_epoch.fetch_add(1); }
+
 // Runs without the graph lock: one device's compile (seconds of C++ compiler) must not hold up
 // another device's barrier, whose graph may be cached.
 std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op) {
@@ -155,16 +172,6 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
   return executable;
 }
 
-// A run of this device that failed since the last barrier, raised here: a loop that never reads
-// a value stops at the next step instead of computing on failed buffers forever.
-void RaiseUnreportedFailure(int device) {
-  std::string failure = runtime::QueueFor(device).TakeUnreportedFailure();
-  TORCH_CHECK(failure.empty(), "a graph that ran on xla:", device,
-              " failed (tensors it computed raise this error when read): ", failure);
-}
-
-}  // namespace
-
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
@@ -193,6 +200,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
   const debug::Config& config = debug::GetConfig();
   executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop);
   std::vector<runtime::BufferPtr> results;
+  AdvanceExecutionEpoch();
   const bool checked = CheckedExecutionEnabled() && executable->kind() == "native";
   if (runtime::AsyncExecution() && !checked) {
     // The run starts once this sync has dropped the graph (and the tensors their old values), so
@@ -240,6 +248,7 @@ void WaitDeviceOps(int device) {
 }
 
 at::Tensor ToHost(const LazyTensorPtr& tensor) {
+  AdvanceExecutionEpoch();
   if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);
   return TransferFromDevice(tensor->data());
 }

@@ -25,6 +25,9 @@ void MarkStep(const std::vector<int>& devices, bool wait = false);
 void WaitDeviceOps(int device);
 // The tensor's value as a new host tensor (executing its pending graph if it has one).
 at::Tensor ToHost(const LazyTensorPtr& tensor);
+// Advances whenever a graph runs (or is queued) or a value is read to the host. A trace during
+// which it stood still built its graph from its inputs and constants alone.
+uint64_t ExecutionEpoch();
 // Executed graphs: how many programs the in-memory cache holds.
 size_t CompileCacheSize();
 

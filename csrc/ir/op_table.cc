@@ -187,6 +187,8 @@ const OpDecl kOps[] = {
     {"aten::convolution", Convolution, nullptr},
     {"aten::convolution_backward", ConvolutionBackward, nullptr},
     {"aten::native_batch_norm", BatchNorm, nullptr, BatchNormRunningStats},
+    // What AOTAutograd (torch.compile) decomposes batch norm to: native_batch_norm's arguments.
+    {"aten::_native_batch_norm_legit", BatchNorm, nullptr, BatchNormRunningStats},
     {"aten::native_batch_norm_backward", BatchNormBackward, nullptr},
     {"aten::native_layer_norm", LayerNorm, nullptr},
     {"aten::native_layer_norm_backward", LayerNormBackward, nullptr},

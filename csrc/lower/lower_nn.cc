@@ -461,6 +461,7 @@ std::vector<LoweringEntry> NnLowerings() {
       {"aten::_adaptive_avg_pool3d", AdaptiveAvgPool<3>},
       {"aten::_adaptive_avg_pool3d_backward", AdaptiveAvgPoolBackward<3>},
       {"aten::native_batch_norm", BatchNorm},
+      {"aten::_native_batch_norm_legit", BatchNorm},
       {"aten::native_batch_norm_backward", BatchNormBackward},
   };
 }

@@ -16,6 +16,7 @@
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "metrics/report.h"
+#include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
 #include "runtime/collectives.h"
 #include "runtime/device.h"
@@ -106,6 +107,8 @@ PYBIND11_MODULE(_XLAC, m) {
       samples.append(py::make_tuple(snap.recent_stamps_ns[i], snap.recent_values[i]));
     return py::make_tuple(snap.total_samples, snap.accumulator, samples);
   });
+  // Counters the Python layer keeps (e.g. DynamoExtractCompiledGraph), in the same report.
+  m.def("_xla_counter_add", [](const std::string& name, int64_t n) { metrics::GetCounter(name)->Add(n); });
   m.def("_clear_xla_counters", [] { metrics::ClearCounters(); });
   m.def("_clear_xla_metrics", [] { metrics::ClearMetrics(); });
 
@@ -191,6 +194,7 @@ PYBIND11_MODULE(_XLAC, m) {
   });
   m.def("_xla_collective_transport", [] { return runtime::GetCollectiveBackend()->name(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
+  RegisterDynamoBridge(m);
   m.def("_xla_live_tensor_count", [](const std::string& device) {
     return registry::LiveCount(ParseDevice(device));
   }, py::arg("device") = "");

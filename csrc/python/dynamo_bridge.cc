@@ -1,0 +1,278 @@
+// torch.compile's 'openxla' backends, the C++ half (torch_xla/core/dynamo_bridge.py is the other):
+// an FX graph traced once on the lazy device becomes a graph::CapturedGraph, which later calls
+// run by handing over their inputs' buffers: no Python op dispatch, no IR, no hashing per call.
+//
+// A trace is bracketed: _xla_dynamo_begin_trace materializes the inputs and notes their values,
+// the FX graph runs on them lazily, _xla_dynamo_end_trace compares: inputs whose value changed were
+// mutated in place by the graph (BatchNorm buffers, optimizer state) and become extra outputs that
+// each run writes back.
+#include "python/dynamo_bridge.h"
+
+#include <ATen/FunctionalTensorWrapper.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "aten/lazy_kernel.h"
+#include "graph/captured_graph.h"
+#include "graph/graph_executor.h"
+#include "ir/shape.h"
+#include "metrics/metrics.h"
+#include "tensor/bridge.h"
+#include "tensor/tensor_impl.h"
+
+namespace py = pybind11;
+
+namespace txla::python {
+namespace {
+
+// The inputs as they were when a trace began.
+struct TraceStart {
+  std::vector<at::Tensor> inputs;
+  std::vector<LazyTensorPtr> lazy;
+  std::vector<runtime::BufferPtr> buffers;
+  int device = 0;
+  uint64_t epoch = 0;
+  // The seeds the trace's random ops draw (a trace runs on the thread that began it).
+  std::unique_ptr<aten::SeedRecording> seeds = std::make_unique<aten::SeedRecording>();
+};
+
+// Brings every input to device data (one graph for all that have pending values).
+std::vector<LazyTensorPtr> MaterializedInputs(const std::vector<at::Tensor>& inputs) {
+  std::vector<LazyTensorPtr> lazy;
+  lazy.reserve(inputs.size());
+  std::vector<LazyTensorPtr> pending;
+  for (const at::Tensor& t : inputs) {
+    LazyTensorPtr lt = TryGetLazyTensor(t);
+    if (lt && lt->pending()) pending.push_back(lt);
+    lazy.push_back(std::move(lt));
+  }
+  if (!pending.empty()) {
+    py::gil_scoped_release no_gil;
+    graph::SyncTensors(pending, /*for_read=*/false);
+  }
+  return lazy;
+}
+
+// A new value for an input the graph updates in place, as functionalization hands one over: the
+// wrapper's value is replaced and its views see the update.
+void Publish(const at::Tensor& input, LazyTensorPtr value) {
+  if (at::functionalization::impl::isFunctionalTensor(input)) {
+    at::functionalization::impl::replace_(input, MakeXlaTensor(std::move(value)));
+    at::functionalization::impl::commit_update(input);
+    at::functionalization::impl::sync(input);
+    return;
+  }
+  auto* impl = static_cast<XlaTensorImpl*>(input.unsafeGetTensorImpl());
+  impl->set_tensor(std::move(value));
+}
+
+class DynamoGraph {
+ public:
+  // Where an output of the FX graph comes from on each run.
+  enum class OutputKind : uint8_t {
+    kSameTensor,   // the input tensor object itself (graphs that return an argument)
+    kInputValue,   // a new tensor holding an input's value at the start of the run
+    kConstant,     // a value the trace produced without reading any input
+    kComputed,     // a result of the captured graph
+  };
+  struct Output {
+    OutputKind kind;
+    size_t index = 0;  // input index or result index
+    runtime::BufferPtr constant;
+    c10::ScalarType dtype = c10::kFloat;
+  };
+
+  static py::object Build(TraceStart& start, const std::vector<at::Tensor>& outputs);
+
+  // The outputs of one run, or None when an input's shape or dtype differs from the trace (the
+  // Python side then traces again for the new signature).
+  py::object Run(const std::vector<at::Tensor>& inputs);
+
+  const std::string& text() const { return text_; }
+  size_t mutated_count() const { return mutated_.size(); }
+  size_t seed_count() const { return graph_ ? graph_->seed_count() : 0; }
+  std::string hash() const { return graph_ ? std::to_string(graph_->hash()) : ""; }
+
+ private:
+  std::shared_ptr<graph::CapturedGraph> graph_;  // null when nothing is computed
+  std::vector<ir::Shape> input_shapes_;
+  std::vector<Output> outputs_;
+  std::vector<std::pair<size_t, size_t>> mutated_;  // (input, result)
+  std::vector<c10::ScalarType> result_dtypes_;
+  // The first run computes what the trace recorded: its inputs' values and its seeds.
+  std::vector<runtime::BufferPtr> first_run_inputs_;
+  std::vector<runtime::BufferPtr> first_run_seeds_;
+  bool first_run_ = true;
+  int device_ = 0;
+  std::string text_;
+};
+
+py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& outputs) {
+  if (graph::ExecutionEpoch() != start.epoch)
+    return py::str("the graph ran part of itself while it was traced (an op fell back to the CPU "
+                   "or a value was read to the host)");
+  auto dg = std::make_unique<DynamoGraph>();
+  dg->device_ = start.device;
+  std::unordered_map<const c10::TensorImpl*, size_t> input_of_impl;
+  std::unordered_map<const runtime::Buffer*, size_t> input_of_buffer;
+  for (size_t i = 0; i < start.inputs.size(); ++i) {
+    input_of_impl.emplace(start.inputs[i].unsafeGetTensorImpl(), i);
+    input_of_buffer.emplace(start.buffers[i].get(), i);
+    dg->input_shapes_.push_back(start.lazy[i]->shape());
+  }
+  std::vector<ir::Value> values;
+  std::vector<c10::ScalarType> value_dtypes;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const at::Tensor& out = outputs[k];
+    Output o{OutputKind::kComputed};
+    o.dtype = out.scalar_type();
+    if (auto it = input_of_impl.find(out.unsafeGetTensorImpl()); it != input_of_impl.end()) {
+      o.kind = OutputKind::kSameTensor;
+      o.index = it->second;
+    } else {
+      LazyTensorPtr lt = TryGetLazyTensor(out);
+      if (!lt) return py::str("output " + std::to_string(k) + " is not an xla tensor");
+      if (lt->pending()) {
+        o.index = values.size();
+        values.push_back(lt->pending());
+        value_dtypes.push_back(lt->dtype());
+      } else if (auto in = input_of_buffer.find(lt->data().get()); in != input_of_buffer.end()) {
+        o.kind = OutputKind::kInputValue;
+        o.index = in->second;
+      } else {
+        o.kind = OutputKind::kConstant;
+        o.constant = lt->data();
+      }
+    }
+    dg->outputs_.push_back(std::move(o));
+  }
+  for (size_t i = 0; i < start.inputs.size(); ++i) {
+    LazyTensorPtr now = TryGetLazyTensor(start.inputs[i]);
+    if (now == start.lazy[i] && !now->pending() && now->data() == start.buffers[i]) continue;
+    // Updated in place: the new value is an extra result.
+    dg->mutated_.emplace_back(i, values.size());
+    values.push_back(now->GetIrValue());
+    value_dtypes.push_back(now->dtype());
+  }
+  if (!values.empty()) {
+    std::vector<size_t> root_index;
+    {
+      py::gil_scoped_release no_gil;
+      dg->graph_ = graph::CapturedGraph::Capture(values, start.buffers, start.seeds->seeds(),
+                                                 start.device, &root_index);
+    }
+    // Outputs refer to values; runs hand out results, which are the deduplicated roots.
+    for (Output& o : dg->outputs_)
+      if (o.kind == OutputKind::kComputed) o.index = root_index[o.index];
+    for (auto& [input, result] : dg->mutated_) result = root_index[result];
+    size_t roots = 0;
+    for (size_t r : root_index) roots = std::max(roots, r + 1);
+    dg->result_dtypes_.resize(roots);
+    for (size_t v = 0; v < values.size(); ++v) dg->result_dtypes_[root_index[v]] = value_dtypes[v];
+  }
+  dg->first_run_inputs_ = start.buffers;
+  dg->first_run_seeds_ = start.seeds->seeds();
+  start.seeds.reset();
+  TXLA_COUNTER("DynamoCapturedGraph", 1);
+  return py::cast(dg.release(), py::return_value_policy::take_ownership);
+}
+
+py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
+  TORCH_CHECK(inputs.size() == input_shapes_.size(), "compiled graph: ", input_shapes_.size(),
+              " tensor inputs expected, ", inputs.size(), " given");
+  std::vector<runtime::BufferPtr> buffers, seeds;
+  if (first_run_) {
+    first_run_ = false;
+    // The trace left its own values in the inputs it mutated; the first run starts from the
+    // values the trace began with.
+    buffers = std::move(first_run_inputs_);
+    seeds = std::move(first_run_seeds_);
+  } else {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!IsXlaTensor(inputs[i]) || inputs[i].scalar_type() != input_shapes_[i].dtype ||
+          inputs[i].sizes() != c10::IntArrayRef(input_shapes_[i].sizes))
+        return py::none();
+    }
+    std::vector<LazyTensorPtr> lazy = MaterializedInputs(inputs);
+    buffers.reserve(lazy.size());
+    for (const LazyTensorPtr& lt : lazy) buffers.push_back(lt->data());
+  }
+  TXLA_COUNTER("DynamoRunCapturedGraph", 1);
+
+  std::vector<at::Tensor> results_as_tensors;
+  auto publish = [&](const std::vector<runtime::BufferPtr>& results) {
+    for (size_t r = 0; r < results.size(); ++r)
+      results_as_tensors.push_back(MakeEntryXlaTensor(
+          LazyTensor::FromData(results[r], result_dtypes_[r], device_)));
+    for (const auto& [input, result] : mutated_)
+      Publish(inputs[input], LazyTensor::FromData(results[result], result_dtypes_[result], device_));
+  };
+  if (graph_) {
+    for (size_t s = seeds.size(); s < graph_->seed_count(); ++s) {
+      auto seed = std::make_shared<runtime::Buffer>(runtime::ElementType::kS64,
+                                                    std::vector<int64_t>{}, device_);
+      int64_t value = aten::DrawSeed(at::detail::getDefaultCPUGenerator());
+      std::memcpy(seed->data(), &value, sizeof(value));
+      seeds.push_back(std::move(seed));
+    }
+    graph_->Run(buffers, seeds, publish);
+  }
+
+  py::list out;
+  for (const Output& o : outputs_) {
+    switch (o.kind) {
+      case OutputKind::kSameTensor: out.append(py::cast(inputs[o.index])); break;
+      case OutputKind::kInputValue:
+        out.append(py::cast(MakeEntryXlaTensor(LazyTensor::FromData(buffers[o.index], o.dtype, device_))));
+        break;
+      case OutputKind::kConstant:
+        out.append(py::cast(MakeEntryXlaTensor(LazyTensor::FromData(o.constant, o.dtype, device_))));
+        break;
+      case OutputKind::kComputed: out.append(py::cast(results_as_tensors.at(o.index))); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterDynamoBridge(py::module& m) {
+  py::class_<TraceStart>(m, "_XlaDynamoTrace");
+  py::class_<DynamoGraph>(m, "_XlaDynamoGraph")
+      .def("__call__", &DynamoGraph::Run)
+      .def_property_readonly("mutated_input_count", &DynamoGraph::mutated_count)
+      .def_property_readonly("seed_count", &DynamoGraph::seed_count)
+      .def_property_readonly("graph_hash", &DynamoGraph::hash);
+
+  // Materializes the inputs and notes their values; raises for an input that is not an xla
+  // tensor (the Python side runs such graphs lazily instead).
+  m.def("_xla_dynamo_begin_trace", [](const std::vector<at::Tensor>& inputs) {
+    auto start = std::make_unique<TraceStart>();
+    int device = -1;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      TORCH_CHECK(IsXlaTensor(inputs[i]), "input ", i, " is a ", TensorTypeName(inputs[i]),
+                  ", not an xla tensor");
+      int d = DeviceOrdinal(inputs[i].device());
+      TORCH_CHECK(device < 0 || d == device, "inputs on more than one xla device");
+      device = d;
+    }
+    start->device = device < 0 ? 0 : device;
+    start->inputs = inputs;
+    start->lazy = MaterializedInputs(inputs);
+    for (const LazyTensorPtr& lt : start->lazy) start->buffers.push_back(lt->data());
+    start->epoch = graph::ExecutionEpoch();
+    return start;
+  });
+  // The captured graph, or a str saying why the trace cannot be replayed.
+  m.def("_xla_dynamo_end_trace", [](TraceStart& start, const std::vector<at::Tensor>& outputs) {
+    return DynamoGraph::Build(start, outputs);
+  });
+}
+
+}  // namespace txla::python

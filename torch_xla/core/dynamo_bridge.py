@@ -1,0 +1,113 @@
+"""torch.compile(model, backend='openxla' / 'openxla_eval'): the bridge dynamo calls.
+
+torch's own `torch._dynamo.backends.torchxla` registers both backends and calls
+`extract_compiled_graph(fx_graph, args)` on a graph's first run ('openxla' goes through
+AOTAutograd first, so forward and backward arrive as two graphs). The first call with a given input
+signature runs the FX graph once on the lazy device; the C++ side (`_xla_dynamo_end_trace`) turns
+what was recorded into a captured graph, compiled through the same cache as `mark_step`. Every
+later call hands the inputs' buffers to that graph: no op dispatch, no IR, no graph hash.
+
+Inputs the graph updates in place (BatchNorm running stats, optimizer state) get their new values
+written back; random ops draw a fresh seed per call from torch's default generator. A graph that
+cannot be replayed (an input on another device, an output that is not an xla tensor, or an op that
+ran on the CPU while it was traced) runs lazily on every call instead, and says so once.
+"""
+import warnings
+
+import torch
+from torch.utils import _pytree as pytree
+
+import torch_xla
+from torch_xla import _XLAC
+
+
+def extract_compiled_graph(model: torch.fx.GraphModule, example_args):
+    """The callable dynamo runs in place of `model` (PyTorch/XLA's entry point, same name)."""
+    _XLAC._xla_counter_add('DynamoExtractCompiledGraph', 1)
+    return CompiledGraph(model)
+
+
+class _Lazy:
+    """A signature whose graph is not replayable: run the FX graph on the lazy device each call."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+class CompiledGraph:
+    """One FX graph, with a captured graph per input signature (shapes, dtypes, Python numbers)."""
+
+    def __init__(self, gm):
+        self._gm = gm
+        self._by_scalars = {}  # non-tensor arguments -> [(captured graph or _Lazy, output template)]
+
+    def __call__(self, *args):
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        scalars = tuple(a for a in args if not isinstance(a, torch.Tensor))
+        entries = self._by_scalars.setdefault(scalars, [])
+        for graph, template in entries:
+            if isinstance(graph, _Lazy):
+                if self._signature(tensors) == template:
+                    return self._run_lazily(args)
+                continue
+            outputs = graph(tensors)
+            if outputs is not None:
+                return template.assemble(outputs)
+        return self._trace(args, tensors, entries)
+
+    @staticmethod
+    def _signature(tensors):
+        return tuple((t.device, t.dtype, tuple(t.shape)) for t in tensors)
+
+    def _run_lazily(self, args):
+        _XLAC._xla_counter_add('DynamoLazyRun', 1)
+        with torch.no_grad():
+            return self._gm(*args)
+
+    def _trace(self, args, tensors, entries):
+        try:
+            start = _XLAC._xla_dynamo_begin_trace(tensors)
+        except RuntimeError as e:
+            return self._give_up(entries, tensors, str(e), args)
+        with torch.no_grad():
+            result = self._gm(*args)
+        leaves, spec = pytree.tree_flatten(result)
+        out_tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+        graph = _XLAC._xla_dynamo_end_trace(start, out_tensors)
+        if isinstance(graph, str):
+            # What the trace computed is the lazy result of this call.
+            self._give_up(entries, tensors, graph, None)
+            return result
+        template = _OutputTemplate(leaves, spec)
+        entries.insert(0, (graph, template))
+        return template.assemble(graph(tensors))
+
+    def _give_up(self, entries, tensors, reason, args):
+        entries.append((_Lazy(reason), self._signature(tensors)))
+        _XLAC._xla_counter_add('DynamoLazyGraph', 1)
+        warnings.warn(f'torch.compile(backend="openxla"): this graph runs lazily on every call, '
+                      f'traced again each time, because {reason}')
+        return self._run_lazily(args) if args is not None else None
+
+
+class _OutputTemplate:
+    """The FX graph's output structure with its tensors left out, filled in per run."""
+
+    def __init__(self, leaves, spec):
+        self._tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        self._leaves = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self._spec = spec
+        # The common shapes (a tuple or list of leaves) are rebuilt without pytree.
+        self._flat_type = spec.type if spec.type in (tuple, list) and all(
+            c.num_leaves == 1 and c.type is None for c in spec.children_specs) else None
+
+    def assemble(self, tensors):
+        if len(self._tensor_slots) == len(self._leaves):
+            leaves = tensors
+        else:
+            leaves = list(self._leaves)
+            for slot, t in zip(self._tensor_slots, tensors):
+                leaves[slot] = t
+        if self._flat_type is not None:
+            return self._flat_type(leaves)
+        return pytree.tree_unflatten(leaves, self._spec)
