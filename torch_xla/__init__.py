@@ -27,6 +27,9 @@ from . import _torch113 as _torch113
 
 _torch113.install()
 
+# torch.distributed._functional_collectives on xla tensors record graph collectives.
+from .distributed import functional_collectives as _functional_collectives  # noqa: E402,F401
+
 __version__ = "0.1.0"
 
 
@@ -47,13 +50,19 @@ _atexit.register(_wait_for_device_work)
 def device(index=None):
     """The current process's xla device, as `torch.device('xla', index)`."""
     from .core import xla_model as _xm
-    return _xm.xla_device(index)
+    return _xm._xla_device(index)
 
 
 def sync(wait=False):
     """The barrier: executes the pending graph of every live xla tensor (same as xm.mark_step)."""
     from .core import xla_model as _xm
-    _xm.mark_step(wait=wait)
+    _xm._mark_step(wait=wait)
+
+
+def manual_seed(seed, device=None):
+    """Seeds the random state of `device` (default: the current one), as xm.set_rng_state."""
+    from .core import xla_model as _xm
+    _xm.set_rng_state(seed, device)
 
 
 def devices():

@@ -1,4 +1,5 @@
 #include "aten/lazy_kernel.h"
+#include "aten/device_rng.h"
 
 #include <torch/version.h>
 
@@ -83,12 +84,6 @@ thread_local SeedRecording* SeedRecording::active = nullptr;
 
 SeedRecording::SeedRecording() : outer_(active) { active = this; }
 SeedRecording::~SeedRecording() { active = outer_; }
-
-int64_t DrawSeed(at::Generator gen) {
-  TORCH_CHECK(gen.device().is_cpu(), "the xla device draws random numbers from CPU generators");
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  return static_cast<int64_t>(gen.get<at::CPUGeneratorImpl>()->random64() >> 1);
-}
 
 namespace {
 
@@ -176,7 +171,7 @@ class NodeBuilder {
   // Random ops draw a seed now, from the generator given or the default CPU one (so
   // torch.manual_seed governs them): re-running the graph reproduces the same numbers.
   void AddGenerator(const c10::IValue& v) {
-    int64_t seed = DrawSeed(v.isNone() ? at::detail::getDefaultCPUGenerator() : v.toGenerator());
+    int64_t seed = v.isNone() ? DrawDeviceSeed(device_) : DrawSeed(v.toGenerator());
     ir::Arg arg;
     arg.kind = ir::Arg::Kind::kGenerator;
     arg.operand = static_cast<uint32_t>(operands_.size());

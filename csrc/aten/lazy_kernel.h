@@ -17,9 +17,6 @@ namespace txla::aten {
 // so nothing is copied and no graph is built), else its pending IR value.
 at::Tensor ShareValue(const LazyTensorPtr& tensor);
 
-// A random op's seed from `gen` (a CPU generator; the default one follows torch.manual_seed).
-int64_t DrawSeed(at::Generator gen);
-
 // While one is alive on a thread, the seed parameters random ops create there are listed, in the
 // order they were drawn (torch.compile's replays draw theirs in the same order).
 class SeedRecording {

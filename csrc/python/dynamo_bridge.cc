@@ -10,7 +10,6 @@
 
 #include <ATen/FunctionalTensorWrapper.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -18,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "aten/device_rng.h"
 #include "aten/lazy_kernel.h"
 #include "graph/captured_graph.h"
 #include "graph/graph_executor.h"
@@ -217,7 +217,7 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
     for (size_t s = seeds.size(); s < graph_->seed_count(); ++s) {
       auto seed = std::make_shared<runtime::Buffer>(runtime::ElementType::kS64,
                                                     std::vector<int64_t>{}, device_);
-      int64_t value = aten::DrawSeed(at::detail::getDefaultCPUGenerator());
+      int64_t value = aten::DrawDeviceSeed(device_);
       std::memcpy(seed->data(), &value, sizeof(value));
       seeds.push_back(std::move(seed));
     }

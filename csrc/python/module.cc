@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
+#include "aten/device_rng.h"
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/graph_executor.h"
@@ -195,6 +196,26 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_collective_transport", [] { return runtime::GetCollectiveBackend()->name(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   RegisterDynamoBridge(m);
+  m.def("_xla_set_rng_seed", [](uint64_t seed, const std::string& device) {
+    aten::SetDeviceRngState(ParseDevice(device), seed);
+  }, py::arg("seed"), py::arg("device") = "");
+  // Not in PyTorch/XLA: back to drawing from torch's default generator (tests restore with it).
+  m.def("_xla_forget_rng_seed", [](const std::string& device) {
+    aten::ForgetDeviceRngState(ParseDevice(device));
+  }, py::arg("device") = "");
+  m.def("_xla_get_rng_seed", [](const std::string& device) {
+    return aten::GetDeviceRngState(ParseDevice(device));
+  }, py::arg("device") = "");
+  // PyTorch/XLA's f32 matmul/convolution precision ('default', 'high', 'highest'). TPUs trade
+  // precision for speed with it; this CPU backend computes f32 products in f32 at every setting,
+  // so the value is kept (and read back) but changes no result.
+  static std::string mat_mul_precision = "highest";
+  m.def("_xla_set_mat_mul_precision", [](const std::string& precision) {
+    TORCH_CHECK(precision == "default" || precision == "high" || precision == "highest",
+                "mat mul precision must be 'default', 'high' or 'highest', not '", precision, "'");
+    mat_mul_precision = precision;
+  });
+  m.def("_xla_get_mat_mul_precision", [] { return mat_mul_precision; });
   m.def("_xla_live_tensor_count", [](const std::string& device) {
     return registry::LiveCount(ParseDevice(device));
   }, py::arg("device") = "");

@@ -172,3 +172,47 @@ def ordinal_and_sum(scale):
     rank = xm.get_ordinal()
     total = xm.all_reduce(xm.REDUCE_SUM, torch.full((2,), float(rank + 1), device=xm.xla_device()))
     return rank * scale, total.cpu().tolist()
+
+
+def functional_collectives(index, out_dir):
+    """torch.distributed._functional_collectives on xla tensors, lazily and under torch.compile."""
+    import torch.distributed as dist
+    import torch.distributed._functional_collectives as funcol
+    import torch_xla
+    import torch_xla.core.xla_model as xm
+    import torch_xla.debug.metrics as met
+    import torch_xla.distributed.xla_backend  # noqa: F401  registers 'xla'
+    dist.init_process_group('xla', init_method='xla://')
+    dev = xm.xla_device()
+    rank, world = dist.get_rank(), dist.get_world_size()
+    group = dist.group.WORLD
+    x = (torch.arange(4, dtype=torch.float32) + rank).to(dev)
+    out = {
+        'sum': funcol.wait_tensor(funcol.all_reduce(x, 'sum', group)),
+        'avg': funcol.all_reduce(x, 'avg', group),
+        'max': funcol.all_reduce(x, 'max', group),
+        'gather': funcol.all_gather_tensor(x.view(2, 2), 0, group),
+        'scatter': funcol.reduce_scatter_tensor(torch.arange(4. * world).to(dev) * (rank + 1), 'sum', 0, group),
+    }
+    barriers_before = met.counter_value('MarkStep') or 0
+    # Recorded into the graph: nothing ran yet, no barrier was issued.
+    # (funcol hands eager callers AsyncCollectiveTensor wrappers; an op on one gives the value)
+    out['pending'] = 'txla::all_reduce' in torch_xla._XLAC._get_xla_tensors_text([out['sum'] + 0])
+    xm.mark_step()
+    out['barriers'] = (met.counter_value('MarkStep') or 0) - barriers_before
+
+    def step(a, b):
+        return funcol.all_reduce(a * 2, 'sum', group) + b
+
+    torch._dynamo.reset()
+    compiled = torch.compile(step, backend='openxla_eval')
+    results = []
+    for k in range(3):
+        a = torch.full((3,), float(rank + k)).to(dev)
+        results.append(compiled(a, torch.ones(3).to(dev)).cpu())
+    out['compiled'] = results
+    out['captured'] = met.counter_value('DynamoCapturedGraph') or 0
+    out['replayed'] = met.counter_value('DynamoRunCapturedGraph') or 0
+    out['lazy_graphs'] = met.counter_value('DynamoLazyGraph') or 0
+    torch.save({k: (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in out.items()},
+               os.path.join(out_dir, f'{rank}.pt'))

@@ -1,7 +1,9 @@
 """PyTorch/XLA's small helpers that scripts and its test utilities import: same names, same
 behaviour."""
+import pytest
 import torch
 
+import torch_xla
 import torch_xla.core.xla_env_vars as xenv
 import torch_xla.core.xla_model as xm
 from torch_xla.utils.utils import as_list, getenv_as
@@ -77,3 +79,69 @@ def test_set_device_type(monkeypatch):
     assert xr.device_type() == 'CPU'
     with pytest.raises(ValueError, match="'TPU' is not available"):
         xr.set_device_type('TPU')
+
+
+@pytest.fixture
+def device_rng_state():
+    yield
+    torch_xla._XLAC._xla_forget_rng_seed('xla:0')  # torch.manual_seed governs the device again
+
+
+def test_device_rng_state_round_trip(dev, device_rng_state):
+    xm.set_rng_state(1234)
+    assert xm.get_rng_state() == 1234
+    a = torch.rand(50, device=dev).cpu()
+    state = xm.get_rng_state()
+    assert state != 1234  # each draw advances it
+    b = torch.rand(50, device=dev).cpu()
+    xm.set_rng_state(state)
+    torch.testing.assert_close(torch.rand(50, device=dev).cpu(), b, rtol=0, atol=0)
+    torch_xla.manual_seed(1234)
+    torch.testing.assert_close(torch.rand(50, device=dev).cpu(), a, rtol=0, atol=0)
+    assert not torch.equal(a, b)
+    # The device's own state is independent of torch's CPU generator from now on.
+    torch.manual_seed(0)
+    c = torch.rand(50, device=dev).cpu()
+    torch.manual_seed(0)
+    assert not torch.equal(torch.rand(50, device=dev).cpu(), c)
+
+
+def test_mat_mul_precision_settings():
+    import torch_xla.backends
+    for p in ('default', 'high', 'highest'):
+        torch_xla.backends.set_mat_mul_precision(p)
+        assert torch_xla.backends.get_mat_mul_precision() == p
+        torch_xla._XLAC._xla_set_mat_mul_precision(p)
+    with pytest.raises(ValueError, match='highest'):
+        torch_xla.backends.set_mat_mul_precision('fast')
+    torch_xla.backends.set_mat_mul_precision('highest')
+
+
+def test_deprecated_xm_names_warn_once_and_work(dev):
+    import warnings
+    xm._warned.discard('torch_xla.core.xla_model.mark_step')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        xm.mark_step()
+        xm.mark_step()
+        assert xm.xla_device() == torch.device('xla', 0)
+    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert sum('mark_step is deprecated: use torch_xla.sync' in m for m in messages) == 1
+
+
+def test_modules_scripts_import_exist_and_say_what_is_missing(dev):
+    import torch_xla.core.functions as xf
+    import torch_xla.core.xla_op_registry as xor
+    import torch_xla.experimental as xe
+    assert not xe.is_eager_mode()
+    with pytest.raises(NotImplementedError, match='eager_mode'):
+        xe.eager_mode(True)
+    with pytest.raises(NotImplementedError, match='xla_op_registry.Op'):
+        xor.register('my_op', lambda x: x)
+    with pytest.raises(NotImplementedError, match='SyncBatchNorm'):
+        xf.SyncBatchNorm(8)
+    # One replica: the differentiable all-reduce is the identity, its gradient too.
+    x = torch.randn(5, device=dev, requires_grad=True)
+    y = xf.all_reduce(xm.REDUCE_SUM, x * 2)
+    y.sum().backward()
+    torch.testing.assert_close(x.grad.cpu(), torch.full((5,), 2.))

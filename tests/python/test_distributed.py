@@ -338,3 +338,57 @@ def test_two_hosts_of_two_processes_over_loopback(tmp_path):
         for r in range(1, 4):
             assert torch.equal(replicas[r][name], replicas[0][name]), (name, r)
         torch.testing.assert_close(replicas[0][name], value, rtol=1e-4, atol=5e-5)
+
+
+def test_functional_collectives_are_graph_collectives(tmp_path):
+    world = 2
+    xmp.spawn(dist_workers.functional_collectives, args=(str(tmp_path),), nprocs=world)
+    base = torch.arange(4.)
+    for r in range(world):
+        out = torch.load(tmp_path / f'{r}.pt')
+        torch.testing.assert_close(out['sum'], base * 2 + 1)
+        torch.testing.assert_close(out['avg'], base + 0.5)
+        torch.testing.assert_close(out['max'], base + 1)
+        torch.testing.assert_close(out['gather'], torch.stack([base, base + 1]).view(4, 2))
+        # rank r keeps shard r of the sum of (arange(8) * (rank + 1)) over ranks: arange * 3
+        torch.testing.assert_close(out['scatter'], (torch.arange(8.) * 3)[r * 4:(r + 1) * 4])
+        assert out['pending'] and out['barriers'] == 1
+        for k, got in enumerate(out['compiled']):
+            # all_reduce(2 * (rank + k)) over ranks 0 and 1, plus one
+            torch.testing.assert_close(got, torch.full((3,), 2. * (2 * k + 1) + 1))
+        assert out['lazy_graphs'] == 0 and out['captured'] == 1 and out['replayed'] == 3
+
+
+_TORCHRUN_SCRIPT = '''
+import json, os, sys
+import torch
+import torch.distributed as dist
+import torch_xla
+import torch_xla.runtime as xr
+import torch_xla.distributed.xla_backend  # noqa: F401
+dist.init_process_group('xla', init_method='xla://')
+x = torch.full((3,), float(xr.global_ordinal() + 1)).to(torch_xla.device())
+dist.all_reduce(x)
+torch_xla.sync()
+with open(os.path.join(sys.argv[1], f'{dist.get_rank()}.json'), 'w') as f:
+    json.dump({'sum': x.cpu().tolist(), 'world': xr.world_size(), 'ordinal': xr.global_ordinal(),
+               'local': xr.local_ordinal(), 'rank': dist.get_rank()}, f)
+'''
+
+
+def test_xla_rendezvous_under_torchrun(tmp_path):
+    import json
+    import socket
+    import subprocess
+    import sys
+    script = tmp_path / 'job.py'
+    script.write_text(_TORCHRUN_SCRIPT)
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    subprocess.run([sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2',
+                    f'--master_port={port}', str(script), str(tmp_path)], check=True, timeout=240)
+    for rank in range(2):
+        out = json.loads((tmp_path / f'{rank}.json').read_text())
+        assert out == {'sum': [3.0, 3.0, 3.0], 'world': 2, 'ordinal': rank, 'local': rank,
+                       'rank': rank}

@@ -19,6 +19,7 @@ from torch.utils import _pytree as pytree
 
 import torch_xla
 from torch_xla import _XLAC
+from torch_xla.core import collectives as _collectives
 
 
 def extract_compiled_graph(model: torch.fx.GraphModule, example_args):
@@ -69,8 +70,15 @@ class CompiledGraph:
             start = _XLAC._xla_dynamo_begin_trace(tensors)
         except RuntimeError as e:
             return self._give_up(entries, tensors, str(e), args)
-        with torch.no_grad():
-            result = self._gm(*args)
+        # A collective's ordering token from outside would tie the trace to that graph; the trace's
+        # own last token is a value the capture replaces. Collectives run in order across graphs.
+        devices = {str(t.device) for t in tensors}
+        _collectives.forget_tokens(devices)
+        try:
+            with torch.no_grad():
+                result = self._gm(*args)
+        finally:
+            _collectives.forget_tokens(devices)
         leaves, spec = pytree.tree_flatten(result)
         out_tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
         graph = _XLAC._xla_dynamo_end_trace(start, out_tensors)

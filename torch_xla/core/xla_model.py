@@ -20,8 +20,25 @@ def _closures():
 
 # Devices -------------------------------------------------------------------------------------
 
+_warned = set()
+
+
+def _deprecated(name, instead):
+    """Warns once per process, as PyTorch/XLA 2.9 does for the names it deprecated."""
+    if name not in _warned:
+        _warned.add(name)
+        import warnings
+        warnings.warn(f'{name} is deprecated: use {instead} instead', DeprecationWarning, stacklevel=3)
+
+
 def xla_device(n=None, devkind=None):
-    """The xla device `n` of this process (default: its first), e.g. device(type='xla', index=0)."""
+    """The xla device `n` of this process (default: its first), e.g. device(type='xla', index=0).
+    Deprecated in PyTorch/XLA 2.9 for torch_xla.device(); still works."""
+    _deprecated('torch_xla.core.xla_model.xla_device', 'torch_xla.device')
+    return _xla_device(n, devkind)
+
+
+def _xla_device(n=None, devkind=None):
     if devkind is not None and devkind.upper() not in ('CPU', 'XLA', xr.device_type()):
         raise RuntimeError(f'no xla devices of kind {devkind!r} here; this host has CPU devices')
     index = 0 if n is None else int(n)
@@ -92,7 +109,13 @@ def master_print(*args, fd=None, **kwargs):
 
 # Barriers -------------------------------------------------------------------------------------
 
-def mark_step(wait=False):
+def mark_step(wait=False, reset_scope=True):
+    """Deprecated in PyTorch/XLA 2.9 for torch_xla.sync(); still works (see _mark_step)."""
+    _deprecated('torch_xla.core.xla_model.mark_step', 'torch_xla.sync')
+    _mark_step(wait)
+
+
+def _mark_step(wait=False):
     """Cuts the pending graph of every live xla tensor, compiles it (or reuses the cached
     executable) and executes it. Step closures registered with add_step_closure run after."""
     state, index = _collectives.replication()
@@ -177,7 +200,7 @@ def optimizer_step(optimizer, barrier=False, optimizer_args={}, groups=None, pin
     reduce_gradients(optimizer, groups=groups, pin_layout=pin_layout)
     loss = optimizer.step(**optimizer_args)
     if barrier:
-        mark_step()
+        _mark_step()
     return loss
 
 
@@ -212,7 +235,7 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=N
 def broadcast_master_param(model):
     """Every replica takes the master's (ordinal 0) parameters and buffers."""
     _collectives.broadcast(list(model.parameters()) + list(model.buffers()), src=0)
-    mark_step()
+    _mark_step()
 
 
 def rendezvous(tag, payload=b'', replicas=[]):
@@ -267,3 +290,22 @@ class RateTracker:
         delta = time.time() - self._start_time
         count = self._partial_count + self._count
         return count / delta if delta > 0 else 0.0
+
+
+# Random numbers ----------------------------------------------------------------------------------
+
+def _device_arg(device):
+    return str(device) if device is not None else torch_xla._XLAC._xla_get_default_device()
+
+
+def set_rng_state(seed, device=None):
+    """Gives the device a random state of its own, `seed`: random ops on it that are given no
+    generator draw from it from now on (before, they draw from torch's default generator, which
+    torch.manual_seed seeds)."""
+    torch_xla._XLAC._xla_set_rng_seed(int(seed), _device_arg(device))
+
+
+def get_rng_state(device=None):
+    """The device's current random state, as an int: set_rng_state(it) replays what follows.
+    A device without a state of its own takes one from torch's default generator here."""
+    return torch_xla._XLAC._xla_get_rng_seed(_device_arg(device))

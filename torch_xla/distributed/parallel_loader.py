@@ -35,12 +35,12 @@ class PerDeviceLoader:
     def next(self):
         item = self._loader.next_item(self._device)
         if item is _END:
-            xm.mark_step()  # the last step's graph
+            xm._mark_step()  # the last step's graph
             raise StopIteration
         # Asking for the next batch ends the step that used the previous ones.
         if self._mark_step_batch_count <= self._batches_yielded:
             self._batches_yielded = 0
-            xm.mark_step()
+            xm._mark_step()
         else:
             self._batches_yielded += 1
         return item

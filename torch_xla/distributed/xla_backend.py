@@ -50,6 +50,15 @@ class ProcessGroupXla(ProcessGroup):
     def getBackendName(self):
         return 'xla'
 
+    # A ProcessGroup written in Python has no C++ backends to keep its name (torch 2.x keeps group
+    # names there); functional collectives and _resolve_process_group look groups up by it.
+    def _set_group_name(self, name):
+        self._group_name = name
+
+    @property
+    def group_name(self):
+        return self._group_name
+
     def _host(self, name, opts, *args):
         collective = getattr(self._gloo, name)
         return collective(*args, opts) if opts is not None else collective(*args)
@@ -102,7 +111,7 @@ def _xla_rendezvous_handler(url, timeout=timedelta(minutes=30), **kwargs):
 
 
 try:
-    dist.Backend.register_backend('xla', _create_xla_process_group)
+    dist.Backend.register_backend('xla', _create_xla_process_group, devices='xla')
 except (RuntimeError, ValueError, AttributeError):
     pass  # already registered (imported twice)
 try:
