@@ -260,6 +260,14 @@ SPECS += [
          [[rnd(4, 3, 5, 5), rnd(3), rnd(3)], [rnd(6, 3), rnd(3), rnd(3)]],
          ops=('aten::native_batch_norm',), grad_ops=('aten::native_batch_norm_backward',),
          atol=1e-4, transposed=False),
+    # What AOTAutograd (torch.compile) records batch norm as: native_batch_norm's arguments.
+    Spec('native_batch_norm_legit',
+         lambda x, w, b: torch.ops.aten._native_batch_norm_legit(
+             x, w, b, torch.zeros(3, dtype=x.dtype, device=x.device),
+             torch.ones(3, dtype=x.dtype, device=x.device), True, 0.1, 1e-5)[0],
+         [[rnd(4, 3, 5, 5), rnd(3), rnd(3)], [rnd(6, 3), rnd(3), rnd(3)]],
+         ops=('aten::_native_batch_norm_legit',), grad_ops=('aten::native_batch_norm_backward',),
+         atol=1e-4, transposed=False),
     Spec('batch_norm_eval', lambda x, m, v: F.batch_norm(x, m, v, training=False),
          [[rnd(4, 3, 5, 5), rnd(3), pos(3)]], ops=('aten::native_batch_norm',),
          transposed=False, nograd=(1, 2)),
