@@ -97,7 +97,8 @@ std::vector<runtime::BufferPtr> NativeExecutable::Execute(
 }
 
 std::vector<runtime::BufferPtr> NativeExecutable::Submit(
-    const std::vector<runtime::BufferPtr>& parameters, int device, std::shared_ptr<runtime::Readiness> start) {
+    const std::vector<runtime::BufferPtr>& parameters, int device, std::shared_ptr<runtime::Readiness> start,
+    bool ends_step) {
   std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
   auto done = std::make_shared<runtime::Readiness>();
   for (size_t k = 0; k < results.size(); ++k)
@@ -111,7 +112,7 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);
       },
-      done);
+      done, ends_step);
   return results;
 }
 

@@ -44,6 +44,8 @@ namespace txla::debug {
     "size cap of the on-disk cache; the oldest kernels are evicted")                              \
   V(int64_t, num_threads, "TXLA_NUM_THREADS", 0, false,                                           \
     "threads for library calls and large kernels (0: every core; read at first use)")             \
+  V(std::string, conv_library, "TXLA_CONV_LIBRARY", "onednn", false,                              \
+    "float32 convolutions: onednn (when built with it) or im2col (im2col + OpenBLAS)")            \
   V(std::string, cxx, "TXLA_CXX", "c++", true, "the C++ compiler that builds generated kernels")  \
   V(std::string, disable_passes, "TXLA_DISABLE_PASSES", "", true,                                 \
     "comma-separated compiler passes to turn off, to bisect a miscompile")                        \

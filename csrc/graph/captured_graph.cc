@@ -62,7 +62,8 @@ void CapturedGraph::Run(
       std::shared_ptr<runtime::Readiness> readiness = std::make_shared<runtime::Readiness>();
       ~Gate() { readiness->MarkReady(); }
     } gate;
-    std::vector<runtime::BufferPtr> results = executable_->Submit(parameters, device_, gate.readiness);
+    std::vector<runtime::BufferPtr> results = executable_->Submit(parameters, device_, gate.readiness,
+                                                                  /*ends_step=*/false);
     if (!results.empty()) {
       parameters.clear();  // the run holds what it needs; the inputs' old values may be donated
       publish(results);

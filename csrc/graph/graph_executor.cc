@@ -172,7 +172,7 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
   return executable;
 }
 
-void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step) {
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
@@ -209,7 +209,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
       std::shared_ptr<runtime::Readiness> readiness = std::make_shared<runtime::Readiness>();
       ~Gate() { readiness->MarkReady(); }
     } gate;
-    results = executable->Submit(cut.parameters, device, gate.readiness);
+    results = executable->Submit(cut.parameters, device, gate.readiness, ends_step);
     if (!results.empty()) {
       for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
       cut = GraphCut();
@@ -237,7 +237,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read) {
 
 void MarkStep(const std::vector<int>& devices, bool wait) {
   TXLA_COUNTER("MarkStep", 1);
-  for (int device : devices) SyncTensors(registry::PendingTensors(device), /*for_read=*/false);
+  for (int device : devices) SyncTensors(registry::PendingTensors(device), /*for_read=*/false, /*ends_step=*/true);
   if (wait || !runtime::AsyncExecution())
     for (int device : devices) WaitDeviceOps(device);
 }

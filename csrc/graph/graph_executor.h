@@ -18,7 +18,8 @@ namespace txla::graph {
 
 // `for_read`: the sync serves a host read (GET_TENSORS_OPBYOP applies) rather than a barrier
 // (SYNC_TENSORS_OPBYOP applies).
-void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read);
+// `ends_step`: a barrier's graph, which waits while XLA_MAX_INFLIGHT_STEPS steps are queued.
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step = false);
 // Submits the step's graphs; returns without waiting for them unless `wait` (or XLA_SYNC_WAIT=1).
 void MarkStep(const std::vector<int>& devices, bool wait = false);
 // Blocks until every graph submitted to the device has executed.

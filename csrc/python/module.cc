@@ -13,6 +13,7 @@
 #include "hlo/printer.h"
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
+#include "compiler/library/conv2d_onednn.h"
 #include "compiler/persistent_cache.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
@@ -196,6 +197,12 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_collective_transport", [] { return runtime::GetCollectiveBackend()->name(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   RegisterDynamoBridge(m);
+  // The kernel libraries compiled code calls in this build.
+  m.def("_xla_kernel_libraries", [] {
+    std::vector<std::string> libs{"openblas"};
+    if (compiler::library::OneDnnAvailable()) libs.push_back("onednn");
+    return libs;
+  });
   m.def("_xla_set_rng_seed", [](uint64_t seed, const std::string& device) {
     aten::SetDeviceRngState(ParseDevice(device), seed);
   }, py::arg("seed"), py::arg("device") = "");

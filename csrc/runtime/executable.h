@@ -19,8 +19,9 @@ class Executable {
   // empty vector, and the caller runs Execute instead.
   // The queued run waits for `start` (when given) to be marked ready: the caller opens it once it
   // has let go of the graph, so the run can tell which inputs nothing else holds.
+  // `ends_step`: the graph of a barrier (see ExecutionQueue::Submit).
   virtual std::vector<BufferPtr> Submit(const std::vector<BufferPtr>& parameters, int device,
-                                        std::shared_ptr<Readiness> start = nullptr) {
+                                        std::shared_ptr<Readiness> start, bool ends_step) {
     return {};
   }
   // What ran it: "interpreter", "native", ...

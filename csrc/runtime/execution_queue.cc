@@ -47,10 +47,14 @@ ExecutionQueue::~ExecutionQueue() {
   worker_.join();
 }
 
-void ExecutionQueue::Submit(std::function<void()> work, std::shared_ptr<Readiness> done) {
+void ExecutionQueue::Submit(std::function<void()> work, std::shared_ptr<Readiness> done,
+                            bool ends_step) {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return work_.size() < max_waiting_; });
-  work_.emplace_back(std::move(work), std::move(done));
+  idle_cv_.wait(lock, [&] {
+    return ends_step ? steps_waiting_ < max_waiting_ : work_.size() < kGraphsPerStepCap * max_waiting_;
+  });
+  work_.push_back(Item{std::move(work), std::move(done), ends_step});
+  if (ends_step) ++steps_waiting_;
   cv_.notify_all();
 }
 
@@ -74,19 +78,20 @@ void ExecutionQueue::ForgetFailure(const std::string& root) {
 
 void ExecutionQueue::Loop() {
   for (;;) {
-    std::pair<std::function<void()>, std::shared_ptr<Readiness>> item;
+    Item item;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stop_ || !work_.empty(); });
       if (work_.empty()) return;  // stopping, nothing left
       item = std::move(work_.front());
       work_.pop_front();
+      if (item.ends_step) --steps_waiting_;
       running_ = true;
       idle_cv_.notify_all();  // a submitter may be waiting for room
     }
     std::string failure, root;
     try {
-      item.first();
+      item.work();
     } catch (const ExecutionFailed& e) {
       failure = e.what(), root = e.root();
     } catch (const std::exception& e) {
@@ -99,8 +104,8 @@ void ExecutionQueue::Loop() {
       std::lock_guard<std::mutex> lock(mu_);
       if (unreported_failure_.empty()) unreported_failure_ = failure, unreported_root_ = root;
     }
-    if (failure.empty()) item.second->MarkReady();
-    else item.second->MarkFailed(failure, root);
+    if (failure.empty()) item.done->MarkReady();
+    else item.done->MarkFailed(failure, root);
     {
       std::lock_guard<std::mutex> lock(mu_);
       running_ = false;

@@ -54,10 +54,12 @@ class ExecutionQueue {
   ExecutionQueue& operator=(const ExecutionQueue&) = delete;
 
   // Runs `work` after everything submitted before it; `done` is marked ready (or failed with
-  // the exception's message) afterwards. Blocks while XLA_MAX_INFLIGHT_STEPS (default 2)
-  // submissions are already waiting: tracing may run one step ahead, not unboundedly (each
-  // step in flight holds its buffers).
-  void Submit(std::function<void()> work, std::shared_ptr<Readiness> done);
+  // the exception's message) afterwards. A graph that ends a step (a barrier's) blocks while
+  // XLA_MAX_INFLIGHT_STEPS (default 2) step-ending graphs are already waiting: tracing may run
+  // one step ahead, not unboundedly (each step in flight holds its buffers). Other graphs of a
+  // step (torch.compile's, syncs of single tensors) do not wait for earlier steps; they block
+  // only when kGraphsPerStepCap times that many graphs wait.
+  void Submit(std::function<void()> work, std::shared_ptr<Readiness> done, bool ends_step);
   // Blocks until everything submitted so far has run.
   void Drain();
   // The first failure of a run since the last call ("" if none): barriers raise it, so a loop
@@ -72,7 +74,14 @@ class ExecutionQueue {
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
-  std::deque<std::pair<std::function<void()>, std::shared_ptr<Readiness>>> work_;
+  struct Item {
+    std::function<void()> work;
+    std::shared_ptr<Readiness> done;
+    bool ends_step = false;
+  };
+  static constexpr size_t kGraphsPerStepCap = 8;
+  std::deque<Item> work_;
+  size_t steps_waiting_ = 0;
   bool running_ = false;  // an item is executing
   size_t max_waiting_;
   bool stop_ = false;

@@ -1,5 +1,6 @@
 #include "compiler/library/conv2d.h"
 
+#include "compiler/library/conv2d_onednn.h"
 #include "compiler/library/gemm.h"
 #include "compiler/library/parallel.h"
 
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace txla::compiler::library {
@@ -107,6 +109,8 @@ void BatchIm2Col(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* 
 
 template <typename T>
 void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry) {
+  if constexpr (std::is_same_v<T, float>)
+    if (OneDnnConv2dForward(x, w, y, geometry)) return;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
   if (g.batch == 0 || s.plane_out == 0) return;
@@ -122,6 +126,8 @@ void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry) {
 
 template <typename T>
 void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry) {
+  if constexpr (std::is_same_v<T, float>)
+    if (OneDnnConv2dBackwardInput(dy, w, dx, geometry)) return;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
   std::fill(dx, dx + g.batch * g.in_channels * s.plane_in, T(0));
@@ -143,6 +149,8 @@ void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry
 
 template <typename T>
 void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometry) {
+  if constexpr (std::is_same_v<T, float>)
+    if (OneDnnConv2dBackwardFilter(dy, x, dw, geometry)) return;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
   std::fill(dw, dw + g.out_channels * s.cols_rows, T(0));

@@ -1,0 +1,19 @@
+// float32 2-D convolutions through oneDNN (when the build found it): the library picks its
+// blocked layouts and kernels for this CPU (AVX2, AVX-512, AMX); plain NCHW/OIHW buffers are
+// reordered in and out. Primitives are built once per geometry and kept.
+#pragma once
+
+#include <cstdint>
+
+namespace txla::compiler::library {
+
+// Whether this build has oneDNN.
+bool OneDnnAvailable();
+
+// Each returns false, having done nothing, when oneDNN is unavailable, turned off
+// (TXLA_CONV_LIBRARY=im2col) or cannot express the geometry; the caller then uses im2col.
+bool OneDnnConv2dForward(const float* x, const float* w, float* y, const int64_t* geometry);
+bool OneDnnConv2dBackwardInput(const float* dy, const float* w, float* dx, const int64_t* geometry);
+bool OneDnnConv2dBackwardFilter(const float* dy, const float* x, float* dw, const int64_t* geometry);
+
+}  // namespace txla::compiler::library

@@ -1,0 +1,79 @@
+"""Library paths of the compiled code: float32 convolutions through oneDNN (the default when the
+build found it) and through im2col + OpenBLAS (TXLA_CONV_LIBRARY=im2col, and float64, and the
+geometries oneDNN cannot express), each against eager, values and gradients."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import CounterDelta
+
+GEOMETRIES = [
+    # (input shape, weight shape, conv kwargs)
+    ((2, 3, 9, 9), (4, 3, 3, 3), dict(padding=1)),
+    ((1, 1, 28, 28), (10, 1, 5, 5), dict()),
+    ((3, 4, 8, 7), (6, 2, 3, 3), dict(stride=2, padding=1, groups=2)),
+    ((2, 3, 11, 11), (5, 3, 3, 3), dict(dilation=2, padding=2)),
+    ((2, 3, 8, 8), (4, 3, 3, 3), dict(stride=2)),  # the last row/column of the input is unused
+    ((2, 4, 5, 5), (4, 1, 3, 3), dict(padding=1, groups=4)),  # depthwise
+    ((0, 3, 5, 5), (4, 3, 3, 3), dict()),  # empty batch
+]
+
+
+def _conv_and_grads(x, w, kwargs):
+    x = x.detach().requires_grad_()
+    w = w.detach().requires_grad_()
+    y = F.conv2d(x, w, **kwargs)
+    g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
+    (y * g).sum().backward()
+    return y, x.grad, w.grad
+
+
+@pytest.mark.parametrize('library', ['onednn', 'im2col'])
+@pytest.mark.parametrize('geometry', GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_conv2d_values_and_gradients(dev, xla_env, library, geometry):
+    xla_env(TXLA_CONV_LIBRARY=library)
+    xs, ws, kwargs = geometry
+    torch.manual_seed(0)
+    x, w = torch.randn(xs), torch.randn(ws)
+    want = _conv_and_grads(x, w, kwargs)
+    with CounterDelta('OneDnnConvolution') as d:
+        got = _conv_and_grads(x.to(dev), w.to(dev), kwargs)
+        got = [t.cpu() for t in got]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+    expected = 3 if library == 'onednn' and _onednn_built() and _onednn_expresses(xs, ws, kwargs) else 0
+    assert d['OneDnnConvolution'] == expected  # forward, input and filter gradients
+
+
+def _onednn_built():
+    import torch_xla
+    return 'onednn' in torch_xla._XLAC._xla_kernel_libraries()
+
+
+def _onednn_expresses(xs, ws, kwargs):
+    """oneDNN takes explicit right/bottom padding, which must not be negative (it is when the
+    stride leaves the input's last rows unused), and no empty batch."""
+    s, p, d = kwargs.get('stride', 1), kwargs.get('padding', 0), kwargs.get('dilation', 1)
+    for size, k in zip(xs[2:], ws[2:]):
+        out = (size + 2 * p - d * (k - 1) - 1) // s + 1
+        if (out - 1) * s + (k - 1) * d + 1 - size - p < 0:
+            return False
+    return xs[0] > 0
+
+
+def test_conv2d_nan_and_inf_propagate_like_eager(dev):
+    x = torch.randn(1, 2, 6, 6)
+    x[0, 0, 2, 3] = float('nan')
+    x[0, 1, 4, 4] = float('inf')
+    w = torch.randn(3, 2, 3, 3)
+    torch.testing.assert_close(F.conv2d(x.to(dev), w.to(dev), padding=1).cpu(), F.conv2d(x, w, padding=1),
+                               equal_nan=True, rtol=1e-4, atol=1e-4)
+
+
+def test_float64_convolutions_use_im2col(dev):
+    x, w = torch.randn(2, 3, 7, 7, dtype=torch.float64), torch.randn(4, 3, 3, 3, dtype=torch.float64)
+    with CounterDelta('OneDnnConvolution') as d:
+        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), dict(padding=1))]
+    for a, b in zip(got, _conv_and_grads(x, w, dict(padding=1))):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
+    assert d['OneDnnConvolution'] == 0
