@@ -14,7 +14,6 @@
 #define TXLA_UNARY(name, f32, f64) \
   static inline float name(float x) { return f32(x); } \
   static inline double name(double x) { return f64(x); }
-TXLA_UNARY(txla_exp, __builtin_expf, __builtin_exp)
 TXLA_UNARY(txla_expm1, __builtin_expm1f, __builtin_expm1)
 TXLA_UNARY(txla_log, __builtin_logf, __builtin_log)
 TXLA_UNARY(txla_log1p, __builtin_log1pf, __builtin_log1p)
@@ -23,7 +22,6 @@ TXLA_UNARY(txla_sin, __builtin_sinf, __builtin_sin)
 TXLA_UNARY(txla_cos, __builtin_cosf, __builtin_cos)
 TXLA_UNARY(txla_tan, __builtin_tanf, __builtin_tan)
 TXLA_UNARY(txla_tanh, __builtin_tanhf, __builtin_tanh)
-TXLA_UNARY(txla_erf, __builtin_erff, __builtin_erf)
 TXLA_UNARY(txla_floor, __builtin_floorf, __builtin_floor)
 TXLA_UNARY(txla_ceil, __builtin_ceilf, __builtin_ceil)
 TXLA_UNARY(txla_round_even, __builtin_nearbyintf, __builtin_nearbyint)
@@ -31,9 +29,62 @@ TXLA_UNARY(txla_acosh, __builtin_acoshf, __builtin_acosh)
 TXLA_UNARY(txla_asinh, __builtin_asinhf, __builtin_asinh)
 TXLA_UNARY(txla_atanh, __builtin_atanhf, __builtin_atanh)
 #undef TXLA_UNARY
+// float exp, branch-free so that loops over it vectorize (libm's expf is a scalar call per
+// element): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, Cephes' split of ln2), a degree-6
+// polynomial for e^r, then 2^n built in the exponent bits, in two factors so that results
+// down to the denormals are reached. Within 1-2 ulp of the exact value; NaN, +-inf, overflow
+// and underflow as libm's.
+static inline float txla_exp(float x) {
+  const float hi = 88.72283935546875f, lo = -103.972084045410f;
+  float c = x > hi ? hi : x < lo ? lo : x;  // NaN compares false: stays NaN, replaced below
+  c = c == c ? c : 0.0f;
+  float n = __builtin_nearbyintf(c * 1.44269504088896341f);
+  // Explicit fused multiply-adds: the kernels (-march=native) and the host (folding) then
+  // round identically whatever each compiler would contract.
+  float r = __builtin_fmaf(-n, 0.693359375f, c);
+  r = __builtin_fmaf(-n, -2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = __builtin_fmaf(p, r, 1.3981999507e-3f);
+  p = __builtin_fmaf(p, r, 8.3334519073e-3f);
+  p = __builtin_fmaf(p, r, 4.1665795894e-2f);
+  p = __builtin_fmaf(p, r, 1.6666665459e-1f);
+  p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+  p = __builtin_fmaf(p * r, r, r) + 1.0f;
+  int ni = (int)n;
+  int n1 = ni / 2, n2 = ni - ni / 2;
+  float s1 = __builtin_bit_cast(float, (n1 + 127) << 23);
+  float s2 = __builtin_bit_cast(float, (n2 + 127) << 23);
+  float e = p * s1 * s2;
+  e = x > hi ? __builtin_inff() : e;
+  e = x < lo ? 0.0f : e;
+  return x == x ? e : x;
+}
+static inline double txla_exp(double x) { return __builtin_exp(x); }
+
+// float erf as a rational function of x on [-4, 4] (XLA's f32 erf; |error| within a few ulp;
+// erf(+-4) rounds to +-1 in float): branch-free, so loops over it vectorize, where libm's erff
+// is a scalar call per element. NaN propagates through the clamp.
+static inline float txla_erf(float x) {
+  float c = x > 4.0f ? 4.0f : x < -4.0f ? -4.0f : x;  // NaN compares false: stays NaN
+  float x2 = c * c;
+  float p = -2.72614225801306e-10f;
+  p = __builtin_fmaf(p, x2, 2.77068142495902e-08f);
+  p = __builtin_fmaf(p, x2, -2.10102402082508e-06f);
+  p = __builtin_fmaf(p, x2, -5.69250639462346e-05f);
+  p = __builtin_fmaf(p, x2, -7.34990630326855e-04f);
+  p = __builtin_fmaf(p, x2, -2.95459980854025e-03f);
+  p = __builtin_fmaf(p, x2, -1.60960333262415e-02f);
+  float q = -1.45660718464996e-05f;
+  q = __builtin_fmaf(q, x2, -2.13374055278905e-04f);
+  q = __builtin_fmaf(q, x2, -1.68282697438203e-03f);
+  q = __builtin_fmaf(q, x2, -7.37332916720468e-03f);
+  q = __builtin_fmaf(q, x2, -1.42647390514189e-02f);
+  return c * p / q;
+}
+static inline double txla_erf(double x) { return __builtin_erf(x); }
 static inline float txla_rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
 static inline double txla_rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
-static inline float txla_logistic(float x) { return 1.0f / (1.0f + __builtin_expf(-x)); }
+static inline float txla_logistic(float x) { return 1.0f / (1.0f + txla_exp(-x)); }
 static inline double txla_logistic(double x) { return 1.0 / (1.0 + __builtin_exp(-x)); }
 
 // Digamma as ATen computes it: reflection below zero, recurrence up to 10, asymptotic series.

@@ -6,6 +6,10 @@
 
 #include <dnnl.hpp>
 
+// The OpenMP runtime oneDNN runs on (Debian's libdnnl uses libgomp).
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
+
 #include <array>
 #include <map>
 #include <memory>
@@ -32,6 +36,9 @@ dnnl::engine& Engine() {
 // layouts it chose (absent when they coincide).
 struct Plan {
   dnnl::primitive primitive;
+  // oneDNN's OpenMP kernels split work for the thread count they were created with and wait for
+  // every share: a run on a thread whose OpenMP default differs would spin forever.
+  int threads = 1;
   // In the primitive's argument order: two inputs, then the output.
   std::array<memory::desc, 3> plain, chosen;
   std::array<std::unique_ptr<dnnl::reorder>, 3> reorders;
@@ -119,6 +126,7 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g) {
     }
   }
   Finish(plan.get());
+  plan->threads = omp_get_max_threads();
   return plan;
 }
 
@@ -148,6 +156,11 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
   std::shared_ptr<Plan> plan = PlanFor(pass, geometry);
   if (!plan) return false;
   TXLA_COUNTER("OneDnnConvolution", 1);
+  // One convolution at a time: several devices' execution threads (threaded DataParallel) would
+  // otherwise each start an OpenMP team on the same cores.
+  static std::mutex run_mu;
+  std::lock_guard<std::mutex> lock(run_mu);
+  if (omp_get_max_threads() != plan->threads) omp_set_num_threads(plan->threads);
   dnnl::stream stream(Engine());
   std::array<void*, 3> user{const_cast<float*>(in0), const_cast<float*>(in1), out};
   std::array<memory, 3> args;

@@ -4,6 +4,7 @@
 #include "compiler/passes/dce.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -55,6 +56,15 @@ bool IsDuplicable(const Instruction& i) {
 
 constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be copied into
 
+// How many consumer fusions may each compute `i` again. A broadcast reads one small operand per
+// element: materializing it (a full-size array written once, read by every consumer) costs far
+// more than recomputing it anywhere, so it goes into every consumer (GELU's constants, biases).
+size_t DuplicationLimit(const Instruction& i) {
+  if (!IsDuplicable(i)) return 1;
+  if (i.opcode() == Opcode::kBroadcast) return SIZE_MAX;
+  return kMaxDuplication;
+}
+
 bool Fusion::Run(hlo::Module& module) {
   hlo::Computation* entry = module.entry();
   auto order = entry->instructions();
@@ -82,8 +92,7 @@ bool Fusion::Run(hlo::Module& module) {
         }
         user_groups.insert(f->second.begin(), f->second.end());
       }
-      if (all_fused && (user_groups.size() == 1 ||
-                        (IsDuplicable(*i) && user_groups.size() <= kMaxDuplication)))
+      if (all_fused && user_groups.size() <= DuplicationLimit(*i))
         joined.assign(user_groups.begin(), user_groups.end());
     }
     if (joined.empty()) {
