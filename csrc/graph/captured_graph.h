@@ -36,7 +36,6 @@ class CapturedGraph {
                                                 int device, std::vector<size_t>* root_index);
 
   size_t seed_count() const { return seed_count_; }
-  const std::vector<Parameter>& parameters() const { return parameters_; }
   ir::hash_t hash() const { return hash_; }
 
   // Queues one run (or runs it, for executables that cannot run asynchronously). `publish`
