@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace txla::compiler {
 
@@ -22,13 +23,17 @@ namespace {
 // Whether the fused parameter reaches the fusion's root through same-shape elementwise ops only:
 // then each output element reads the parameter at its own index and nowhere else.
 bool ReadAtOwnIndexOnly(const hlo::Instruction* fused_param, const hlo::Instruction* fused_root) {
+  // Each instruction is checked once: a chain whose links read their operand twice (x * x,
+  // lerp) has exponentially many paths.
   std::vector<const hlo::Instruction*> stack = {fused_param};
+  std::unordered_set<const hlo::Instruction*> seen = {fused_param};
   while (!stack.empty()) {
     const hlo::Instruction* i = stack.back();
     stack.pop_back();
     if (i->shape().dims != fused_root->shape().dims) return false;
     if (i != fused_param && !hlo::IsElementwise(i->opcode())) return false;
-    for (const hlo::Instruction* u : i->users()) stack.push_back(u);
+    for (const hlo::Instruction* u : i->users())
+      if (seen.insert(u).second) stack.push_back(u);
   }
   return true;
 }
