@@ -19,7 +19,6 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/Operators.h>
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include "metrics/metrics.h"
@@ -46,31 +45,25 @@ const char* const kInplaceOps[] = {
     "zero_",          "silu_",           "floor_",            "round_",         "sign_",
 };
 
-// The functional variant of an in-place op, looked up once per op.
+// The functional variant of an in-place op, looked up once per op (keyed by the op's schema,
+// which the dispatcher keeps in place for the process's life).
 const c10::OperatorHandle& FunctionalVariant(const c10::OperatorHandle& inplace) {
   static std::mutex mutex;
-  static std::unordered_map<std::string, c10::OperatorHandle> variants;
-  const c10::OperatorName& name = inplace.operator_name();
-  std::string key = name.name + "." + name.overload_name;
+  static std::unordered_map<const c10::FunctionSchema*, c10::OperatorHandle> variants;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = variants.find(key);
+  auto found = variants.find(&inplace.schema());
   if (found != variants.end()) return found->second;
+  const c10::OperatorName& name = inplace.operator_name();
   std::string base = name.name.substr(0, name.name.size() - 1);  // aten::add_ -> aten::add
   auto functional = c10::Dispatcher::singleton().findSchema({base, name.overload_name});
-  TORCH_INTERNAL_ASSERT(functional.has_value(), "no functional variant of ", key);
+  TORCH_INTERNAL_ASSERT(functional.has_value(), "no functional variant of ", name);
   const auto& in_args = inplace.schema().arguments();
   const auto& out_args = functional->schema().arguments();
   bool same = in_args.size() == out_args.size() && functional->schema().returns().size() == 1;
   for (size_t i = 0; same && i < in_args.size(); ++i)
     same = *in_args[i].type() == *out_args[i].type() && in_args[i].kwarg_only() == out_args[i].kwarg_only();
-  TORCH_INTERNAL_ASSERT(same, key, " and its functional variant take different arguments");
-  return variants.emplace(key, *functional).first->second;
-}
-
-std::string Shape(c10::IntArrayRef sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
+  TORCH_INTERNAL_ASSERT(same, name, " and its functional variant take different arguments");
+  return variants.emplace(&inplace.schema(), *functional).first->second;
 }
 
 // What running the in-place op on meta tensors would have raised, checked on the result of its
@@ -78,8 +71,8 @@ std::string Shape(c10::IntArrayRef sizes) {
 void CheckInplaceResult(const at::Tensor& self, const at::Tensor& result) {
   if (!self.unsafeGetTensorImpl()->has_symbolic_sizes_strides() &&
       !result.unsafeGetTensorImpl()->has_symbolic_sizes_strides()) {
-    TORCH_CHECK(self.sizes() == result.sizes(), "output with shape ", Shape(self.sizes()),
-                " doesn't match the broadcast shape ", Shape(result.sizes()));
+    TORCH_CHECK(self.sizes() == result.sizes(), "output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", result.sizes());
   }
   TORCH_CHECK(c10::canCast(result.scalar_type(), self.scalar_type()), "result type ",
               result.scalar_type(), " can't be cast to the desired output type ",
@@ -91,16 +84,16 @@ void FunctionalizeInplace(const c10::OperatorHandle& op, c10::DispatchKeySet key
   const size_t num_args = op.schema().arguments().size();
   const size_t first = stack->size() - num_args;
   const at::Tensor self = (*stack)[first].toTensor();
-  bool other_functional = false, other_xla = false;
-  for (size_t i = first + 1; i < stack->size(); ++i) {
-    const c10::IValue& v = (*stack)[i];
-    if (!v.isTensor()) continue;
-    other_functional |= fimpl::isFunctionalTensor(v.toTensor());
-    other_xla |= v.toTensor().device().type() == c10::DeviceType::XLA;
-  }
   if (!fimpl::isFunctionalTensor(self)) {
     // As PyTorch's kernel: a plain tensor mutated by a functional one is an error (unless an xla
     // tensor is involved: cpu_tensor.copy_(xla_tensor) is valid); otherwise run below.
+    bool other_functional = false, other_xla = false;
+    for (size_t i = first + 1; i < stack->size(); ++i) {
+      const c10::IValue& v = (*stack)[i];
+      if (!v.isTensor()) continue;
+      other_functional |= fimpl::isFunctionalTensor(v.toTensor());
+      other_xla |= v.toTensor().device().type() == c10::DeviceType::XLA;
+    }
     TORCH_INTERNAL_ASSERT(other_xla || !other_functional,
                           "mutating a non-functional tensor with a functional tensor is not "
                           "allowed. Please ensure that all of your inputs are wrapped inside of a "
