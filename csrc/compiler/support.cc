@@ -15,14 +15,15 @@
 namespace txla::compiler {
 namespace {
 
-void GemmF32(int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-             const float* b, int64_t ldb, float* c, int64_t ldc) {
-  library::Gemm<float>(ta, tb, m, n, k, a, lda, b, ldb, 0.0f, c, ldc);
+void GemmF32(int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc, int64_t stride_c) {
+  library::GemmBatched<float>(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
 }
 
-void GemmF64(int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
-             const double* b, int64_t ldb, double* c, int64_t ldc) {
-  library::Gemm<double>(ta, tb, m, n, k, a, lda, b, ldb, 0.0, c, ldc);
+void GemmF64(int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda,
+             int64_t stride_a, const double* b, int64_t ldb, int64_t stride_b, double* c, int64_t ldc,
+             int64_t stride_c) {
+  library::GemmBatched<double>(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
 }
 
 thread_local RunErrors* t_run_errors = nullptr;

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "compiler/codegen/index_expr.h"
+#include "metrics/metrics.h"
 #include "runtime/collectives.h"
 #include "runtime/scalar_ops.h"
 
@@ -16,7 +18,7 @@ namespace {
 using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
-using Index = std::vector<std::string>;
+using Index = std::vector<IndexExpr>;
 
 const char* CType(ElementType t) {
   switch (t) {
@@ -53,13 +55,14 @@ std::string Literal(const hlo::Literal& literal, int64_t k, ElementType t) {
   return ss.str();
 }
 
-std::string Linear(const Index& idx, const std::vector<int64_t>& dims) {
-  if (dims.empty()) return "0";
-  std::string out = idx[0];
-  for (size_t k = 1; k < dims.size(); ++k)
-    out = "(" + out + ")*" + std::to_string(dims[k]) + "+" + idx[k];
+// The row-major offset of a multi-index, as source.
+IndexExpr LinearExpr(const Index& idx, const std::vector<int64_t>& dims) {
+  if (dims.empty()) return 0;
+  IndexExpr out = idx[0];
+  for (size_t k = 1; k < dims.size(); ++k) out = out * dims[k] + idx[k];
   return out;
 }
+std::string Linear(const Index& idx, const std::vector<int64_t>& dims) { return LinearExpr(idx, dims).str(); }
 
 // The support table's declaration in generated code, printed from the one X-macro, and the
 // pointer txla_run stores it in for kernels in every translation unit.
@@ -88,6 +91,8 @@ const char kScalarOps[] =
 
 // What generated code needs beyond the shared scalar semantics.
 const char* kPreludeTail = R"(
+// An index limited to [lo, hi] (codegen/index_expr.h's clamp).
+static inline int64_t txla_iclamp(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 // The reentrant lgamma: plain lgamma writes the global signgam from every kernel thread.
 extern "C" float lgammaf_r(float, int*);
 extern "C" double lgamma_r(double, int*);
@@ -299,6 +304,11 @@ class Emitter {
   bool Parallelizable(const Instruction& root) {
     const hlo::Shape& shape = root.opcode() == Opcode::kReduce ? root.operand(0)->shape() : root.shape();
     if (shape.rank() == 0 || shape.element_count() < kParallelElements) return false;
+    if (root.opcode() == Opcode::kReduce && RowReduceLeading(root) > 0) {
+      // Rows of accumulators split by their first kept dimension: each thread owns a slice.
+      parallel_extent_ = shape.dims[RowReduceLeading(root)];
+      return parallel_extent_ >= 2;
+    }
     if (root.opcode() == Opcode::kReduce) {
       // The general reduction's outer loops run over kept dimensions: the first must be kept.
       const auto& reduced = root.attrs().dimensions;
@@ -315,37 +325,73 @@ class Emitter {
   }
 
   // for (i0..) for (i1..) { out[linear] = value; }
+  // A concatenation along a loop's own variable splits that loop at the parts' boundaries: each
+  // piece then reads one part, without clamps or selects.
   void EmitLoop(const Instruction& root, const std::string& out) {
     const auto& dims = root.shape().dims;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (int64_t d : dims) ranges.emplace_back(0, d);
+    split_dim_ = -1;
+    split_points_.clear();
+    std::string whole = LoopNest(root, out, ranges, /*may_split=*/true);
+    if (split_dim_ < 0) {
+      out_ << whole;
+      return;
+    }
+    TXLA_COUNTER("KernelLoopsSplitAtConcatenate", 1);
+    std::vector<int64_t> points = split_points_;
+    int64_t dim = split_dim_;
+    points.insert(points.begin(), 0);
+    points.push_back(dims[dim]);
+    for (size_t p = 0; p + 1 < points.size(); ++p) {
+      if (points[p] == points[p + 1]) continue;
+      ranges[dim] = {points[p], points[p + 1]};
+      out_ << LoopNest(root, out, ranges, /*may_split=*/false);
+    }
+  }
+
+  // One loop nest over `ranges` of the output's dimensions.
+  std::string LoopNest(const Instruction& root, const std::string& out,
+                       const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split) {
+    const auto& dims = root.shape().dims;
+    std::ostringstream nest;
     Index idx;
     std::string indent = "  ";
-    out_ << indent << "{\n";
+    nest << indent << "{\n";
     // A kernel that transposes its last dimension reads one of its inputs down columns: walking
     // the last two dimensions in square tiles keeps both the reads and the writes in cache.
     size_t rank = dims.size();
     bool tiled = rank >= 2 && TransposesLastDimension(root) && dims[rank - 1] > kTile && dims[rank - 2] > kTile;
     for (size_t k = 0; k < rank; ++k) {
       std::string v = "i" + std::to_string(k);
-      idx.push_back(v);
+      auto [begin, end] = ranges[k];
+      idx.push_back(IndexExpr::Var(v, begin, end));
       if (tiled && k + 2 >= rank) continue;
-      if (k == 0 && parallel_)
-        out_ << indent << "  for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
-      else
-        out_ << indent << "  for (int64_t " << v << " = 0; " << v << " < " << dims[k] << "; ++" << v << ")\n";
+      if (k == 0 && parallel_) {
+        std::string b = begin == 0 ? "lo" : "(lo > " + std::to_string(begin) + " ? lo : " + std::to_string(begin) + ")";
+        std::string e = end == dims[0] ? "hi" : "(hi < " + std::to_string(end) + " ? hi : " + std::to_string(end) + ")";
+        nest << indent << "  for (int64_t " << v << " = " << b << "; " << v << " < " << e << "; ++" << v << ")\n";
+      } else {
+        nest << indent << "  for (int64_t " << v << " = " << begin << "; " << v << " < " << end << "; ++" << v << ")\n";
+      }
     }
     if (tiled) {
       for (size_t k = rank - 2; k < rank; ++k)
-        out_ << indent << "  for (int64_t t" << k << " = 0; t" << k << " < " << dims[k] << "; t" << k << " += " << kTile << ")\n";
+        nest << indent << "  for (int64_t t" << k << " = " << ranges[k].first << "; t" << k << " < " << ranges[k].second
+             << "; t" << k << " += " << kTile << ")\n";
       for (size_t k = rank - 2; k < rank; ++k)
-        out_ << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
-             << dims[k] << " ? t" << k << " + " << kTile << " : " << dims[k] << "); ++i" << k << ")\n";
+        nest << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
+             << ranges[k].second << " ? t" << k << " + " << kTile << " : " << ranges[k].second << "); ++i" << k << ")\n";
     }
-    out_ << indent << "  {\n";
+    nest << indent << "  {\n";
     body_.str("");
     memo_.clear();
+    may_split_ = may_split;
     std::string value = Value(root, idx);
-    out_ << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << value << ";\n";
-    out_ << indent << "  }\n" << indent << "}\n";
+    may_split_ = false;
+    nest << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << value << ";\n";
+    nest << indent << "  }\n" << indent << "}\n";
+    return nest.str();
   }
 
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
@@ -389,15 +435,7 @@ class Emitter {
     const auto& in_dims = input.shape().dims;
     std::vector<bool> reduced(in_dims.size(), false);
     for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
-    // Reducing leading dimensions (a sum over the batch): accumulate whole output rows, so the
-    // inner loop walks memory contiguously instead of striding down a column.
-    size_t leading = 0;
-    while (leading < in_dims.size() && reduced[leading]) ++leading;
-    bool rows = leading > 0 && leading < in_dims.size();
-    for (size_t k = leading; k < in_dims.size(); ++k) rows &= !reduced[k];
-    // The row of wider accumulators lives on the stack: bounded.
-    rows &= reduce.shape().element_count() <= kMaxAccumulatorRow;
-    if (rows) {
+    if (size_t leading = RowReduceLeading(reduce)) {
       EmitRowReduce(reduce, out, leading);
       return;
     }
@@ -411,29 +449,80 @@ class Emitter {
         out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
       else
         out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
-      out_idx.push_back(v);
-      full[k] = v;
+      out_idx.push_back(IndexExpr::Var(v, in_dims[k]));
+      full[k] = out_idx.back();
     }
     out_ << "    {\n";
     body_.str("");
     memo_.clear();
     std::string init = Value(*reduce.operand(1), {});
-    out_ << body_.str() << "      " << AccumulatorType(reduce) << " acc = " << init << ";\n";
+    std::string acc_type = AccumulatorType(reduce);
+    out_ << body_.str() << "      " << acc_type << " acc = " << init << ";\n";
+    // Reducing the contiguous last dimension: kPartials accumulators, each taking every
+    // kPartials-th element, so the loop vectorizes (a single running total is one long chain of
+    // dependent adds); they are combined into the total at the end, as eager's vectorized
+    // reductions do.
+    size_t last = in_dims.empty() ? 0 : in_dims.size() - 1;
+    std::string identity = ReductionIdentity(reduce, init);
+    bool partials = !in_dims.empty() && reduced[last] && in_dims[last] >= 2 * kPartials && !identity.empty();
+    if (partials) {
+      TXLA_COUNTER("KernelReductionsWithPartials", 1);
+      out_ << "      " << acc_type << " part[" << kPartials << "];\n      for (int j = 0; j < " << kPartials
+           << "; ++j) part[j] = " << identity << ";\n";
+    }
     for (size_t k = 0; k < in_dims.size(); ++k) {
-      if (!reduced[k]) continue;
+      if (!reduced[k] || (partials && k == last)) continue;
       std::string v = "r" + std::to_string(k);
       out_ << "      for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
-      full[k] = v;
+      full[k] = IndexExpr::Var(v, in_dims[k]);
     }
     out_ << "      {\n";
-    body_.str("");
-    memo_.clear();
-    std::string value = Value(input, full);
-    out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n";
+    if (!partials) {
+      body_.str("");
+      memo_.clear();
+      std::string value = Value(input, full);
+      out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n";
+    } else {
+      int64_t n = in_dims[last], whole = n - n % kPartials;
+      std::string v = "r" + std::to_string(last);
+      out_ << "      for (int64_t b = 0; b < " << whole << "; b += " << kPartials << ")\n"
+           << "      for (int64_t " << v << " = b; " << v << " < b + " << kPartials << "; ++" << v << ") {\n";
+      full[last] = IndexExpr::Var(v, 0, whole);
+      body_.str("");
+      memo_.clear();
+      std::string value = Value(input, full);
+      std::string slot = "part[" + v + " - b]";
+      out_ << body_.str() << "        " << slot << " = " << Combiner(reduce, slot, value) << ";\n      }\n";
+      if (whole < n) {
+        out_ << "      for (int64_t " << v << " = " << whole << "; " << v << " < " << n << "; ++" << v << ") {\n";
+        full[last] = IndexExpr::Var(v, whole, n);
+        body_.str("");
+        memo_.clear();
+        value = Value(input, full);
+        out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n      }\n";
+      }
+    }
     out_ << "      }\n";
+    if (partials)
+      out_ << "      for (int j = 0; j < " << kPartials << "; ++j) acc = " << Combiner(reduce, "acc", "part[j]") << ";\n";
     out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = (" << type << ")acc;\n";
     out_ << "    }\n  }\n";
   }
+
+  // What partial accumulators start from: the combiner's identity, or the init value itself
+  // where combining it twice changes nothing (max, min, and, or). Empty: no partials.
+  static std::string ReductionIdentity(const Instruction& reduce, const std::string& init) {
+    switch (reduce.attrs().called.at(0)->root()->opcode()) {
+      case Opcode::kAdd: return "0";
+      case Opcode::kMultiply: return "1";
+      case Opcode::kMaximum:
+      case Opcode::kMinimum:
+      case Opcode::kAnd:
+      case Opcode::kOr: return init;
+      default: return "";
+    }
+  }
+  static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row
 
   // Sums and products of f32 accumulate in double: a running f32 sum loses ~n ulps over n terms,
   // which is enough to decide near ties (relu's mask after batch norm) the other way than eager
@@ -449,29 +538,55 @@ class Emitter {
 
   // acc[o...] = init; for r...: for o...: acc[o...] = combine(acc[o...], input[r..., o...]);
   // out = acc, with acc a row of accumulators on the stack.
+  // Reducing leading dimensions (a sum over the batch) accumulates whole output rows, so the
+  // inner loop walks memory contiguously instead of striding down a column: the number of
+  // leading reduced dimensions when a reduction has that form, else 0.
+  static size_t RowReduceLeading(const Instruction& reduce) {
+    const auto& in_dims = reduce.operand(0)->shape().dims;
+    std::vector<bool> reduced(in_dims.size(), false);
+    for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
+    size_t leading = 0;
+    while (leading < in_dims.size() && reduced[leading]) ++leading;
+    bool rows = leading > 0 && leading < in_dims.size();
+    for (size_t k = leading; k < in_dims.size(); ++k) rows &= !reduced[k];
+    // The row of wider accumulators lives on the stack: bounded.
+    rows &= reduce.shape().element_count() <= kMaxAccumulatorRow;
+    return rows ? leading : 0;
+  }
+
   void EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading) {
     const Instruction& input = *reduce.operand(0);
     const auto& in_dims = input.shape().dims;
     const auto& out_dims = reduce.shape().dims;
     const int64_t count = reduce.shape().element_count();
+    // In parallel, this thread owns rows [lo, hi) of the first kept dimension: a contiguous
+    // slice of the accumulators and of the output.
+    const int64_t inner = count / in_dims[leading];
+    if (parallel_) TXLA_COUNTER("KernelRowReductionsInParallel", 1);
+    std::string scale = inner == 1 ? "" : " * " + std::to_string(inner);
+    std::string first = parallel_ ? "lo" + scale : "0";
+    std::string past = parallel_ ? "hi" + scale : std::to_string(count);
     out_ << "  {\n";
     body_.str("");
     memo_.clear();
     std::string init = Value(*reduce.operand(1), {});
     out_ << body_.str();
     out_ << "    " << AccumulatorType(reduce) << " acc[" << count << "];\n";
-    out_ << "    for (int64_t o = 0; o < " << count << "; ++o) acc[o] = " << init << ";\n";
+    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) acc[o] = " << init << ";\n";
     Index full(in_dims.size()), out_idx;
     for (size_t k = 0; k < leading; ++k) {
-      full[k] = "r" + std::to_string(k);
-      out_ << "    for (int64_t " << full[k] << " = 0; " << full[k] << " < " << in_dims[k] << "; ++"
-           << full[k] << ")\n";
+      std::string v = "r" + std::to_string(k);
+      full[k] = IndexExpr::Var(v, in_dims[k]);
+      out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
     }
     for (size_t k = leading; k < in_dims.size(); ++k) {
-      full[k] = "o" + std::to_string(k);
+      std::string v = "o" + std::to_string(k);
+      full[k] = IndexExpr::Var(v, in_dims[k]);
       out_idx.push_back(full[k]);
-      out_ << "    for (int64_t " << full[k] << " = 0; " << full[k] << " < " << in_dims[k] << "; ++"
-           << full[k] << ")\n";
+      if (k == leading && parallel_)
+        out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+      else
+        out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
     }
     out_ << "    {\n";
     body_.str("");
@@ -480,8 +595,16 @@ class Emitter {
     std::string slot = "acc[" + Linear(out_idx, out_dims) + "]";
     out_ << body_.str() << "      " << slot << " = " << Combiner(reduce, slot, value) << ";\n";
     out_ << "    }\n";
-    out_ << "    for (int64_t o = 0; o < " << count << "; ++o) " << out << "[o] = (" << CType(reduce.shape().type)
-         << ")acc[o];\n  }\n";
+    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << out << "[o] = ("
+         << CType(reduce.shape().type) << ")acc[o];\n  }\n";
+  }
+
+  // An element of a buffer. A predicate is read as a byte compared with 0: the compiler does not
+  // vectorize arithmetic on a loaded bool (a 1-bit type to it), and selects on masks do.
+  std::string Load(const Instruction& buffer, const std::string& index) {
+    if (buffer.shape().type == ElementType::kPred)
+      return "(((const unsigned char*)" + Buffer(buffer) + ")[" + index + "] != 0)";
+    return Buffer(buffer) + "[" + index + "]";
   }
 
   // The value of `i` at multi-index `idx`, as an expression (values are memoized per index).
@@ -491,7 +614,7 @@ class Emitter {
     if (i.opcode() == Opcode::kConstant && i.shape().IsScalar())
       return Literal(i.attrs().literal, 0, i.shape().type);
     std::string key = i.name() + "@";
-    for (const std::string& s : idx) key += s + ",";
+    for (const IndexExpr& e : idx) key += e.str() + ",";
     auto mit = memo_.find(key);
     if (mit != memo_.end()) return mit->second;
     std::string expr;
@@ -501,7 +624,7 @@ class Emitter {
       // Loads become statements of their own: a load inside `p ? a[i] : b[i]` is conditional,
       // which forces a branch (it may not be executed speculatively) where a select would do.
       if (std::find(used_.begin(), used_.end(), &i) == used_.end()) used_.push_back(&i);
-      expr = Buffer(i) + "[" + Linear(idx, i.shape().dims) + "]";
+      expr = Load(i, Linear(idx, i.shape().dims));
     } else {
       expr = Compute(i, idx);
     }
@@ -528,7 +651,7 @@ class Emitter {
         return table + "[" + Linear(idx, i.shape().dims) + "]";
       }
       case Opcode::kIota:
-        return "(" + t + ")" + idx.at(i.attrs().index);
+        return "(" + t + ")" + idx.at(i.attrs().index).str();
       case Opcode::kBroadcast: {
         Index sub;
         for (int64_t d : i.attrs().dimensions) sub.push_back(idx[d]);
@@ -546,14 +669,14 @@ class Emitter {
         if (param != fusion_params_.end()) src = param->second;
         if (Materialized(*src) && src != current_output_) {
           if (std::find(used_.begin(), used_.end(), src) == used_.end()) used_.push_back(src);
-          return Buffer(*src) + "[" + Linear(idx, i.shape().dims) + "]";
+          return Load(*src, Linear(idx, i.shape().dims));
         }
         const auto& in_dims = i.operand(0)->shape().dims;
-        std::string lin = "(" + Linear(idx, i.shape().dims) + ")";
+        IndexExpr lin = LinearExpr(idx, i.shape().dims);
         Index sub(in_dims.size());
         int64_t stride = 1;
         for (int64_t k = static_cast<int64_t>(in_dims.size()) - 1; k >= 0; --k) {
-          sub[k] = "((" + lin + "/" + std::to_string(stride) + ")%" + std::to_string(in_dims[k]) + ")";
+          sub[k] = lin.Div(stride).Mod(in_dims[k]);
           stride *= in_dims[k];
         }
         return Value(*i.operand(0), sub);
@@ -562,7 +685,7 @@ class Emitter {
         Index sub;
         for (size_t k = 0; k < idx.size(); ++k) {
           const hlo::SliceDim& s = i.attrs().slice[k];
-          sub.push_back("(" + std::to_string(s.start) + "+" + idx[k] + "*" + std::to_string(s.stride) + ")");
+          sub.push_back(idx[k] * s.stride + s.start);
         }
         return Value(*i.operand(0), sub);
       }
@@ -572,7 +695,8 @@ class Emitter {
         int64_t d = i.attrs().dimensions.at(0);
         std::string j = i.attrs().index == 0 ? Value(*i.operand(1), {idx[d]}) : Value(*i.operand(1), idx);
         Index sub = idx;
-        sub[d] = CheckedIndex(j, i.operand(0)->shape().dims[d], i.name());
+        int64_t size = i.operand(0)->shape().dims[d];
+        sub[d] = IndexExpr::Opaque(CheckedIndex(j, size, i.name()), 0, size - 1);
         return Value(*i.operand(0), sub);
       }
       case Opcode::kRngUniform:
@@ -581,51 +705,60 @@ class Emitter {
       case Opcode::kReverse: {
         Index sub = idx;
         for (int64_t d : i.attrs().dimensions)
-          sub[d] = "(" + std::to_string(i.shape().dims[d] - 1) + " - " + idx[d] + ")";
+          sub[d] = IndexExpr(i.shape().dims[d] - 1) - idx[d];
         return Value(*i.operand(0), sub);
       }
       case Opcode::kPad: {
         // Reads clamp into the operand (never out of bounds); the select picks the padding.
+        // Conditions the index ranges already decide are left out.
         const auto& in_dims = i.operand(0)->shape().dims;
         Index sub;
-        std::string inside = "true";
+        std::string inside;
+        auto require = [&](const std::string& condition) { inside += (inside.empty() ? "" : " && ") + condition; };
         for (size_t k = 0; k < idx.size(); ++k) {
           const hlo::PadDim& p = i.attrs().padding[k];
           if (in_dims[k] == 0) return Value(*i.operand(1), {});
-          std::string shifted = "(" + idx[k] + " - " + std::to_string(p.lo) + ")";
-          if (p.lo == 0 && p.hi == 0 && p.interior == 0) {
-            sub.push_back(idx[k]);
-            continue;
-          }
+          IndexExpr shifted = idx[k] - p.lo;
           if (p.interior != 0) {  // operand elements sit every (interior + 1) positions
-            std::string step = std::to_string(p.interior + 1);
-            inside += " && " + shifted + " >= 0 && " + shifted + " % " + step + " == 0";
-            shifted = "(" + shifted + " / " + step + ")";
+            int64_t step = p.interior + 1;
+            if (shifted.lo() < 0) require(shifted.str() + " >= 0");
+            require(shifted.str() + " % " + std::to_string(step) + " == 0");
+            shifted = shifted.Div(step);
           }
-          inside += " && " + shifted + " >= 0 && " + shifted + " < " + std::to_string(in_dims[k]);
-          sub.push_back("(" + shifted + " < 0 ? 0 : " + shifted + " >= " + std::to_string(in_dims[k]) + " ? " +
-                        std::to_string(in_dims[k] - 1) + " : " + shifted + ")");
+          if (shifted.OutsideRange(0, in_dims[k] - 1)) return Value(*i.operand(1), {});
+          if (shifted.lo() < 0) require(shifted.str() + " >= 0");
+          if (shifted.hi() >= in_dims[k]) require(shifted.str() + " < " + std::to_string(in_dims[k]));
+          sub.push_back(shifted.Clamp(0, in_dims[k] - 1));
         }
-        return "((" + inside + ") ? " + Value(*i.operand(0), sub) + " : " + Value(*i.operand(1), {}) + ")";
+        std::string value = Value(*i.operand(0), sub);
+        if (inside.empty()) return value;
+        return "((" + inside + ") ? " + value + " : " + Value(*i.operand(1), {}) + ")";
       }
       case Opcode::kConcatenate: {
-        // Every part is read at a clamped index; nested selects pick the part the index is in.
+        // Every part the index can reach is read at a clamped index; nested selects pick the
+        // part the index is in.
         int64_t dim = i.attrs().dimensions.at(0);
-        std::string expr;
         int64_t offset = 0;
-        std::vector<std::pair<int64_t, std::string>> parts;
+        std::vector<std::pair<int64_t, std::string>> parts;  // (end, value)
         for (const Instruction* part : i.operands()) {
           int64_t size = part->shape().dims[dim];
-          Index sub = idx;
-          std::string local = "(" + idx[dim] + " - " + std::to_string(offset) + ")";
-          sub[dim] = "(" + local + " < 0 ? 0 : " + local + " >= " + std::to_string(size) + " ? " +
-                     std::to_string(size - 1) + " : " + local + ")";
+          IndexExpr local = idx[dim] - offset;
           offset += size;
+          if (size == 0 || local.OutsideRange(0, size - 1)) continue;
+          Index sub = idx;
+          sub[dim] = local.Clamp(0, size - 1);
           parts.emplace_back(offset, Value(*part, sub));
         }
-        expr = parts.back().second;
+        if (parts.empty()) throw std::invalid_argument("codegen: " + i.name() + " reads no part");
+        std::string var;
+        if (may_split_ && split_dim_ < 0 && parts.size() > 1 && parts.size() <= kMaxSplitParts &&
+            idx[dim].IsVar(&var) && var[0] == 'i') {
+          split_dim_ = std::stoll(var.substr(1));
+          for (size_t k = 0; k + 1 < parts.size(); ++k) split_points_.push_back(parts[k].first);
+        }
+        std::string expr = parts.back().second;
         for (size_t k = parts.size() - 1; k-- > 0;)
-          expr = "(" + idx[dim] + " < " + std::to_string(parts[k].first) + " ? " + parts[k].second + " : " + expr + ")";
+          expr = "(" + idx[dim].str() + " < " + std::to_string(parts[k].first) + " ? " + parts[k].second + " : " + expr + ")";
         return expr;
       }
       case Opcode::kConvert:
@@ -692,8 +825,7 @@ class Emitter {
         Index in_idx(idx.size());
         for (size_t k = 0; k < idx.size(); ++k) {
           const hlo::WindowDim& w = window[k];
-          in_idx[k] = "(" + idx[k] + (w.stride != 1 ? " * " + std::to_string(w.stride) : "") + " + " +
-                      std::to_string(pos[k] * w.rhs_dilation) + ")";
+          in_idx[k] = idx[k] * w.stride + pos[k] * w.rhs_dilation;
         }
         std::string v = Value(*i.operand(0), in_idx);
         body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
@@ -715,10 +847,10 @@ class Emitter {
       }
       std::string wv = acc + "_w" + std::to_string(k), iv = acc + "_x" + std::to_string(k);
       body_ << "      for (int64_t " << wv << " = 0; " << wv << " < " << w.size << "; ++" << wv << ") {\n"
-            << "      const int64_t " << iv << " = " << idx[k] << " * " << w.stride << " - " << w.pad_lo
+            << "      const int64_t " << iv << " = " << idx[k].str() << " * " << w.stride << " - " << w.pad_lo
             << " + " << wv << " * " << w.rhs_dilation << ";\n"
             << "      if (" << iv << " < 0 || " << iv << " >= " << in_dims[k] << ") continue;\n";
-      in_idx[k] = iv;
+      in_idx[k] = IndexExpr::Opaque(iv, 0, in_dims[k] - 1);  // past the bounds check
       ++braces;
     }
     std::string v = Value(*i.operand(0), in_idx);
@@ -754,18 +886,19 @@ class Emitter {
     body << "  for (int64_t o = 0; o < " << i.shape().element_count() << "; ++o) out[o] = operand[o];\n";
     Index q;
     for (int64_t k = 0; k < updates.rank(); ++k) {
-      q.push_back("q" + std::to_string(k));
+      q.push_back(IndexExpr::Var("q" + std::to_string(k), updates.dims[k]));
       body << "  for (int64_t q" << k << " = 0; q" << k << " < " << updates.dims[k] << "; ++q" << k << ")\n";
     }
-    std::string j = i.attrs().index == 0 ? "indices[" + (updates.rank() ? q[d] : std::string("0")) + "]"
+    std::string j = i.attrs().index == 0 ? "indices[" + (updates.rank() ? q[d].str() : std::string("0")) + "]"
                                          : "indices[" + Linear(q, updates.dims) + "]";
     Index target = q;
-    if (updates.rank()) target[d] = "j";
+    int64_t target_size = i.shape().dims.empty() ? 1 : i.shape().dims[d];
+    if (updates.rank()) target[d] = IndexExpr::Opaque("j", 0, target_size - 1);
     std::string slot = "out[" + Linear(target, i.shape().dims) + "]";
     std::string value = "updates[" + Linear(q, updates.dims) + "]";
     const Instruction* combiner = i.attrs().called.at(0)->root();
     std::string combined = combiner->opcode() == Opcode::kParameter ? value : Combiner(i, slot, value);
-    body << "  {\n    const int64_t j = " << CheckedIndex(j, i.shape().dims.empty() ? 1 : i.shape().dims[d], i.name())
+    body << "  {\n    const int64_t j = " << CheckedIndex(j, target_size, i.name())
          << ";\n    " << slot << " = " << combined << ";\n  }\n";
     AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
                             "* __restrict__ operand, const int64_t* __restrict__ indices, const " + type +
@@ -840,7 +973,7 @@ class Emitter {
     std::ostringstream body;
     Index idx;
     for (int64_t k = 0; k < r; ++k) {
-      idx.push_back("i" + std::to_string(k));
+      idx.push_back(IndexExpr::Var("i" + std::to_string(k), out_dims[k]));
       body << "  for (int64_t i" << k << " = 0; i" << k << " < " << out_dims[k] << "; ++i" << k << ")\n";
     }
     body << "  {\n";
@@ -848,9 +981,8 @@ class Emitter {
     for (int64_t p = 0; p < positions; ++p) {
       Index in_idx;
       for (int64_t k = 0; k < r; ++k)
-        in_idx.push_back("(" + idx[k] + " * " + std::to_string(window[k].stride) + " + " +
-                         std::to_string(pos[k] * window[k].rhs_dilation) + ")");
-      std::string flat = "(" + in_idx[r - 2] + ") * " + std::to_string(in_w) + " + " + in_idx[r - 1];
+        in_idx.push_back(idx[k] * window[k].stride + pos[k] * window[k].rhs_dilation);
+      std::string flat = (in_idx[r - 2] * in_w + in_idx[r - 1]).str();
       std::string v = "x[" + Linear(in_idx, in.dims) + "]";
       if (p == 0) {
         body << "    " << type << " m = " << v << ";\n    int64_t best = " << flat << ";\n";
@@ -1006,10 +1138,9 @@ class Emitter {
     if (lhs_vec) { trans_a = false; lda = k; }
     std::string fn = type == ElementType::kF32 ? "gemm_f32" : "gemm_f64";
     out_ << "  // " << dot.name() << "\n";
-    out_ << "  for (int64_t b = 0; b < " << batch << "; ++b)\n";
-    out_ << "    support->" << fn << "(" << trans_a << ", " << trans_b << ", " << m << ", " << n << ", " << k
-         << ", " << Buffer(*lhs) << " + b * " << m * k << ", " << lda << ", " << Buffer(*rhs) << " + b * "
-         << k * n << ", " << ldb << ", " << Buffer(dot) << " + b * " << m * n << ", " << n << ");\n";
+    out_ << "  support->" << fn << "(" << batch << ", " << trans_a << ", " << trans_b << ", " << m << ", " << n
+         << ", " << k << ", " << Buffer(*lhs) << ", " << lda << ", " << m * k << ", " << Buffer(*rhs) << ", " << ldb
+         << ", " << k * n << ", " << Buffer(dot) << ", " << n << ", " << m * n << ");\n";
   }
 
   const hlo::Module& module_;
@@ -1021,6 +1152,11 @@ class Emitter {
   std::ostringstream prototypes_;
   std::ostringstream tables_;  // constant tables of the kernel being emitted
   bool parallel_ = false;       // the kernel being emitted splits its outermost loop
+  // A loop the kernel being emitted splits at a concatenation's boundaries (-1: none).
+  bool may_split_ = false;
+  int64_t split_dim_ = -1;
+  std::vector<int64_t> split_points_;
+  static constexpr size_t kMaxSplitParts = 8;
   int64_t parallel_extent_ = 0;
   std::set<std::string> declared_tables_;
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).

@@ -5,10 +5,13 @@
 
 // V(return type, name, (parameters))
 #define TXLA_SUPPORT_ABI(V)                                                                                  \
-  V(void, gemm_f32, (int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,  \
-                     const float* b, int64_t ldb, float* c, int64_t ldc))                                    \
-  V(void, gemm_f64, (int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, \
-                     const double* b, int64_t ldb, double* c, int64_t ldc))                                  \
+  /* batch products C_i = op(A_i) op(B_i), row-major, the i-th at a + i*stride_a (and so on) */             \
+  V(void, gemm_f32, (int64_t batch, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const float* a, \
+                     int64_t lda, int64_t stride_a, const float* b, int64_t ldb, int64_t stride_b, float* c,  \
+                     int64_t ldc, int64_t stride_c))                                                         \
+  V(void, gemm_f64, (int64_t batch, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a, \
+                     int64_t lda, int64_t stride_a, const double* b, int64_t ldb, int64_t stride_b, double* c, \
+                     int64_t ldc, int64_t stride_c))                                                         \
   /* Library routines; `geometry` is the routine's int64 array (compiler/library/ *.h). */                   \
   V(void, conv2d_f32, (const float* x, const float* w, float* y, const int64_t* geometry))                   \
   V(void, conv2d_f64, (const double* x, const double* w, double* y, const int64_t* geometry))                \

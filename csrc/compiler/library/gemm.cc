@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/library/parallel.h"
+#include "metrics/metrics.h"
 
 namespace txla::compiler::library {
 namespace {
@@ -55,9 +56,30 @@ void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
   }
 }
 
+template <typename T>
+void GemmBatched(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                 int64_t stride_a, const T* b, int64_t ldb, int64_t stride_b, T* c, int64_t ldc,
+                 int64_t stride_c) {
+  bool small = static_cast<double>(m) * n * k < kParallelWork;
+  if (batch == 1 || !small || m == 0 || n == 0 || k == 0) {
+    for (int64_t i = 0; i < batch; ++i)
+      Gemm<T>(ta, tb, m, n, k, a + i * stride_a, lda, b + i * stride_b, ldb, T(0), c + i * stride_c, ldc);
+    return;
+  }
+  int threads = static_cast<double>(m) * n * k * batch < kParallelWork ? 1 : NumThreads();
+  if (threads > 1) TXLA_COUNTER("GemmBatchSplitAcrossThreads", 1);
+  ParallelChunks(batch, threads, [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      Blas(ta, tb, m, n, k, a + i * stride_a, lda, b + i * stride_b, ldb, T(0), c + i * stride_c, ldc);
+  });
+}
+
 template void Gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
                           int64_t, float, float*, int64_t);
 template void Gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
                            const double*, int64_t, double, double*, int64_t);
-
+template void GemmBatched<float>(int64_t, bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
+                                 const float*, int64_t, int64_t, float*, int64_t, int64_t);
+template void GemmBatched<double>(int64_t, bool, bool, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
+                                  const double*, int64_t, int64_t, double*, int64_t, int64_t);
 }  // namespace txla::compiler::library

@@ -10,4 +10,11 @@ template <typename T>
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
           const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
+// `batch` products C_i = A_i' B_i' (beta 0), the i-th operands `stride` elements after the last.
+// Products too small to split are shared out whole among the threads.
+template <typename T>
+void GemmBatched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                 int64_t lda, int64_t stride_a, const T* b, int64_t ldb, int64_t stride_b, T* c, int64_t ldc,
+                 int64_t stride_c);
+
 }  // namespace txla::compiler::library

@@ -31,24 +31,44 @@ ENTRY %main {
 )";
 
 TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
-  std::string code = Emit(kSumOverBatch);
+  std::string text = kSumOverBatch;
+  text.replace(text.find("f32[128,512]"), 12, "f32[64,512]");
+  std::string code = Emit(text);
   // Rows are accumulated with a contiguous inner loop over the kept dimension, into a row of
-  // double accumulators (an f32 running sum over 128 rows loses digits), then stored.
-  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t o1 = 0; o1 < 512; ++o1)"),
+  // double accumulators (an f32 running sum over 64 rows loses digits), then stored.
+  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 64; ++r0)\n    for (int64_t o1 = 0; o1 < 512; ++o1)"),
             std::string::npos) << code;
   EXPECT_NE(code.find("double acc[512];"), std::string::npos) << code;
   EXPECT_NE(code.find("acc[o1] = acc[o1] + v"), std::string::npos) << code;
-  EXPECT_NE(code.find("[o] = (float)acc[o];"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t o = 0; o < 512; ++o) b_fusion_11[o] = (float)acc[o];"), std::string::npos) << code;
+  // Large enough to split: each thread owns a slice [lo, hi) of the row, accumulates and stores it.
+  code = Emit(kSumOverBatch);
+  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t o1 = lo; o1 < hi; ++o1)"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t o = lo; o < hi; ++o) acc[o] = "), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t o = lo; o < hi; ++o) b_fusion_11[o] = (float)acc[o];"), std::string::npos) << code;
+  EXPECT_NE(code.find("support->parallel_for(&t_fusion_11, &c, 512)"), std::string::npos) << code;
 }
 
-TEST(CodegenTest, TrailingDimensionReductionKeepsAnAccumulator) {
+TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
   std::string text = kSumOverBatch;
   text.replace(text.find("f32[512] reduce"), 15, "f32[128] reduce");
   text.replace(text.find("dimensions={0}"), 14, "dimensions={1}");
   text.replace(text.find("(f32[512]) tuple"), 16, "(f32[128]) tuple");
   std::string code = Emit(text);
+  // 16 double partial sums, each taking every 16th element (the loop vectorizes), then the total.
   EXPECT_NE(code.find("double acc = "), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t r1 = 0; r1 < 512; ++r1)"), std::string::npos) << code;
+  EXPECT_NE(code.find("double part[16];"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t b = 0; b < 512; b += 16)\n      for (int64_t r1 = b; r1 < b + 16; ++r1)"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("part[r1 - b] = part[r1 - b] + v"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int j = 0; j < 16; ++j) acc = acc + part[j];"), std::string::npos) << code;
+  EXPECT_EQ(code.find("for (int64_t r1 = 512;"), std::string::npos) << code;  // no tail
+  // A row that is not a multiple of 16 finishes its tail in the total.
+  text.replace(text.find("f32[128,512]"), 12, "f32[128,500]");
+  code = Emit(text);
+  EXPECT_NE(code.find("for (int64_t b = 0; b < 496; b += 16)"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t r1 = 496; r1 < 500; ++r1) {"), std::string::npos) << code;
 }
 
 TEST(CodegenTest, GeneratedCodeIncludesNoHeaders) {

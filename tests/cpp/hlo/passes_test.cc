@@ -192,7 +192,7 @@ TEST(FusionTest, DotsStayOutsideAndTransposesFeedThemForFree) {
   EXPECT_EQ(CountKernels(*module), 2);  // the GEMM and the relu loop; no transpose kernel
   BufferPlan plan = AssignBuffers(*module);
   std::string source = EmitCpp(*module, plan);
-  EXPECT_NE(source.find("support->gemm_f32(0, 1, 8, 4, 16"), std::string::npos) << source;
+  EXPECT_NE(source.find("support->gemm_f32(1, 0, 1, 8, 4, 16"), std::string::npos) << source;
 }
 
 TEST(BufferAssignmentTest, ReusesDeadTempsAndExtendsVirtualOperands) {

@@ -1,0 +1,185 @@
+"""Code paths of the kernel generator that exist for speed, each against eager CPU PyTorch (values
+and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the path ran:
+
+- reads through reshapes, transposes, slices and pads whose index arithmetic is simplified by
+  the loop ranges (codegen/index_expr.h);
+- loops split at a concatenation's part boundaries (KernelLoopsSplitAtConcatenate);
+- reductions over the contiguous last dimension with partial accumulators
+  (KernelReductionsWithPartials);
+- reductions over leading dimensions split across threads by output slice
+  (KernelRowReductionsInParallel);
+- batched matrix products whose small products are shared out among threads
+  (GemmBatchSplitAcrossThreads).
+
+Counters count compilations (or library calls), so each test uses shapes of its own: a graph
+another test compiled first would come from the cache."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_xla.core.xla_model as xm
+from conftest import CounterDelta
+
+FLOATS = [torch.float32, torch.float64]
+
+
+def tol(dtype):
+    return dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-12)
+
+
+def run_both(fn, *inputs, dev, grad=True):
+    """fn on CPU and on the device; with grad, also the inputs' gradients of a weighted sum."""
+    results = []
+    for device in ('cpu', dev):
+        xs = [x.detach().to(device) for x in inputs]
+        if grad:
+            for x in xs:
+                x.requires_grad_()
+        y = fn(*xs)
+        grads = []
+        if grad:
+            w = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(device)
+            (torch.nan_to_num(y, nan=0.0, posinf=0.0, neginf=0.0) * w).sum().backward()
+            grads = [x.grad for x in xs]
+        xm.mark_step()
+        results.append((y.detach().cpu(), [g.cpu() for g in grads]))
+    return results
+
+
+def assert_same(got, want, dtype):
+    torch.testing.assert_close(got[0], want[0], equal_nan=True, **tol(dtype))
+    for g, w in zip(got[1], want[1]):
+        torch.testing.assert_close(g, w, equal_nan=True, **tol(dtype))
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('sizes,dim', [((3, 5, 1), -1), ((7, 1, 4), 0), ((2, 0, 3), -1), ((17, 33, 9), 1)])
+def test_concatenation_splits_the_loop_at_part_boundaries(dev, dtype, sizes, dim):
+    torch.manual_seed(0)
+    rows = 11
+    shapes = [(s, rows) if dim == 0 else (rows, s) for s in sizes]
+    parts = [torch.randn(s, dtype=dtype) for s in shapes]
+    if parts[0].numel():
+        parts[0].view(-1)[0] = float('nan')
+        parts[-1].view(-1)[-1] = float('inf')
+
+    def fn(a, b, c):
+        return torch.cat([a * 2, b + 1, c.exp()], dim=dim) * 3
+
+    with CounterDelta('KernelLoopsSplitAtConcatenate') as d:
+        want, got = run_both(fn, *parts, dev=dev)
+    assert_same(got, want, dtype)
+    nonempty = sum(1 for s in sizes if s)
+    if nonempty > 1:
+        assert d['KernelLoopsSplitAtConcatenate'] >= 1
+
+
+def test_concatenation_of_integers_and_predicates(dev):
+    a = torch.arange(-6, 6).reshape(3, 4)
+    b = torch.arange(9).reshape(3, 3) * 7
+    want = torch.cat([a * 3, b - 1], dim=1) % 5
+    got = (torch.cat([a.to(dev) * 3, b.to(dev) - 1], dim=1) % 5).cpu()
+    assert torch.equal(got, want)
+    m = torch.tensor([[True, False], [False, True]])
+    want = torch.cat([m, ~m], dim=1) & torch.tensor([True, True, False, True])
+    got = (torch.cat([m.to(dev), ~m.to(dev)], dim=1) & torch.tensor([True, True, False, True]).to(dev)).cpu()
+    assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('n', [31, 32, 33, 75, 160])
+@pytest.mark.parametrize('op', ['sum', 'amax', 'amin', 'mean', 'logsumexp', 'softmax', 'prod'])
+def test_last_dimension_reductions_with_partial_accumulators(dev, dtype, n, op):
+    torch.manual_seed(n)
+    x = torch.randn(5, n, dtype=dtype)
+    if op == 'prod':
+        x = 1 + 0.01 * x  # a product of n values near 1 stays in range
+    x[1, n // 2] = float('nan')  # a row with NaN: every reduction of it is NaN
+    x[2, 3] = float('inf')
+    x[3, n - 1] = -float('inf')
+    fns = {
+        'sum': lambda t: t.sum(-1), 'amax': lambda t: t.amax(-1), 'amin': lambda t: t.amin(-1),
+        'mean': lambda t: t.mean(-1), 'logsumexp': lambda t: t.logsumexp(-1),
+        'softmax': lambda t: t.softmax(-1), 'prod': lambda t: t.prod(-1),
+    }
+    fn = fns[op]
+    # Gradients through infinities are NaN in both; the finite rows are compared.
+    with CounterDelta('KernelReductionsWithPartials') as d:
+        want, got = run_both(fn, x, dev=dev, grad=op not in ('amax', 'amin', 'prod'))
+    assert_same(got, want, dtype)
+    if n >= 32:
+        assert d['KernelReductionsWithPartials'] >= 1
+
+
+@pytest.mark.parametrize('dtype', [torch.int64, torch.int32, torch.bool])
+def test_integer_and_predicate_reductions_with_partial_accumulators(dev, dtype):
+    torch.manual_seed(3)
+    x = torch.randint(-50, 50, (4, 97)).to(dtype)
+    cases = [lambda t: t.amax(-1), lambda t: t.amin(-1), lambda t: t.any(-1), lambda t: t.all(-1)]
+    if dtype != torch.bool:
+        cases += [lambda t: t.sum(-1)]
+    for fn in cases:
+        assert torch.equal(fn(x.to(dev)).cpu(), fn(x)), fn
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+def test_leading_dimension_reductions_split_across_threads(dev, dtype):
+    torch.manual_seed(4)
+    x = torch.randn(230, 301, dtype=dtype)  # 69230 elements: large enough to split
+    x[7, 5] = float('nan')
+    x[9, 300] = float('inf')
+    with CounterDelta('KernelRowReductionsInParallel') as d:
+        want, got = run_both(lambda t: t.sum(0) * 2, x, dev=dev)
+        got_max = (x.to(dev).amax(0)).cpu()
+    assert_same(got, want, dtype)
+    assert torch.equal(got_max.isnan(), x.amax(0).isnan())
+    torch.testing.assert_close(got_max, x.amax(0), equal_nan=True)
+    assert d['KernelRowReductionsInParallel'] >= 2
+    ints = torch.randint(-9, 9, (229, 302))
+    assert torch.equal(ints.to(dev).sum(0).cpu(), ints.sum(0))
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('shapes', [((64, 19, 9), (64, 9, 23)), ((3, 5, 0), (3, 0, 4)), ((0, 2, 3), (0, 3, 2)),
+                                    ((1, 70, 80), (1, 80, 90))])
+def test_batched_matrix_products(dev, dtype, shapes):
+    torch.manual_seed(5)
+    a, b = torch.randn(shapes[0], dtype=dtype), torch.randn(shapes[1], dtype=dtype)
+    if a.numel():
+        a[0, 0, 0] = float('nan')
+    with CounterDelta('GemmBatchSplitAcrossThreads') as d:
+        want, got = run_both(torch.bmm, a, b, dev=dev)
+    assert_same(got, want, dtype)
+    if shapes[0][0] == 64 and torch.get_num_threads() > 1:
+        assert d['GemmBatchSplitAcrossThreads'] >= 1
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+def test_reads_through_reshape_transpose_slice_and_pad_chains(dev, dtype):
+    torch.manual_seed(6)
+    x = torch.randn(6, 10, 21, dtype=dtype)
+    x[0, 0, 0] = float('nan')
+
+    def fn(t):
+        # Attention-style head split and merge, a shifted slice and a pad back to length: the
+        # reads the index simplifier rewrites.
+        y = t.reshape(6, 10, 3, 7).transpose(1, 2).reshape(18, 70)
+        y = F.pad(y[:, 1:] * 2, (0, 1))
+        y = y.reshape(6, 3, 10, 7).transpose(1, 2).reshape(6, 10, 21)
+        return y.flip(-1)[:, ::3] + t[:, ::3]
+
+    want, got = run_both(fn, x, dev=dev)
+    assert_same(got, want, dtype)
+
+
+def test_masked_fill_reads_the_mask_as_bytes(dev):
+    torch.manual_seed(7)
+    x = torch.randn(4, 3, 40, 40)
+    x[0, 0, 0, 1] = float('nan')
+    mask = torch.triu(torch.ones(40, 40, dtype=torch.bool), diagonal=1)
+
+    def fn(t):
+        return (t / 3).masked_fill(mask.to(t.device), float('-inf')).softmax(-1)
+
+    want, got = run_both(fn, x, dev=dev)
+    assert_same(got, want, torch.float32)
