@@ -125,9 +125,9 @@ def test_integer_and_predicate_reductions_with_partial_accumulators(dev, dtype):
 @pytest.mark.parametrize('dtype', FLOATS)
 def test_leading_dimension_reductions_split_across_threads(dev, dtype):
     torch.manual_seed(4)
-    x = torch.randn(230, 301, dtype=dtype)  # 69230 elements: large enough to split
+    x = torch.randn(230, 304, dtype=dtype)  # 69920 elements, 19 blocks of 16 columns: split
     x[7, 5] = float('nan')
-    x[9, 300] = float('inf')
+    x[9, 303] = float('inf')
     with CounterDelta('KernelRowReductionsInParallel') as d:
         want, got = run_both(lambda t: t.sum(0) * 2, x, dev=dev)
         got_max = (x.to(dev).amax(0)).cpu()
@@ -135,8 +135,11 @@ def test_leading_dimension_reductions_split_across_threads(dev, dtype):
     assert torch.equal(got_max.isnan(), x.amax(0).isnan())
     torch.testing.assert_close(got_max, x.amax(0), equal_nan=True)
     assert d['KernelRowReductionsInParallel'] >= 2
+    # Columns that are not whole blocks of 16, and several kept dimensions: values only.
     ints = torch.randint(-9, 9, (229, 302))
     assert torch.equal(ints.to(dev).sum(0).cpu(), ints.sum(0))
+    y = torch.randn(300, 15, 17, dtype=dtype)
+    torch.testing.assert_close(y.to(dev).sum(0).cpu(), y.sum(0), **tol(dtype))
 
 
 @pytest.mark.parametrize('dtype', FLOATS)

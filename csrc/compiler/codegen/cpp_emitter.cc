@@ -304,9 +304,16 @@ class Emitter {
   bool Parallelizable(const Instruction& root) {
     const hlo::Shape& shape = root.opcode() == Opcode::kReduce ? root.operand(0)->shape() : root.shape();
     if (shape.rank() == 0 || shape.element_count() < kParallelElements) return false;
-    if (root.opcode() == Opcode::kReduce && RowReduceLeading(root) > 0) {
-      // Rows of accumulators split by their first kept dimension: each thread owns a slice.
-      parallel_extent_ = shape.dims[RowReduceLeading(root)];
+    if (size_t leading = root.opcode() == Opcode::kReduce ? RowReduceLeading(root) : 0) {
+      // Rows of accumulators split by their first kept dimension: each thread owns a slice. A
+      // single kept dimension is split in whole blocks of kRowBlock: the inner loop keeps a
+      // constant trip count, which the compiler needs to vectorize it at -O2.
+      int64_t kept = shape.dims[leading];
+      if (leading + 1 == shape.dims.size()) {
+        if (kept % kRowBlock != 0) return false;
+        kept /= kRowBlock;
+      }
+      parallel_extent_ = kept;
       return parallel_extent_ >= 2;
     }
     if (root.opcode() == Opcode::kReduce) {
@@ -535,6 +542,7 @@ class Emitter {
   // The type sums and products of `t` accumulate in: double for f32, else t itself.
   static std::string WideType(ElementType t) { return t == ElementType::kF32 ? "double" : CType(t); }
   static constexpr int64_t kMaxAccumulatorRow = 1 << 15;
+  static constexpr int64_t kRowBlock = 16;
 
   // acc[o...] = init; for r...: for o...: acc[o...] = combine(acc[o...], input[r..., o...]);
   // out = acc, with acc a row of accumulators on the stack.
@@ -561,7 +569,8 @@ class Emitter {
     const int64_t count = reduce.shape().element_count();
     // In parallel, this thread owns rows [lo, hi) of the first kept dimension: a contiguous
     // slice of the accumulators and of the output.
-    const int64_t inner = count / in_dims[leading];
+    const bool blocks = parallel_ && leading + 1 == in_dims.size();  // see Parallelizable
+    const int64_t inner = blocks ? kRowBlock : count / in_dims[leading];
     if (parallel_) TXLA_COUNTER("KernelRowReductionsInParallel", 1);
     std::string scale = inner == 1 ? "" : " * " + std::to_string(inner);
     std::string first = parallel_ ? "lo" + scale : "0";
@@ -582,11 +591,16 @@ class Emitter {
     for (size_t k = leading; k < in_dims.size(); ++k) {
       std::string v = "o" + std::to_string(k);
       full[k] = IndexExpr::Var(v, in_dims[k]);
-      out_idx.push_back(full[k]);
-      if (k == leading && parallel_)
+      if (k == leading && blocks) {
+        // The block's columns count from 0: a trip count the compiler sees is constant.
+        full[k] = IndexExpr::Var("b", 0, in_dims[k] / kRowBlock) * kRowBlock + IndexExpr::Var("j", kRowBlock);
+        out_ << "    for (int64_t b = lo; b < hi; ++b)\n    for (int64_t j = 0; j < " << kRowBlock << "; ++j)\n";
+      } else if (k == leading && parallel_) {
         out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
-      else
+      } else {
         out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+      }
+      out_idx.push_back(full[k]);
     }
     out_ << "    {\n";
     body_.str("");

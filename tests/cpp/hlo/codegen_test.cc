@@ -43,11 +43,15 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
   EXPECT_NE(code.find("for (int64_t o = 0; o < 512; ++o) b_fusion_11[o] = (float)acc[o];"), std::string::npos) << code;
   // Large enough to split: each thread owns a slice [lo, hi) of the row, accumulates and stores it.
   code = Emit(kSumOverBatch);
-  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t o1 = lo; o1 < hi; ++o1)"),
+  // The single kept dimension splits in blocks of 16 (a constant inner trip count vectorizes).
+  EXPECT_NE(code.find("acc[(b*16 + j)] = acc[(b*16 + j)] + v"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t b = lo; b < hi; ++b)\n"
+                      "    for (int64_t j = 0; j < 16; ++j)"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t o = lo; o < hi; ++o) acc[o] = "), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t o = lo; o < hi; ++o) b_fusion_11[o] = (float)acc[o];"), std::string::npos) << code;
-  EXPECT_NE(code.find("support->parallel_for(&t_fusion_11, &c, 512)"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) acc[o] = "), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) b_fusion_11[o] = (float)acc[o];"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("support->parallel_for(&t_fusion_11, &c, 32)"), std::string::npos) << code;
 }
 
 TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
