@@ -326,8 +326,8 @@ class Emitter {
     size_t rank = shape.dims.size();
     bool tiled = rank >= 2 && TransposesLastDimension(root) && shape.dims[rank - 1] > kTile &&
                  shape.dims[rank - 2] > kTile;
-    if (tiled && rank == 2) return false;  // the outer loop is a tile loop
-    parallel_extent_ = shape.dims[0];
+    // A 2-D transpose's outer loop is a loop over rows of tiles: the threads split those.
+    parallel_extent_ = tiled && rank == 2 ? (shape.dims[0] + kTile - 1) / kTile : shape.dims[0];
     return parallel_extent_ >= 2;
   }
 
@@ -383,12 +383,21 @@ class Emitter {
       }
     }
     if (tiled) {
-      for (size_t k = rank - 2; k < rank; ++k)
-        nest << indent << "  for (int64_t t" << k << " = " << ranges[k].first << "; t" << k << " < " << ranges[k].second
-             << "; t" << k << " += " << kTile << ")\n";
+      std::vector<std::string> begin(rank), end(rank);
+      for (size_t k = rank - 2; k < rank; ++k) {
+        begin[k] = std::to_string(ranges[k].first);
+        end[k] = std::to_string(ranges[k].second);
+        if (k == 0 && parallel_) {  // this thread's rows of tiles: [lo * kTile, hi * kTile)
+          std::string l = "lo * " + std::to_string(kTile), h = "hi * " + std::to_string(kTile);
+          begin[k] = "(" + l + " > " + begin[k] + " ? " + l + " : " + begin[k] + ")";
+          end[k] = "(" + h + " < " + end[k] + " ? " + h + " : " + end[k] + ")";
+        }
+        nest << indent << "  for (int64_t t" << k << " = " << begin[k] << "; t" << k << " < " << end[k] << "; t" << k
+             << " += " << kTile << ")\n";
+      }
       for (size_t k = rank - 2; k < rank; ++k)
         nest << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
-             << ranges[k].second << " ? t" << k << " + " << kTile << " : " << ranges[k].second << "); ++i" << k << ")\n";
+             << end[k] << " ? t" << k << " + " << kTile << " : " << end[k] << "); ++i" << k << ")\n";
     }
     nest << indent << "  {\n";
     body_.str("");
