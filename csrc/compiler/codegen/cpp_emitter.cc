@@ -317,11 +317,14 @@ class Emitter {
       return parallel_extent_ >= 2;
     }
     if (root.opcode() == Opcode::kReduce) {
-      // The general reduction's outer loops run over kept dimensions: the first must be kept.
+      // The general reduction's outermost loop runs over the first kept dimension: split it.
       const auto& reduced = root.attrs().dimensions;
-      if (std::find(reduced.begin(), reduced.end(), 0) != reduced.end()) return false;
-      parallel_extent_ = shape.dims[0];
-      return parallel_extent_ >= 2;
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        if (std::find(reduced.begin(), reduced.end(), d) != reduced.end()) continue;
+        parallel_extent_ = shape.dims[d];
+        return parallel_extent_ >= 2;
+      }
+      return false;
     }
     size_t rank = shape.dims.size();
     bool tiled = rank >= 2 && TransposesLastDimension(root) && shape.dims[rank - 1] > kTile &&
@@ -461,7 +464,7 @@ class Emitter {
     for (size_t k = 0; k < in_dims.size(); ++k) {
       if (reduced[k]) continue;
       std::string v = "o" + std::to_string(k);
-      if (k == 0 && parallel_)
+      if (out_idx.empty() && parallel_)  // the first kept dimension
         out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
       else
         out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
@@ -785,6 +788,10 @@ class Emitter {
         return expr;
       }
       case Opcode::kConvert:
+        // To and from predicates as selects and compares: GCC does not vectorize conversions
+        // of its 1-bit bool.
+        if (i.operand(0)->shape().type == ElementType::kPred) return "(" + op(0) + " ? (" + t + ")1 : (" + t + ")0)";
+        if (i.shape().type == ElementType::kPred) return "(" + op(0) + " != 0)";
         return "(" + t + ")(" + op(0) + ")";
       case Opcode::kBitcastConvert:
         return "__builtin_bit_cast(" + t + ", " + op(0) + ")";

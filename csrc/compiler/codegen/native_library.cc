@@ -43,8 +43,11 @@ void* NativeLibrary::Symbol(const char* name) const {
 std::string KernelCompilerCommand() {
   // -O2 with -march=native vectorizes the inner loops for this CPU; no -ffast-math, so NaN and
   // infinity behave as in eager PyTorch. -fno-math-errno lets sqrt and friends vectorize.
+  // -fno-tree-pre: partial redundancy elimination splits `acc + (mask ? 0 : x)` (ReLU's backward
+  // summed into a gradient) into control flow that if-conversion cannot undo, so the loop stayed
+  // scalar; without it, generated kernels ran ~15% faster on ResNet-18 and GPT (AVX-512 EPYC).
   std::string cxx = debug::GetConfig().cxx;
-  return cxx + " -std=c++17 -O2 -march=native -fno-math-errno -fPIC -shared -w";
+  return cxx + " -std=c++17 -O2 -fno-tree-pre -march=native -fno-math-errno -fPIC -shared -w";
 }
 
 namespace {

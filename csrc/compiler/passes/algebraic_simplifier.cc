@@ -1,10 +1,32 @@
 #include "compiler/passes/algebraic_simplifier.h"
 
+#include <algorithm>
+#include <initializer_list>
+
 namespace txla::compiler {
 namespace {
 
 using hlo::Instruction;
 using hlo::Opcode;
+
+// Whether every value of type `from` converts to `to` and back unchanged.
+bool Widens(hlo::ElementType from, hlo::ElementType to) {
+  using T = hlo::ElementType;
+  auto any_of = [to](std::initializer_list<T> types) {
+    return std::find(types.begin(), types.end(), to) != types.end();
+  };
+  switch (from) {
+    case T::kPred: return to != T::kPred;  // 0 and 1 survive any type
+    case T::kS8:
+    case T::kU8: return any_of({T::kS16, T::kS32, T::kS64, T::kF32, T::kF64});
+    case T::kS16: return any_of({T::kS32, T::kS64, T::kF32, T::kF64});
+    case T::kS32: return any_of({T::kS64, T::kF64});
+    case T::kF16:
+    case T::kBF16: return any_of({T::kF32, T::kF64});
+    case T::kF32: return to == T::kF64;
+    default: return false;
+  }
+}
 
 // A scalar constant equal to `value`, possibly broadcast.
 bool IsConstantValue(const Instruction* i, double value) {
@@ -67,6 +89,11 @@ Instruction* Simplify(Instruction* i) {
       return nullptr;
     case Opcode::kConvert:
       if (operand(0)->shape().type == i->shape().type) return operand(0);  // convert to own type
+      // convert(convert(x)) back to x's type through a type that holds every value of it
+      // (a mask through float: ReLU's backward).
+      if (operand(0)->opcode() == Opcode::kConvert && operand(0)->operand(0)->shape().type == i->shape().type &&
+          Widens(i->shape().type, operand(0)->shape().type))
+        return operand(0)->operand(0);
       return nullptr;
     case Opcode::kReshape:
       if (operand(0)->shape().dims == i->shape().dims) return operand(0);  // no-op reshape

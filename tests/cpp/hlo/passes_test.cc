@@ -140,6 +140,26 @@ TEST(SimplifierTest, TransposeOfDotSwapsOperands) {
                    "  ROOT %t = f32[5,3] dot(%b, %a), lhs_contracting_dims={0}, rhs_contracting_dims={1}\n"));
 }
 
+TEST(SimplifierTest, RoundTripConversionsThroughAWiderTypeVanish) {
+  AlgebraicSimplifier simplifier;
+  // A mask through float and back (ReLU's backward): the mask itself.
+  ExpectPass(simplifier,
+             Entry("  %p = f32[4] parameter(0)\n  %q = f32[4] parameter(1)\n"
+                   "  %m = pred[4] compare(%p, %q), direction=LE\n  %f = f32[4] convert(%m)\n"
+                   "  ROOT %b = pred[4] convert(%f)\n"),
+             Entry("  %p = f32[4] parameter(0)\n  %q = f32[4] parameter(1)\n"
+                   "  ROOT %m = pred[4] compare(%p, %q), direction=LE\n"));
+  // Through a narrower type values change: kept.
+  for (const char* narrow : {"s32", "f32", "pred"}) {
+    auto module = hlo::ParseModule(Entry(std::string("  %p = s64[4] parameter(0)\n  %n = ") + narrow +
+                                         "[4] convert(%p)\n  ROOT %b = s64[4] convert(%n)\n"));
+    EXPECT_FALSE(simplifier.Run(*module)) << narrow;
+  }
+  auto module = hlo::ParseModule(Entry("  %p = f64[4] parameter(0)\n  %n = f32[4] convert(%p)\n"
+                                       "  ROOT %b = f64[4] convert(%n)\n"));
+  EXPECT_FALSE(simplifier.Run(*module));
+}
+
 TEST(FusionTest, ElementwiseChainBecomesOneLoop) {
   auto module = hlo::ParseModule(Entry(
       "  %p = f32[8,4] parameter(0)\n  %q = f32[4] parameter(1)\n"
