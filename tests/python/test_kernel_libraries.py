@@ -77,3 +77,33 @@ def test_float64_convolutions_use_im2col(dev):
     for a, b in zip(got, _conv_and_grads(x, w, dict(padding=1))):
         torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-12)
     assert d['OneDnnConvolution'] == 0
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('geometry', [
+    ((2, 3, 32, 32), 3, 2, 1, 1),  # ResNet's stem pool: borders checked, the interior not
+    ((16, 64, 32, 32), 3, 2, 1, 1),  # large enough to split planes across threads
+    ((1, 2, 7, 9), 3, 1, 1, 1),
+    ((2, 2, 10, 11), 2, 2, 1, 1),
+    ((1, 1, 5, 5), 3, 2, 1, 2),  # dilated: the window's span decides what is inside
+    ((1, 1, 3, 3), 3, 1, 1, 1),  # no output window lies wholly inside
+    ((0, 3, 8, 8), 3, 2, 1, 1),  # empty batch
+], ids=lambda g: 'x'.join(map(str, g[0])) + f'k{g[1]}s{g[2]}p{g[3]}d{g[4]}')
+def test_padded_max_pool_indices_values_and_gradients(dev, dtype, geometry):
+    shape, k, s, p, dil = geometry
+    torch.manual_seed(0)
+    x = torch.randn(shape, dtype=dtype)
+    if x.numel():
+        x.view(-1)[5] = float('nan')  # NaN wins its windows, as in eager
+        x.view(-1)[-1] = float('inf')
+    results = []
+    for device in ('cpu', dev):
+        xd = x.detach().clone().to(device).requires_grad_()
+        y, i = F.max_pool2d(xd, k, s, p, dil, return_indices=True)
+        g = torch.linspace(-1, 1, y.numel(), dtype=dtype).reshape(y.shape).to(device)
+        y.backward(g)
+        results.append((y.detach().cpu(), i.cpu(), xd.grad.cpu()))
+    (y0, i0, g0), (y1, i1, g1) = results
+    assert torch.equal(i1, i0)
+    torch.testing.assert_close(y1, y0, equal_nan=True)
+    torch.testing.assert_close(g1, g0, equal_nan=True)
