@@ -833,36 +833,40 @@ class Emitter {
   std::string ReduceWindow(const Instruction& i, const Index& idx) {
     const auto& window = i.attrs().window;
     const auto& in_dims = i.operand(0)->shape().dims;
-    const auto& out_dims = i.shape().dims;
     std::string acc = "v" + std::to_string(next_var_++);
     std::string init = Value(*i.operand(1), {});
     body_ << "      " << CType(i.shape().type) << " " << acc << " = " << init << ";\n";
-    // Small windows that never leave the input are unrolled: straight-line code, no bounds
-    // checks, nothing for the branch predictor to miss.
-    bool in_bounds = true;
+    // Small windows are unrolled: straight-line code, vectorizable. Positions in the padding
+    // are read clamped and masked out; the index ranges drop the masks where they cannot fail.
     int64_t positions = 1;
     for (size_t k = 0; k < idx.size(); ++k) {
-      const hlo::WindowDim& w = window[k];
-      if (w.lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
-      in_bounds &= w.pad_lo == 0 &&
-                   (out_dims[k] - 1) * w.stride + (w.size - 1) * w.rhs_dilation < in_dims[k];
-      positions *= w.size;
+      if (window[k].lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
+      positions *= window[k].size;
     }
     auto saved = memo_;  // values computed inside the window are local to it
-    if (in_bounds && positions <= 16) {
+    if (positions <= 16) {
       std::vector<int64_t> pos(idx.size(), 0);
       for (int64_t p = 0; p < positions; ++p) {
         Index in_idx(idx.size());
+        std::string inside;
+        bool never = false;
         for (size_t k = 0; k < idx.size(); ++k) {
           const hlo::WindowDim& w = window[k];
-          in_idx[k] = idx[k] * w.stride + pos[k] * w.rhs_dilation;
+          IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
+          never |= e.OutsideRange(0, in_dims[k] - 1);
+          if (e.lo() < 0) inside += (inside.empty() ? "" : " && ") + e.str() + " >= 0";
+          if (e.hi() >= in_dims[k]) inside += (inside.empty() ? "" : " && ") + e.str() + " < " + std::to_string(in_dims[k]);
+          in_idx[k] = e.Clamp(0, in_dims[k] - 1);
         }
-        std::string v = Value(*i.operand(0), in_idx);
-        body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
         for (size_t k = idx.size(); k-- > 0;) {  // next window position, last dimension fastest
           if (++pos[k] < window[k].size) break;
           pos[k] = 0;
         }
+        if (never) continue;  // padding for every output: holds the init value
+        std::string v = Value(*i.operand(0), in_idx);
+        std::string combined = Combiner(i, acc, v);
+        if (!inside.empty()) combined = "(" + inside + ") ? " + combined + " : " + acc;
+        body_ << "      " << acc << " = " << combined << ";\n";
       }
       memo_ = std::move(saved);
       return acc;
@@ -985,48 +989,52 @@ class Emitter {
   }
 
   // Max pooling's argmax as a loop kernel: selects over an unrolled window vectorize, where a
-  // library loop would branch on the data.
+  // library loop would branch on the data. Positions in the padding are masked out (read
+  // clamped, never taken); the index ranges drop the masks wherever they cannot fail.
   bool EmitPoolIndices(const Instruction& i) {
     const auto& window = i.attrs().window;
     const hlo::Shape& in = i.operand(0)->shape();
     const auto& out_dims = i.shape().dims;
     int64_t positions = 1;
-    for (size_t k = 0; k < window.size(); ++k) {
-      const hlo::WindowDim& w = window[k];
-      if (w.pad_lo != 0 || (out_dims[k] - 1) * w.stride + (w.size - 1) * w.rhs_dilation >= in.dims[k])
-        return false;
+    for (const hlo::WindowDim& w : window) {
+      if (w.lhs_dilation != 1) return false;
       positions *= w.size;
     }
-    if (positions > 16 || in.rank() < 2) return false;
+    if (positions > 16 || in.rank() < 2 || in.element_count() == 0) return false;
     std::string type = CType(in.type), x = Operand(i, 0), fn = "k_" + Sanitize(i.name());
-    int64_t r = in.rank(), in_w = in.dims[r - 1], plane = in.dims[r - 2] * in_w;
+    int64_t r = in.rank(), in_w = in.dims[r - 1];
     std::ostringstream body;
     Index idx;
     for (int64_t k = 0; k < r; ++k) {
       idx.push_back(IndexExpr::Var("i" + std::to_string(k), out_dims[k]));
       body << "  for (int64_t i" << k << " = 0; i" << k << " < " << out_dims[k] << "; ++i" << k << ")\n";
     }
-    body << "  {\n";
+    body << "  {\n    int64_t best = -1;\n    " << type << " m = 0;\n";
     std::vector<int64_t> pos(r, 0);
     for (int64_t p = 0; p < positions; ++p) {
       Index in_idx;
-      for (int64_t k = 0; k < r; ++k)
-        in_idx.push_back(idx[k] * window[k].stride + pos[k] * window[k].rhs_dilation);
-      std::string flat = (in_idx[r - 2] * in_w + in_idx[r - 1]).str();
-      std::string v = "x[" + Linear(in_idx, in.dims) + "]";
-      if (p == 0) {
-        body << "    " << type << " m = " << v << ";\n    int64_t best = " << flat << ";\n";
-      } else {
-        // ATen's rule: a larger value or a NaN replaces the maximum.
-        body << "    { const " << type << " v = " << v << "; const bool take = (v > m) | (v != v);\n"
-                   << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
+      std::string inside;
+      bool never = false;
+      for (int64_t k = 0; k < r; ++k) {
+        const hlo::WindowDim& w = window[k];
+        IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
+        never |= e.OutsideRange(0, in.dims[k] - 1);
+        if (e.lo() < 0) inside += " && " + e.str() + " >= 0";
+        if (e.hi() >= in.dims[k]) inside += " && " + e.str() + " < " + std::to_string(in.dims[k]);
+        in_idx.push_back(e.Clamp(0, in.dims[k] - 1));
       }
-      for (int64_t k = r; k-- > 0;) {
+      for (int64_t k = r; k-- > 0;) {  // next window position, last dimension fastest
         if (++pos[k] < window[k].size) break;
         pos[k] = 0;
       }
+      if (never) continue;  // a position that is padding for every output
+      std::string flat = (in_idx[r - 2] * in_w + in_idx[r - 1]).str();
+      // ATen's rule: the first position in the image seeds the maximum; a larger value or a NaN
+      // replaces it.
+      body << "    { const " << type << " v = x[" << Linear(in_idx, in.dims) << "]; const bool take = (true" << inside
+           << ") & ((best < 0) | (v > m) | (v != v));\n"
+           << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
     }
-    (void)plane;
     body << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n";
     AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(int64_t* __restrict__ out, const " + type + "* __restrict__ x)",
               body.str());

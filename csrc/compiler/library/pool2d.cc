@@ -59,30 +59,42 @@ void MaxPool2dIndices(const T* x, int64_t* indices, const int64_t* geometry) {
       }
       return best;
     };
+    // Running maxima of a row's inside windows, position by position: the inner loop runs over
+    // output columns, so it vectorizes (a window at a time is a chain of dependent selects).
+    std::vector<T> best_value(out_w);
     for (int64_t p = begin; p < end; ++p) {
       const T* plane = x + p * in_h * in_w;
       for (int64_t oh = 0; oh < out_h; ++oh) {
         const bool row_inside = oh >= hf && oh <= hl;
-        for (int64_t ow = 0; ow < out_w; ++ow) {
-          if (!row_inside || ow < wf || ow > wl) {
-            row[ow] = checked(plane, oh, ow);
-            continue;
-          }
-          // Offsets from the window's corner; the first position seeds the maximum.
-          const int64_t corner = (oh * stride_h - pad_h) * in_w + ow * stride_w - pad_w;
-          const T* base = plane + corner;
-          int64_t best = 0;
-          T best_value = base[0];
-          for (int64_t kh = 0; kh < kernel_h; ++kh)
-            for (int64_t kw = kh == 0 ? 1 : 0; kw < kernel_w; ++kw) {
-              const int64_t offset = kh * dilation_h * in_w + kw * dilation_w;
-              const T v = base[offset];
-              const bool take = (v > best_value) | (v != v);
-              best = take ? offset : best;
-              best_value = take ? v : best_value;
-            }
-          row[ow] = corner + best;
+        for (int64_t ow = 0; ow < out_w; ++ow)
+          if (!row_inside || ow < wf || ow > wl) row[ow] = checked(plane, oh, ow);
+        if (!row_inside || wf > wl) {
+          std::copy(row.begin(), row.end(), indices + (p * out_h + oh) * out_w);
+          continue;
         }
+        int64_t* __restrict__ best = row.data();
+        T* __restrict__ value = best_value.data();
+        const int64_t top = oh * stride_h - pad_h;
+        for (int64_t kh = 0; kh < kernel_h; ++kh)
+          for (int64_t kw = 0; kw < kernel_w; ++kw) {
+            // Index of the input element window `ow` reads at this position: at + ow * stride_w.
+            const int64_t at = (top + kh * dilation_h) * in_w + kw * dilation_w - pad_w;
+            const T* __restrict__ src = plane + at;
+            if (kh == 0 && kw == 0) {  // the first position seeds the maximum
+              for (int64_t ow = wf; ow <= wl; ++ow) {
+                value[ow] = src[ow * stride_w];
+                best[ow] = at + ow * stride_w;
+              }
+              continue;
+            }
+            for (int64_t ow = wf; ow <= wl; ++ow) {
+              const T v = src[ow * stride_w];
+              // ATen's rule: a larger value or a NaN replaces the maximum.
+              const bool take = (v > value[ow]) | (v != v);
+              value[ow] = take ? v : value[ow];
+              best[ow] = take ? at + ow * stride_w : best[ow];
+            }
+          }
         std::copy(row.begin(), row.end(), indices + (p * out_h + oh) * out_w);
       }
     }
