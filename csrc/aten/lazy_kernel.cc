@@ -4,6 +4,7 @@
 #include <torch/version.h>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
 #include <ATen/Functions.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
@@ -93,8 +94,14 @@ namespace {
 ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
                       bool allow_constant) {
   if (allow_constant && IsSpecialScalar(s)) return ir::Value{ir::Node::Constant(s, dtype), 0};
-  at::Tensor host = at::scalar_tensor(s, at::TensorOptions().dtype(dtype));
-  return ir::Value{ir::Node::DeviceData(TransferToDevice(host, device), ir::Shape(dtype, {})), 0};
+  // Written straight into a device buffer: no host tensor, no dispatch (an optimizer step passes
+  // a few scalars to every one of its hundreds of ops). Scalar::to checks the range as
+  // at::scalar_tensor would.
+  auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(dtype), std::vector<int64_t>{}, device);
+  AT_DISPATCH_ALL_TYPES_AND3(c10::kBool, c10::kHalf, c10::kBFloat16, dtype, "ScalarValue", [&] {
+    *static_cast<scalar_t*>(buffer->data()) = s.to<scalar_t>();
+  });
+  return ir::Value{ir::Node::DeviceData(std::move(buffer), ir::Shape(dtype, {})), 0};
 }
 
 int FindDevice(c10::ArrayRef<c10::IValue> args) {
