@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "debug/config.h"
+#include "runtime/host_activity.h"
 
 namespace txla::runtime {
 
@@ -24,6 +25,7 @@ void Readiness::MarkFailed(std::string error, std::string root) {
 }
 
 void Readiness::Wait() const {
+  HostWaitScope waiting;
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return done_; });
   if (!error_.empty()) throw ExecutionFailed(error_, root_);
@@ -49,6 +51,8 @@ ExecutionQueue::~ExecutionQueue() {
 
 void ExecutionQueue::Submit(std::function<void()> work, std::shared_ptr<Readiness> done,
                             bool ends_step) {
+  NoteHostThread();
+  HostWaitScope waiting;  // for room in the queue
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [&] {
     return ends_step ? steps_waiting_ < max_waiting_ : work_.size() < kGraphsPerStepCap * max_waiting_;
@@ -59,6 +63,7 @@ void ExecutionQueue::Submit(std::function<void()> work, std::shared_ptr<Readines
 }
 
 void ExecutionQueue::Drain() {
+  HostWaitScope waiting;
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [&] { return work_.empty() && !running_; });
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "debug/config.h"
+#include "runtime/host_activity.h"
 
 namespace txla::compiler::library {
 namespace {
@@ -113,6 +114,8 @@ int NumThreads() {
 void ParallelChunks(int64_t count, int threads,
                     const std::function<void(int, int64_t, int64_t)>& body) {
   threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({threads, count, NumThreads()})));
+  // A host thread tracing the next step keeps a core (runtime/host_activity.h).
+  if (threads > 1 && threads >= NumThreads() && runtime::OtherHostThreadBusy()) --threads;
   if (threads == 1 || in_parallel_region) {
     body(0, 0, count);
     return;
