@@ -834,6 +834,35 @@ class Emitter {
 
   // A window's reduction at one output index: an accumulator and a loop per windowed dimension,
   // emitted in the kernel body; positions in the padding are skipped (they hold the init value).
+  // One position of a window at output index `idx`: where it reads (clamped into the input), the
+  // condition that it lies in the input (empty when the index ranges prove it always does), and
+  // whether it lies in the padding for every output.
+  struct WindowRead {
+    Index at;
+    std::string inside;
+    bool never = false;
+  };
+  static WindowRead ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,
+                                       const std::vector<int64_t>& pos, const std::vector<int64_t>& in_dims) {
+    WindowRead r;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const hlo::WindowDim& w = window[k];
+      IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
+      r.never |= e.OutsideRange(0, in_dims[k] - 1);
+      if (e.lo() < 0) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " >= 0";
+      if (e.hi() >= in_dims[k]) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " < " + std::to_string(in_dims[k]);
+      r.at.push_back(e.Clamp(0, in_dims[k] - 1));
+    }
+    return r;
+  }
+  // The next window position, last dimension fastest.
+  static void NextWindowPosition(const std::vector<hlo::WindowDim>& window, std::vector<int64_t>* pos) {
+    for (size_t k = pos->size(); k-- > 0;) {
+      if (++(*pos)[k] < window[k].size) return;
+      (*pos)[k] = 0;
+    }
+  }
+
   std::string ReduceWindow(const Instruction& i, const Index& idx) {
     const auto& window = i.attrs().window;
     const auto& in_dims = i.operand(0)->shape().dims;
@@ -850,26 +879,12 @@ class Emitter {
     auto saved = memo_;  // values computed inside the window are local to it
     if (positions <= 16) {
       std::vector<int64_t> pos(idx.size(), 0);
-      for (int64_t p = 0; p < positions; ++p) {
-        Index in_idx(idx.size());
-        std::string inside;
-        bool never = false;
-        for (size_t k = 0; k < idx.size(); ++k) {
-          const hlo::WindowDim& w = window[k];
-          IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
-          never |= e.OutsideRange(0, in_dims[k] - 1);
-          if (e.lo() < 0) inside += (inside.empty() ? "" : " && ") + e.str() + " >= 0";
-          if (e.hi() >= in_dims[k]) inside += (inside.empty() ? "" : " && ") + e.str() + " < " + std::to_string(in_dims[k]);
-          in_idx[k] = e.Clamp(0, in_dims[k] - 1);
-        }
-        for (size_t k = idx.size(); k-- > 0;) {  // next window position, last dimension fastest
-          if (++pos[k] < window[k].size) break;
-          pos[k] = 0;
-        }
-        if (never) continue;  // padding for every output: holds the init value
-        std::string v = Value(*i.operand(0), in_idx);
+      for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
+        WindowRead read = ReadWindowPosition(window, idx, pos, in_dims);
+        if (read.never) continue;  // padding for every output: holds the init value
+        std::string v = Value(*i.operand(0), read.at);
         std::string combined = Combiner(i, acc, v);
-        if (!inside.empty()) combined = "(" + inside + ") ? " + combined + " : " + acc;
+        if (!read.inside.empty()) combined = "(" + read.inside + ") ? " + combined + " : " + acc;
         body_ << "      " << acc << " = " << combined << ";\n";
       }
       memo_ = std::move(saved);
@@ -1007,23 +1022,11 @@ class Emitter {
     }
     body << "  {\n    int64_t best = -1;\n    " << type << " m = 0;\n";
     std::vector<int64_t> pos(r, 0);
-    for (int64_t p = 0; p < positions; ++p) {
-      Index in_idx;
-      std::string inside;
-      bool never = false;
-      for (int64_t k = 0; k < r; ++k) {
-        const hlo::WindowDim& w = window[k];
-        IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
-        never |= e.OutsideRange(0, in.dims[k] - 1);
-        if (e.lo() < 0) inside += " && " + e.str() + " >= 0";
-        if (e.hi() >= in.dims[k]) inside += " && " + e.str() + " < " + std::to_string(in.dims[k]);
-        in_idx.push_back(e.Clamp(0, in.dims[k] - 1));
-      }
-      for (int64_t k = r; k-- > 0;) {  // next window position, last dimension fastest
-        if (++pos[k] < window[k].size) break;
-        pos[k] = 0;
-      }
-      if (never) continue;  // a position that is padding for every output
+    for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
+      WindowRead read = ReadWindowPosition(window, idx, pos, in.dims);
+      if (read.never) continue;  // a position that is padding for every output
+      const Index& in_idx = read.at;
+      std::string inside = read.inside.empty() ? "" : " && " + read.inside;
       std::string flat = (in_idx[r - 2] * in_w + in_idx[r - 1]).str();
       // ATen's rule: the first position in the image seeds the maximum; a larger value or a NaN
       // replaces it.
