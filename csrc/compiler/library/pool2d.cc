@@ -1,7 +1,6 @@
 #include "compiler/library/pool2d.h"
 
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "compiler/library/parallel.h"
@@ -12,89 +11,62 @@ Pool2dGeometry Pool2dGeometryFrom(const int64_t* f) {
   return {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12]};
 }
 
-namespace {
-
-// The first and last output positions along one dimension whose whole window lies inside the
-// input (first > last when there are none).
-std::pair<int64_t, int64_t> InsideRange(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
-                                        int64_t dilation) {
-  int64_t first = (pad + stride - 1) / stride;
-  int64_t span = (kernel - 1) * dilation;
-  int64_t last = in - 1 - span + pad < 0 ? -1 : (in - 1 - span + pad) / stride;
-  return {first, std::min(last, out - 1)};
-}
-
-}  // namespace
-
 template <typename T>
 void MaxPool2dIndices(const T* x, int64_t* indices, const int64_t* geometry) {
   const Pool2dGeometry g = Pool2dGeometryFrom(geometry);
-  // Windows inside the image run without bounds checks; only the border (padding) checks.
-  const std::pair<int64_t, int64_t> rows = InsideRange(g.in_h, g.out_h, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
-  const std::pair<int64_t, int64_t> cols = InsideRange(g.in_w, g.out_w, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+  // Windows inside the image (no padding reached): no bounds checks in the inner loop.
+  const bool inside = g.pad_h == 0 && g.pad_w == 0 &&
+                      (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h < g.in_h &&
+                      (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w < g.in_w;
   const int threads = g.planes * g.out_h * g.out_w < 16384 ? 1 : NumThreads();
-  ParallelChunks(g.planes, threads, [x, indices, g, rows, cols](int, int64_t begin, int64_t end) {
+  ParallelChunks(g.planes, threads, [x, indices, g, inside](int, int64_t begin, int64_t end) {
     // Locals, not captured references: the int64 stores below could otherwise alias them.
     const int64_t in_h = g.in_h, in_w = g.in_w, out_h = g.out_h, out_w = g.out_w;
     const int64_t kernel_h = g.kernel_h, kernel_w = g.kernel_w, stride_h = g.stride_h,
                   stride_w = g.stride_w, pad_h = g.pad_h, pad_w = g.pad_w,
                   dilation_h = g.dilation_h, dilation_w = g.dilation_w;
-    const int64_t hf = rows.first, hl = rows.second, wf = cols.first, wl = cols.second;
     std::vector<int64_t> row(out_w);
-    auto checked = [&](const T* plane, int64_t oh, int64_t ow) {
-      int64_t best = -1;
-      T best_value = T(0);
-      for (int64_t kh = 0; kh < kernel_h; ++kh) {
-        const int64_t ih = oh * stride_h - pad_h + kh * dilation_h;
-        if (ih < 0 || ih >= in_h) continue;
-        for (int64_t kw = 0; kw < kernel_w; ++kw) {
-          const int64_t iw = ow * stride_w - pad_w + kw * dilation_w;
-          if (iw < 0 || iw >= in_w) continue;
-          const T v = plane[ih * in_w + iw];
-          // ATen's rule: a larger value or a NaN replaces the maximum.
-          const bool take = (best < 0) | (v > best_value) | (v != v);
-          best = take ? ih * in_w + iw : best;
-          best_value = take ? v : best_value;
-        }
-      }
-      return best;
-    };
-    // Running maxima of a row's inside windows, position by position: the inner loop runs over
-    // output columns, so it vectorizes (a window at a time is a chain of dependent selects).
-    std::vector<T> best_value(out_w);
     for (int64_t p = begin; p < end; ++p) {
       const T* plane = x + p * in_h * in_w;
       for (int64_t oh = 0; oh < out_h; ++oh) {
-        const bool row_inside = oh >= hf && oh <= hl;
-        for (int64_t ow = 0; ow < out_w; ++ow)
-          if (!row_inside || ow < wf || ow > wl) row[ow] = checked(plane, oh, ow);
-        if (!row_inside || wf > wl) {
+        if (inside) {
+          // Offsets from the window's corner; the first position seeds the maximum.
+          for (int64_t ow = 0; ow < out_w; ++ow) {
+            const int64_t corner = oh * stride_h * in_w + ow * stride_w;
+            const T* base = plane + corner;
+            int64_t best = 0;
+            T best_value = base[0];
+            for (int64_t kh = 0; kh < kernel_h; ++kh)
+              for (int64_t kw = kh == 0 ? 1 : 0; kw < kernel_w; ++kw) {
+                const int64_t offset = kh * dilation_h * in_w + kw * dilation_w;
+                const T v = base[offset];
+                // ATen's rule: a larger value or a NaN replaces the maximum.
+                const bool take = (v > best_value) | (v != v);
+                best = take ? offset : best;
+                best_value = take ? v : best_value;
+              }
+            row[ow] = corner + best;
+          }
           std::copy(row.begin(), row.end(), indices + (p * out_h + oh) * out_w);
           continue;
         }
-        int64_t* __restrict__ best = row.data();
-        T* __restrict__ value = best_value.data();
-        const int64_t top = oh * stride_h - pad_h;
-        for (int64_t kh = 0; kh < kernel_h; ++kh)
-          for (int64_t kw = 0; kw < kernel_w; ++kw) {
-            // Index of the input element window `ow` reads at this position: at + ow * stride_w.
-            const int64_t at = (top + kh * dilation_h) * in_w + kw * dilation_w - pad_w;
-            const T* __restrict__ src = plane + at;
-            if (kh == 0 && kw == 0) {  // the first position seeds the maximum
-              for (int64_t ow = wf; ow <= wl; ++ow) {
-                value[ow] = src[ow * stride_w];
-                best[ow] = at + ow * stride_w;
-              }
-              continue;
-            }
-            for (int64_t ow = wf; ow <= wl; ++ow) {
-              const T v = src[ow * stride_w];
-              // ATen's rule: a larger value or a NaN replaces the maximum.
-              const bool take = (v > value[ow]) | (v != v);
-              value[ow] = take ? v : value[ow];
-              best[ow] = take ? at + ow * stride_w : best[ow];
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          int64_t best = -1;
+          T best_value = T(0);
+          for (int64_t kh = 0; kh < kernel_h; ++kh) {
+            const int64_t ih = oh * stride_h - pad_h + kh * dilation_h;
+            if (ih < 0 || ih >= in_h) continue;
+            for (int64_t kw = 0; kw < kernel_w; ++kw) {
+              const int64_t iw = ow * stride_w - pad_w + kw * dilation_w;
+              if (iw < 0 || iw >= in_w) continue;
+              const T v = plane[ih * in_w + iw];
+              const bool take = (best < 0) | (v > best_value) | (v != v);
+              best = take ? ih * in_w + iw : best;
+              best_value = take ? v : best_value;
             }
           }
+          row[ow] = best;
+        }
         std::copy(row.begin(), row.end(), indices + (p * out_h + oh) * out_w);
       }
     }
