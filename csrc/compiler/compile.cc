@@ -14,6 +14,7 @@
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
+#include "compiler/passes/float_normalization.h"
 #include "compiler/passes/fusion.h"
 #include "debug/config.h"
 #include "hlo/printer.h"
@@ -47,6 +48,8 @@ bool Enabled(const Pass& pass) {
 void RunPipeline(hlo::Module& module) {
   hlo::Verify(module);
   DumpAfter("lowering", module);
+  FloatNormalization normalization;
+  if (normalization.Run(module)) DumpAfter(normalization.name(), module);
   CommonSubexpressionElimination cse;
   AlgebraicSimplifier simplifier;
   ConstantFolding folding;

@@ -167,6 +167,42 @@ template <typename T> static inline T txla_min(T a, T b) {
   return a != a ? a : m;
 }
 
+// bf16 and f16 are stored as their 16-bit patterns and computed in float: every operation of a
+// 16-bit float type is the float operation rounded back to the type, as eager PyTorch's CPU
+// kernels compute them. Both conversions round to nearest even, as c10::BFloat16 and c10::Half
+// do (NaN becomes the canonical quiet NaN); written with integer and float arithmetic only, so
+// loops over them vectorize and the host (folding) rounds as the kernels do.
+static inline float txla_bf16_to_float(unsigned short b) { return __builtin_bit_cast(float, (unsigned)b << 16); }
+static inline unsigned short txla_bf16_from_float(float f) {
+  unsigned u = __builtin_bit_cast(unsigned, f);
+  unsigned short rounded = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+  return f != f ? (unsigned short)0x7FC0 : rounded;
+}
+static inline float txla_f16_to_float(unsigned short h) {
+  unsigned w = (unsigned)h << 16, sign = w & 0x80000000u, two_w = w + w;
+  // Normal values: the exponent rebiased by a multiply (which also makes inf and NaN of the
+  // largest exponents); subnormals: the mantissa placed under a fixed exponent, minus its bias.
+  float normal = __builtin_bit_cast(float, (two_w >> 4) + (0xE0u << 23)) * 0x1.0p-112f;
+  float subnormal = __builtin_bit_cast(float, (two_w >> 17) | (126u << 23)) - 0.5f;
+  unsigned bits = two_w < (1u << 27) ? __builtin_bit_cast(unsigned, subnormal) : __builtin_bit_cast(unsigned, normal);
+  return __builtin_bit_cast(float, sign | bits);
+}
+static inline unsigned short txla_f16_from_float(float f) {
+  // Scaling by 2^112 then 2^-110 rounds the mantissa at f16's precision (and overflows to inf);
+  // adding a power of two aligned to the value's exponent moves the rounded bits into place.
+  float a = f < 0 ? -f : f;
+  float base = (a * 0x1.0p+112f) * 0x1.0p-110f;
+  unsigned w = __builtin_bit_cast(unsigned, f), shl1_w = w + w, sign = w & 0x80000000u;
+  unsigned bias = shl1_w & 0xFF000000u;
+  bias = bias < 0x71000000u ? 0x71000000u : bias;
+  base = __builtin_bit_cast(float, (bias >> 1) + 0x07800000u) + base;
+  unsigned bits = __builtin_bit_cast(unsigned, base);
+  unsigned nonsign = ((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu);
+  return (unsigned short)((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+}
+static inline float txla_round_bf16(float f) { return txla_bf16_to_float(txla_bf16_from_float(f)); }
+static inline float txla_round_f16(float f) { return txla_f16_to_float(txla_f16_from_float(f)); }
+
 // The HLO opcodes computed by one of the functions above, for code that maps opcodes to them
 // (the emitter prints the name, constant folding calls it): V(opcode without its k, function,
 // operand count).

@@ -28,12 +28,33 @@ const char* CType(ElementType t) {
     case ElementType::kS32: return "int32_t";
     case ElementType::kS64: return "int64_t";
     case ElementType::kU8: return "uint8_t";
+    case ElementType::kBF16:
+    case ElementType::kF16:  // computed in float (runtime/scalar_ops.h), stored as 16 bits
     case ElementType::kF32: return "float";
     case ElementType::kF64: return "double";
     default:
       throw std::invalid_argument(std::string("codegen: element type ") +
                                   runtime::ElementTypeName(t) + " is not supported yet");
   }
+}
+
+bool Is16BitFloat(ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; }
+
+// The type of a buffer's elements in memory: a 16-bit float is its bit pattern.
+std::string StorageType(ElementType t) { return Is16BitFloat(t) ? "unsigned short" : CType(t); }
+
+// `value` (of CType(t)) as the bits a buffer of `t` stores.
+std::string Stored(ElementType t, const std::string& value) {
+  if (t == ElementType::kBF16) return "txla_bf16_from_float(" + value + ")";
+  if (t == ElementType::kF16) return "txla_f16_from_float(" + value + ")";
+  return value;
+}
+
+// A float rounded to the 16-bit float type `t` (other types unchanged).
+std::string Rounded(ElementType t, const std::string& value) {
+  if (t == ElementType::kBF16) return "txla_round_bf16(" + value + ")";
+  if (t == ElementType::kF16) return "txla_round_f16(" + value + ")";
+  return value;
 }
 
 // Element k of a literal as C++ source; integers come from the literal's exact int64 values.
@@ -47,7 +68,10 @@ std::string Literal(const hlo::Literal& literal, int64_t k, ElementType t) {
     return ss.str();
   }
   double v = literal.GetDouble(k);
-  const char* suffix = t == ElementType::kF32 ? "f" : "";
+  // A 16-bit float's literal is the value that type holds (its computations are in float).
+  if (t == ElementType::kBF16) v = txla_round_bf16(static_cast<float>(v));
+  if (t == ElementType::kF16) v = txla_round_f16(static_cast<float>(v));
+  const char* suffix = CType(t) == std::string("float") ? "f" : "";
   if (std::isnan(v)) return std::string("(") + CType(t) + ")__builtin_nan(\"\")";
   if (std::isinf(v)) return std::string(v > 0 ? "" : "-") + "(" + CType(t) + ")__builtin_inf()";
   ss.precision(17);
@@ -154,8 +178,9 @@ class Emitter {
     for (auto& [k, value] : plan_.output_copies) {
       if (plan_.slots.at(value).kind != BufferSlot::Kind::kInline)
         throw std::invalid_argument("codegen: output " + value->name() + " cannot be copied");
-      out_ << "  *(" << CType(value->shape().type) << "*)outputs[" << k << "] = "
-           << Literal(value->attrs().literal, 0, value->shape().type) << ";\n";
+      ElementType t = value->shape().type;
+      out_ << "  *(" << StorageType(t) << "*)outputs[" << k << "] = "
+           << Stored(t, Literal(value->attrs().literal, 0, t)) << ";\n";
     }
     std::ostringstream unit;
     unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
@@ -181,7 +206,7 @@ class Emitter {
     auto it = plan_.slots.find(&i);
     if (it == plan_.slots.end()) return;
     const BufferSlot& s = it->second;
-    std::string type = CType(i.shape().type);
+    std::string type = StorageType(i.shape().type);
     std::ostringstream& out_ = declarations_;
     switch (s.kind) {
       case BufferSlot::Kind::kParameter:
@@ -258,7 +283,7 @@ class Emitter {
     else EmitLoop(*root, Buffer(i));
     std::swap(kernel, out_);
     std::string fn = "k_" + Sanitize(i.name());
-    std::string type = CType(i.shape().type);
+    std::string type = StorageType(i.shape().type);
     // Restrict holds in practice even where the output may be written over a donated parameter:
     // buffer assignment donates only a parameter the kernel reads at each element's own index
     // (ReadAtOwnIndexOnly), so every element is read before it is written, in any order the
@@ -268,7 +293,7 @@ class Emitter {
     std::string signature = "TXLA_KERNEL void " + fn + "(" + type + restrict + Buffer(i);
     std::string call = "  " + fn + "(" + Buffer(i);
     for (const Instruction* b : used_) {
-      signature += ", const " + std::string(CType(b->shape().type)) + restrict + Buffer(*b);
+      signature += ", const " + StorageType(b->shape().type) + restrict + Buffer(*b);
       call += ", " + Buffer(*b);
     }
     if (!parallel_) {
@@ -286,7 +311,7 @@ class Emitter {
     args << "c->out";
     init << Buffer(i);
     for (size_t k = 0; k < used_.size(); ++k) {
-      fields << " const " << CType(used_[k]->shape().type) << "* in" << k << ";";
+      fields << " const " << StorageType(used_[k]->shape().type) << "* in" << k << ";";
       args << ", c->in" << k;
       init << ", " << Buffer(*used_[k]);
     }
@@ -412,7 +437,8 @@ class Emitter {
     may_split_ = may_split;
     std::string value = Value(root, idx);
     may_split_ = false;
-    nest << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << value << ";\n";
+    nest << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << Stored(root.shape().type, value)
+         << ";\n";
     nest << indent << "  }\n" << indent << "}\n";
     return nest.str();
   }
@@ -528,7 +554,8 @@ class Emitter {
     out_ << "      }\n";
     if (partials)
       out_ << "      for (int j = 0; j < " << kPartials << "; ++j) acc = " << Combiner(reduce, "acc", "part[j]") << ";\n";
-    out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = (" << type << ")acc;\n";
+    out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = "
+         << Stored(reduce.shape().type, "(" + type + ")acc") << ";\n";
     out_ << "    }\n  }\n";
   }
 
@@ -625,8 +652,8 @@ class Emitter {
     std::string slot = "acc[" + Linear(out_idx, out_dims) + "]";
     out_ << body_.str() << "      " << slot << " = " << Combiner(reduce, slot, value) << ";\n";
     out_ << "    }\n";
-    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << out << "[o] = ("
-         << CType(reduce.shape().type) << ")acc[o];\n  }\n";
+    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << out << "[o] = "
+         << Stored(reduce.shape().type, "(" + std::string(CType(reduce.shape().type)) + ")acc[o]") << ";\n  }\n";
   }
 
   // An element of a buffer. A predicate is read as a byte compared with 0: the compiler does not
@@ -634,6 +661,8 @@ class Emitter {
   std::string Load(const Instruction& buffer, const std::string& index) {
     if (buffer.shape().type == ElementType::kPred)
       return "(((const unsigned char*)" + Buffer(buffer) + ")[" + index + "] != 0)";
+    if (buffer.shape().type == ElementType::kBF16) return "txla_bf16_to_float(" + Buffer(buffer) + "[" + index + "])";
+    if (buffer.shape().type == ElementType::kF16) return "txla_f16_to_float(" + Buffer(buffer) + "[" + index + "])";
     return Buffer(buffer) + "[" + index + "]";
   }
 
@@ -657,6 +686,10 @@ class Emitter {
       expr = Load(i, Linear(idx, i.shape().dims));
     } else {
       expr = Compute(i, idx);
+      // Excess precision, as XLA allows it by default: within a kernel a 16-bit float value
+      // stays a float (eager's composite ops compute in float too); it is rounded where it is
+      // stored and where a convert asks for the type.
+      if (i.opcode() == Opcode::kConvert) expr = Rounded(i.shape().type, expr);
     }
     std::string var = "v" + std::to_string(next_var_++);
     body_ << "      const " << CType(i.shape().type) << " " << var << " = " << expr << ";\n";
@@ -798,6 +831,10 @@ class Emitter {
         if (i.shape().type == ElementType::kPred) return "(" + op(0) + " != 0)";
         return "(" + t + ")(" + op(0) + ")";
       case Opcode::kBitcastConvert:
+        if (Is16BitFloat(i.shape().type) || Is16BitFloat(i.operand(0)->shape().type))
+          throw std::invalid_argument("codegen: bitcast-convert to or from " +
+                                      std::string(runtime::ElementTypeName(i.shape().type)) + "/" +
+                                      runtime::ElementTypeName(i.operand(0)->shape().type) + " is not supported yet");
         return "__builtin_bit_cast(" + t + ", " + op(0) + ")";
       case Opcode::kSelect:
         return "(" + op(0) + " ? " + op(1) + " : " + op(2) + ")";

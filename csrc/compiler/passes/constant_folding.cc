@@ -21,6 +21,8 @@ constexpr int64_t kMaxFoldedElements = 4096;  // larger results stay computed, n
 double CastTo(double v, ElementType type) {
   switch (type) {
     case ElementType::kF32: return static_cast<double>(static_cast<float>(v));
+    case ElementType::kBF16: return txla_round_bf16(static_cast<float>(v));
+    case ElementType::kF16: return txla_round_f16(static_cast<float>(v));
     case ElementType::kF64: return v;
     case ElementType::kPred: return v != 0 ? 1 : 0;
     case ElementType::kS8: return static_cast<double>(static_cast<int8_t>(static_cast<int64_t>(v)));

@@ -1,0 +1,118 @@
+#include "compiler/passes/float_normalization.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "metrics/metrics.h"
+
+namespace txla::compiler {
+namespace {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+
+bool Is16BitFloat(ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; }
+bool Is16BitFloat(const hlo::Shape& s) { return !s.is_tuple && Is16BitFloat(s.type); }
+
+hlo::Shape Widened(const hlo::Shape& s) {
+  hlo::Shape w = s;
+  if (Is16BitFloat(s)) w.type = ElementType::kF32;
+  return w;
+}
+
+// Instructions that keep their 16-bit type: the graph's inputs and constants (read, then
+// widened), and the instructions whose 16-bit meaning is the point (a program's convert rounds,
+// a bitcast reinterprets bits).
+bool StaysNarrow(const Instruction& i) {
+  switch (i.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kConvert:
+    case Opcode::kBitcastConvert:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+      return true;
+    default:
+      return i.shape().is_tuple;
+  }
+}
+
+hlo::Literal WidenedLiteral(const hlo::Literal& narrow) {
+  std::vector<double> values;
+  for (int64_t k = 0; k < narrow.size(); ++k) values.push_back(narrow.GetDouble(k));
+  return hlo::Literal::FromDoubles(Widened(narrow.shape()), std::move(values));
+}
+
+// A called computation (a reducer, a scatter's combiner) with its 16-bit floats at f32.
+hlo::Computation* WidenedComputation(hlo::Module& module, const hlo::Computation& narrow,
+                                     std::map<const hlo::Computation*, hlo::Computation*>& done) {
+  auto it = done.find(&narrow);
+  if (it != done.end()) return it->second;
+  hlo::Computation* wide = module.AddComputation(narrow.name() + ".f32");
+  std::map<const Instruction*, Instruction*> map;
+  for (const Instruction* i : narrow.instructions()) {
+    Instruction* w;
+    if (i->opcode() == Opcode::kParameter) {
+      w = wide->AddParameter(i->attrs().parameter_number, Widened(i->shape()));
+    } else if (i->opcode() == Opcode::kConstant && Is16BitFloat(i->shape())) {
+      w = wide->AddConstant(WidenedLiteral(i->attrs().literal));
+    } else {
+      std::vector<Instruction*> operands;
+      for (const Instruction* op : i->operands()) operands.push_back(map.at(op));
+      w = wide->Add(i->opcode(), Widened(i->shape()), operands, i->attrs());
+    }
+    map[i] = w;
+  }
+  wide->set_root(map.at(narrow.root()));
+  done[&narrow] = wide;
+  return wide;
+}
+
+}  // namespace
+
+bool FloatNormalization::Run(hlo::Module& module) {
+  hlo::Computation* c = module.entry();
+  std::map<const Instruction*, Instruction*> wide;  // a 16-bit instruction -> its f32 version
+  std::map<const Instruction*, Instruction*> widened_operand;  // one convert per narrow value
+  std::map<const hlo::Computation*, hlo::Computation*> computations;
+  auto f32_of = [&](Instruction* op) -> Instruction* {
+    auto w = wide.find(op);
+    if (w != wide.end()) return w->second;
+    if (!Is16BitFloat(op->shape())) return op;
+    Instruction*& convert = widened_operand[op];
+    if (convert) return convert;
+    // A lowering's constant (gelu's 1/sqrt(2), a scalar operand) keeps the value it was written
+    // with, as eager's float opmath keeps a scalar; a folded convert's constant is already rounded.
+    convert = op->opcode() == Opcode::kConstant ? c->AddConstant(WidenedLiteral(op->attrs().literal))
+                                                : c->Add(Opcode::kConvert, Widened(op->shape()), {op});
+    return convert;
+  };
+  for (Instruction* i : c->instructions()) {
+    if (StaysNarrow(*i)) continue;
+    bool touches = Is16BitFloat(i->shape());
+    for (const Instruction* op : i->operands()) touches |= Is16BitFloat(op->shape());
+    if (!touches) continue;
+    std::vector<Instruction*> operands;
+    for (Instruction* op : i->operands()) operands.push_back(f32_of(op));
+    hlo::Attributes attrs = i->attrs();
+    for (hlo::Computation*& called : attrs.called) called = WidenedComputation(module, *called, computations);
+    Instruction* w = c->Add(i->opcode(), Widened(i->shape()), operands, attrs);
+    TXLA_COUNTER("FloatNormalizedInstructions", 1);
+    if (!Is16BitFloat(i->shape())) {  // e.g. a compare of bf16 values: its result is unchanged
+      i->ReplaceAllUsesWith(w);
+      continue;
+    }
+    // Users that stay narrow (outputs, converts) read the value rounded back; users normalized
+    // later in this loop read `w` (through `wide`), and the rounding dies if nothing needs it.
+    Instruction* rounded = c->Add(Opcode::kConvert, i->shape(), {w});
+    i->ReplaceAllUsesWith(rounded);
+    wide[rounded] = w;
+  }
+  if (wide.empty() && widened_operand.empty()) return false;
+  c->SortTopologically();
+  return true;
+}
+
+}  // namespace txla::compiler

@@ -1,0 +1,27 @@
+// Float normalization: a graph's 16-bit float (bf16, f16) arithmetic is computed in f32.
+//
+// Every instruction with a 16-bit float result becomes its f32 counterpart: an operand that is
+// another such instruction is used at f32 directly, one that is a parameter, constant or explicit
+// convert is widened (exactly) by a convert; where a 16-bit value is still needed (an output, an
+// explicit convert, an op kept narrow) a convert rounds the f32 value back. So values are rounded
+// to the type where they leave the graph or where the program converts them, and not between the
+// steps of a composite op: layer norm's mean and variance stay f32 as in eager's float opmath.
+// This is XLA's "excess precision", on by default there too. What stays narrow: parameters,
+// constants, converts, bitcasts and tuples.
+//
+// The kernels and library routines then only ever load and store 16-bit floats (loads widen,
+// stores round; codegen/cpp_emitter.cc): dot, convolution, scatter and collectives run in f32,
+// and a dot of two widened bf16 values can be handed to a bf16 GEMM.
+#pragma once
+
+#include "compiler/passes/pass.h"
+
+namespace txla::compiler {
+
+class FloatNormalization final : public Pass {
+ public:
+  std::string name() const override { return "float-normalization"; }
+  bool Run(hlo::Module& module) override;
+};
+
+}  // namespace txla::compiler

@@ -1,0 +1,198 @@
+"""bf16 and f16 on the device, against eager CPU PyTorch.
+
+A graph's 16-bit float arithmetic is computed in f32 (FloatNormalizedInstructions): values are
+rounded to the type where they leave the graph or where the program converts them, not between
+the steps of a composite op (XLA's excess precision; eager's composites compute in float too).
+Conversions are exact: f32 -> bf16/f16 rounds to nearest even as c10 does, NaN, infinities,
+subnormals and overflow included. torch.autocast('xla') runs matmuls and convolutions in the
+autocast dtype and precision-sensitive ops in f32, as core's CUDA policy lists say."""
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import torch_xla.core.xla_model as xm
+from conftest import CounterDelta
+
+LOW = [torch.bfloat16, torch.float16]
+
+
+def tol(dtype):
+    # One unit in the last place of the type, relative, plus a little for values near 0.
+    return dict(rtol=2 ** -7, atol=1e-3) if dtype == torch.bfloat16 else dict(rtol=2 ** -10, atol=1e-4)
+
+
+def special_values(dtype):
+    return torch.tensor([0.0, -0.0, 1.0, -2.5, float('nan'), float('inf'), -float('inf'), 1e-40, 3e38, 65504.0,
+                         70000.0, 1.00390625, 1.001953125, 5.96e-8, -1e-6], dtype=torch.float32)
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_conversions_round_exactly_as_eager(dev, dtype):
+    x = torch.cat([special_values(dtype), torch.randn(1000) * 100, torch.randn(1000) * 1e-6])
+    got = x.to(dev).to(dtype).cpu()
+    torch.testing.assert_close(got, x.to(dtype), rtol=0, atol=0, equal_nan=True)
+    # and back to f32 and f64 exactly
+    low = x.to(dtype)
+    torch.testing.assert_close(low.to(dev).float().cpu(), low.float(), rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(low.to(dev).double().cpu(), low.double(), rtol=0, atol=0, equal_nan=True)
+    # f64 -> 16 bits goes through float, as c10's conversion does
+    d = x.double() * 1.0000001
+    torch.testing.assert_close(d.to(dev).to(dtype).cpu(), d.to(dtype), rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_tensors_round_trip_and_constants_fold_to_the_type(dev, dtype):
+    x = torch.randn(7, 5).to(dtype)
+    assert torch.equal(x.to(dev).cpu(), x)
+    # a converted f32 constant is folded at compile time: rounded as the kernels round
+    got = (torch.full((3,), 0.1, device=dev).to(dtype) + torch.zeros(3, dtype=dtype, device=dev)).cpu()
+    assert torch.equal(got, torch.full((3,), 0.1).to(dtype))
+    assert got.dtype == dtype
+
+
+UNARY = {
+    'exp': torch.exp, 'tanh': torch.tanh, 'sigmoid': torch.sigmoid, 'relu': torch.relu, 'neg': torch.neg,
+    'abs': torch.abs, 'sqrt': torch.sqrt, 'log': torch.log, 'gelu': F.gelu, 'silu': F.silu,
+    'square_plus_one': lambda t: t * t + 1, 'clamp': lambda t: t.clamp(-0.5, 0.5),
+}
+
+
+@pytest.mark.parametrize('dtype', LOW)
+@pytest.mark.parametrize('name', sorted(UNARY))
+@pytest.mark.parametrize('shape', [(3, 17), (0, 4), ()])
+def test_elementwise_ops_match_eager(dev, dtype, name, shape):
+    torch.manual_seed(0)
+    x = torch.randn(shape).to(dtype)
+    if x.numel() >= 3:
+        x.view(-1)[:3] = torch.tensor([float('nan'), float('inf'), -float('inf')]).to(dtype)
+        if name == 'gelu':  # eager's vectorized gelu(+inf) is NaN on AVX-512 machines; ours is inf
+            x.view(-1)[1] = 4.0
+    fn = UNARY[name]
+    want = fn(x)
+    got = fn(x.to(dev)).cpu()
+    assert got.dtype == want.dtype == dtype
+    torch.testing.assert_close(got, want, equal_nan=True, **tol(dtype))
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_binary_ops_broadcast_and_non_contiguous_inputs(dev, dtype):
+    torch.manual_seed(1)
+    a = torch.randn(6, 8).to(dtype).t()  # non-contiguous
+    b = torch.randn(6).to(dtype)
+    for fn in (torch.add, torch.mul, torch.div, torch.maximum, torch.sub, lambda p, q: torch.where(p > q, p, q * 2)):
+        want = fn(a, b)
+        got = fn(a.to(dev), b.to(dev)).cpu()
+        torch.testing.assert_close(got, want, equal_nan=True, **tol(dtype))
+    # comparisons give exactly eager's booleans
+    assert torch.equal((a.to(dev) > b.to(dev)).cpu(), a > b)
+    # mixed with f32: promotes to f32 as eager does
+    c = torch.randn(8, 6)
+    got = (a.to(dev) * c.to(dev)).cpu()
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, a * c, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_reductions_accumulate_in_float(dev, dtype):
+    torch.manual_seed(2)
+    x = (torch.rand(64, 300) + 0.5).to(dtype)  # a bf16 running sum would stall far from eager's
+    for fn in (lambda t: t.sum(1), lambda t: t.sum(0), lambda t: t.mean(), lambda t: t.amax(1),
+               lambda t: t.softmax(-1), lambda t: F.layer_norm(t, (300,))):
+        want = fn(x)
+        got = fn(x.to(dev)).cpu()
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, equal_nan=True, **tol(dtype))
+    y = x.clone()
+    y[3, 7] = float('nan')
+    assert torch.isnan(y.to(dev).sum(1).cpu()[3])
+    assert torch.isnan(y.to(dev).amax(1).cpu()[3])
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_matmul_and_convolution_values_and_gradients(dev, dtype):
+    torch.manual_seed(3)
+    a = torch.randn(5, 33).to(dtype)
+    w = torch.randn(7, 33).to(dtype)
+    img = torch.randn(2, 3, 9, 9).to(dtype)
+    k = torch.randn(4, 3, 3, 3).to(dtype)
+
+    def run(device):
+        xs = [t.to(device).requires_grad_() for t in (a, w, img, k)]
+        y1 = F.linear(xs[0], xs[1])
+        y2 = F.conv2d(xs[2], xs[3], padding=1)
+        (y1.float().sum() + (y2.float() * 0.5).sum()).backward()
+        xm.mark_step()
+        return [t.detach().cpu() for t in (y1, y2)] + [t.grad.cpu() for t in xs]
+
+    with CounterDelta('FloatNormalizedInstructions') as d:
+        got = run(dev)
+    want = run('cpu')
+    for g, w_ in zip(got, want):
+        assert g.dtype == w_.dtype == dtype
+        # products of many terms: eager's bf16 GEMM and ours round each output once, but their
+        # float accumulations run in different orders
+        torch.testing.assert_close(g.float(), w_.float(), rtol=2 ** -6, atol=2e-2)
+    assert d['FloatNormalizedInstructions'] > 0
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_index_ops_and_scatter(dev, dtype):
+    torch.manual_seed(4)
+    x = torch.randn(10, 4).to(dtype)
+    idx = torch.tensor([0, 3, 3, -1])
+    assert torch.equal(x.to(dev)[idx.to(dev)].cpu(), x[idx])
+    src = torch.randn(4, 4).to(dtype)
+    want = torch.zeros(10, 4, dtype=dtype).index_add(0, idx % 10, src)
+    got = torch.zeros(10, 4, dtype=dtype, device=dev).index_add(0, (idx % 10).to(dev), src.to(dev)).cpu()
+    torch.testing.assert_close(got, want, **tol(dtype))
+    assert torch.equal(torch.cat([x, x * 2]).to(dev).cpu(), torch.cat([x, x * 2]))
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_viewing_16_bit_floats_as_int16_keeps_their_bits(dev, dtype):
+    x = torch.tensor([1.0, -2.5, float('nan'), float('inf'), 1e-40, 0.1]).to(dtype)
+    assert torch.equal(x.to(dev).view(torch.int16).cpu(), x.view(torch.int16))
+    assert torch.equal((x.to(dev) * 2).view(torch.int16).cpu(), (x * 2).view(torch.int16))
+
+
+def _model():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 32), nn.GELU(),
+                         nn.LayerNorm(32), nn.Linear(32, 10))
+
+
+def _autocast_step(device):
+    model = _model().to(device)
+    x = torch.randn(4, 3, 6, 6, generator=torch.Generator().manual_seed(1)).to(device)
+    y = torch.tensor([1, 0, 9, 3]).to(device)
+    with torch.autocast(torch.device(device).type, dtype=torch.bfloat16):
+        hidden = model[:4](x)
+        out = model[4:](hidden)
+        loss = F.cross_entropy(out, y)
+        soft = out.softmax(-1)
+    loss.backward()
+    xm.mark_step()
+    return hidden.dtype, soft.dtype, loss.detach().cpu(), [p.grad.cpu() for p in model.parameters()]
+
+
+def test_autocast_runs_matmuls_in_bf16_and_softmax_in_f32(dev):
+    h_dtype, s_dtype, loss, grads = _autocast_step(str(dev))
+    _, _, want_loss, want_grads = _autocast_step('cpu')
+    assert h_dtype == torch.bfloat16  # linear under autocast
+    assert s_dtype == torch.float32   # softmax is on the f32 list
+    torch.testing.assert_close(loss, want_loss, rtol=2e-2, atol=2e-2)
+    for g, w in zip(grads, want_grads):
+        assert g.dtype == torch.float32  # parameters stay f32
+        torch.testing.assert_close(g, w, rtol=5e-2, atol=2e-2)
+
+
+def test_autocast_disabled_and_f16_dtype(dev):
+    a = torch.randn(4, 8, device=dev)
+    b = torch.randn(8, 3, device=dev)
+    with torch.autocast('xla', dtype=torch.bfloat16, enabled=False):
+        assert (a @ b).dtype == torch.float32
+    with torch.autocast('xla', dtype=torch.float16):
+        c = a @ b
+        assert c.dtype == torch.float16
+        torch.testing.assert_close(c.cpu(), (a.cpu().half() @ b.cpu().half()), rtol=2e-3, atol=2e-3)
