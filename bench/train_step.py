@@ -29,6 +29,7 @@ torch.compile ones; for eager and inductor, the step itself), compile time (the 
 
     .venv/bin/python bench/train_step.py                       # every model and system, 1 round
     .venv/bin/python bench/train_step.py --models mlp,cnn --systems eager,xla --rounds 3
+    .venv/bin/python bench/train_step.py --autocast bfloat16    # mixed precision, each system's autocast
 """
 import argparse
 import json
@@ -78,7 +79,8 @@ def workload(name, batch):
     raise SystemExit(f'unknown model {name}')
 
 
-def child(system, model_name, steps, batch):
+def child(system, model_name, steps, batch, autocast=''):
+    import contextlib
     import torch
     torch.manual_seed(0)
     compiled = system in ('inductor', 'xla_dynamo', 'ptxla_dynamo')
@@ -100,9 +102,14 @@ def child(system, model_name, steps, batch):
     if compiled:
         run = torch.compile(model) if system == 'inductor' else torch.compile(model, backend='openxla')
 
+    # Mixed precision: each system's own torch.autocast (eager and inductor: 'cpu', which runs
+    # oneDNN's bf16 kernels; the xla systems: 'xla').
+    mixed = (lambda: torch.autocast(device.type, dtype=getattr(torch, autocast))) if autocast else contextlib.nullcontext
+
     def step():
         opt.zero_grad()
-        loss = loss_fn(run(data.to(device)), target.to(device))
+        with mixed():
+            loss = loss_fn(run(data.to(device)), target.to(device))
         loss.backward()
         opt.step()
         barrier()
@@ -179,10 +186,11 @@ def main():
     parser.add_argument('--steps', type=int, default=20)
     parser.add_argument('--batch', type=int, default=0, help='0: each model\'s own batch size')
     parser.add_argument('--json', help='also write the raw results here')
+    parser.add_argument('--autocast', default='', help='e.g. bfloat16: forward and loss under torch.autocast')
     parser.add_argument('--child', nargs=2, metavar=('SYSTEM', 'MODEL'))
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child[0], args.child[1], args.steps, args.batch)))
+        print(json.dumps(child(args.child[0], args.child[1], args.steps, args.batch, args.autocast)))
         return
 
     models, systems = args.models.split(','), args.systems.split(',')
@@ -205,7 +213,8 @@ def main():
                     child_env.update(PJRT_DEVICE='CPU')
                     child_env.pop('PYTHONPATH', None)
                 out = subprocess.run([pythons[system], __file__, '--child', system, model,
-                                      '--steps', str(args.steps), '--batch', str(args.batch)],
+                                      '--steps', str(args.steps), '--batch', str(args.batch),
+                                      '--autocast', args.autocast],
                                      env=child_env, capture_output=True, text=True, cwd=HERE)
                 if out.returncode != 0:
                     print(f'{system}/{model} failed:\n{out.stderr[-3000:]}', file=sys.stderr)
@@ -214,7 +223,8 @@ def main():
     if args.json:
         with open(args.json, 'w') as f:
             json.dump({f'{m}/{s}': r for (m, s), r in results.items()}, f, indent=1)
-    print(f'CPU: {cpu_name()}; {args.rounds} round(s) of {args.steps} steps; medians over rounds')
+    precision = f'; autocast {args.autocast}' if args.autocast else ''
+    print(f'CPU: {cpu_name()}; {args.rounds} round(s) of {args.steps} steps; medians over rounds{precision}')
     print(f'| model | system | first ms | step ms | vs eager | piped ms | vs eager | host ms | '
           f'compile ms | RSS MB | loss |')
     print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')

@@ -6,6 +6,7 @@
 
 #include "compiler/library/conv2d.h"
 #include "compiler/library/gemm.h"
+#include "compiler/library/gemm_bf16.h"
 #include "compiler/library/parallel.h"
 #include "compiler/library/pool2d.h"
 #include "compiler/library/sort.h"
@@ -24,6 +25,12 @@ void GemmF64(int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k, con
              int64_t stride_a, const double* b, int64_t ldb, int64_t stride_b, double* c, int64_t ldc,
              int64_t stride_c) {
   library::GemmBatched<double>(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+}
+
+void GemmBf16(int64_t batch, int ta, int tb, int64_t m, int64_t n, int64_t k, const unsigned short* a, int64_t lda,
+              int64_t stride_a, const unsigned short* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
+              int64_t stride_c) {
+  library::GemmBatchedBf16(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
 }
 
 thread_local RunErrors* t_run_errors = nullptr;
@@ -63,6 +70,7 @@ const TxlaSupport* GetSupportTable() {
   using namespace library;
   static const TxlaSupport table{&GemmF32,
                                  &GemmF64,
+                                 &GemmBf16,
                                  &Conv2dForward<float>,
                                  &Conv2dForward<double>,
                                  &Conv2dBackwardInput<float>,

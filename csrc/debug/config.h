@@ -46,6 +46,9 @@ namespace txla::debug {
     "threads for library calls and large kernels (0: every core; read at first use)")             \
   V(std::string, conv_library, "TXLA_CONV_LIBRARY", "onednn", false,                              \
     "float32 convolutions: onednn (when built with it) or im2col (im2col + OpenBLAS)")            \
+  V(std::string, gemm_bf16_library, "TXLA_GEMM_BF16_LIBRARY", "onednn", false,                    \
+    "bf16 products (autocast): onednn (AMX/AVX512-BF16 kernels, when built with it and the CPU "  \
+    "has them) or widened (operands widened, f32 GEMM)")                                          \
   V(std::string, cxx, "TXLA_CXX", "c++", true, "the C++ compiler that builds generated kernels")  \
   V(std::string, disable_passes, "TXLA_DISABLE_PASSES", "", true,                                 \
     "comma-separated compiler passes to turn off, to bisect a miscompile")                        \

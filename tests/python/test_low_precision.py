@@ -196,3 +196,66 @@ def test_autocast_disabled_and_f16_dtype(dev):
         c = a @ b
         assert c.dtype == torch.float16
         torch.testing.assert_close(c.cpu(), (a.cpu().half() @ b.cpu().half()), rtol=2e-3, atol=2e-3)
+
+
+def _has_bf16_instructions():
+    with open('/proc/cpuinfo') as f:
+        flags = f.read()
+    return 'amx_bf16' in flags or 'avx512_bf16' in flags
+
+
+GEMM_CASES = [
+    ((128, 96), (96, 64), False, False),
+    ((33, 17), (40, 17), False, True),   # x @ w.t(), as linear
+    ((17, 33), (17, 40), True, False),   # x.t() @ y, as a weight gradient
+    ((3, 5, 7), (3, 7, 4), False, False),  # batched
+    ((0, 8), (8, 5), False, False),
+    ((4, 0), (0, 5), False, False),       # k = 0: zeros
+    ((1, 9), (9, 1), False, False),
+]
+
+
+@pytest.mark.parametrize('library', ['onednn', 'widened'])
+@pytest.mark.parametrize('a_shape,b_shape,ta,tb', GEMM_CASES)
+def test_bf16_products_take_the_mixed_precision_gemm(dev, xla_env, library, a_shape, b_shape, ta, tb):
+    xla_env(TXLA_GEMM_BF16_LIBRARY=library)
+    torch.manual_seed(5)
+    a = torch.randn(a_shape).to(torch.bfloat16)
+    b = torch.randn(b_shape).to(torch.bfloat16)
+    if a.numel() > 2:
+        a.view(-1)[1] = float('nan')
+        a.view(-1)[2] = float('inf')
+
+    def fn(x, y):
+        x = x.transpose(-1, -2) if ta else x
+        y = y.transpose(-1, -2) if tb else y
+        return x @ y
+
+    with CounterDelta('OneDnnGemmBf16', 'GemmBf16Widened') as d:
+        got = fn(a.to(dev), b.to(dev)).cpu()
+    want = fn(a, b)
+    assert got.dtype == torch.bfloat16
+    # one rounding of an f32 accumulation on both sides; orders of the sum differ
+    torch.testing.assert_close(got.float(), want.float(), rtol=2 ** -7, atol=1e-2, equal_nan=True)
+    if got.numel() and a_shape[-1 if not ta else -2] > 0:
+        if library == 'onednn' and _has_bf16_instructions():
+            assert d['OneDnnGemmBf16'] == 1 and d['GemmBf16Widened'] == 0
+        else:
+            assert d['GemmBf16Widened'] == 1 and d['OneDnnGemmBf16'] == 0
+
+
+def test_bf16_linear_gradients_through_the_gemm(dev):
+    torch.manual_seed(6)
+    lin = nn.Linear(48, 24).to(torch.bfloat16)
+    x = torch.randn(16, 48).to(torch.bfloat16)
+    want_y = lin(x)
+    want_y.float().pow(2).sum().backward()
+    dlin = nn.Linear(48, 24).to(torch.bfloat16)
+    dlin.load_state_dict(lin.state_dict())
+    dlin = dlin.to(dev)
+    y = dlin(x.to(dev))
+    y.float().pow(2).sum().backward()
+    xm.mark_step()
+    torch.testing.assert_close(y.cpu().float(), want_y.float(), rtol=2 ** -7, atol=1e-2)
+    for p, q in zip(dlin.parameters(), lin.parameters()):
+        torch.testing.assert_close(p.grad.cpu().float(), q.grad.float(), rtol=2 ** -6, atol=5e-2)

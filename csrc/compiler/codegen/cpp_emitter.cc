@@ -1187,9 +1187,13 @@ class Emitter {
   void EmitDot(const Instruction& dot) {
     const hlo::DotDims& d = dot.attrs().dot;
     ElementType type = dot.shape().type;
-    if (type != ElementType::kF32 && type != ElementType::kF64)
-      throw std::invalid_argument("codegen: dot of " + std::string(runtime::ElementTypeName(type)) +
-                                  " is not supported yet");
+    // bf16 operands with an f32 result: a mixed-precision product (float-normalization's).
+    bool bf16 = dot.operand(0)->shape().type == ElementType::kBF16 && dot.operand(1)->shape().type == ElementType::kBF16 &&
+                type == ElementType::kF32;
+    bool same = dot.operand(0)->shape().type == type && dot.operand(1)->shape().type == type;
+    if (!(bf16 || (same && (type == ElementType::kF32 || type == ElementType::kF64))))
+      throw std::invalid_argument("codegen: dot of " + std::string(runtime::ElementTypeName(dot.operand(0)->shape().type)) +
+                                  " into " + runtime::ElementTypeName(type) + " is not supported yet");
     auto [lhs, lhs_t] = GemmOperand(*dot.operand(0));
     auto [rhs, rhs_t] = GemmOperand(*dot.operand(1));
     const auto& ls = dot.operand(0)->shape().dims;  // logical (after any transpose)
@@ -1210,7 +1214,7 @@ class Emitter {
     int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
     if (rhs_vec) { trans_b = false; ldb = 1; }
     if (lhs_vec) { trans_a = false; lda = k; }
-    std::string fn = type == ElementType::kF32 ? "gemm_f32" : "gemm_f64";
+    std::string fn = bf16 ? "gemm_bf16" : type == ElementType::kF32 ? "gemm_f32" : "gemm_f64";
     out_ << "  // " << dot.name() << "\n";
     out_ << "  support->" << fn << "(" << batch << ", " << trans_a << ", " << trans_b << ", " << m << ", " << n
          << ", " << k << ", " << Buffer(*lhs) << ", " << lda << ", " << m * k << ", " << Buffer(*rhs) << ", " << ldb

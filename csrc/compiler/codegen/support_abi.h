@@ -12,6 +12,10 @@
   V(void, gemm_f64, (int64_t batch, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const double* a, \
                      int64_t lda, int64_t stride_a, const double* b, int64_t ldb, int64_t stride_b, double* c, \
                      int64_t ldc, int64_t stride_c))                                                         \
+  /* the same with bf16 operands (bit patterns) and an f32 result: torch.autocast's products */            \
+  V(void, gemm_bf16, (int64_t batch, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,              \
+                      const unsigned short* a, int64_t lda, int64_t stride_a, const unsigned short* b,       \
+                      int64_t ldb, int64_t stride_b, float* c, int64_t ldc, int64_t stride_c))              \
   /* Library routines; `geometry` is the routine's int64 array (compiler/library/ *.h). */                   \
   V(void, conv2d_f32, (const float* x, const float* w, float* y, const int64_t* geometry))                   \
   V(void, conv2d_f64, (const double* x, const double* w, double* y, const int64_t* geometry))                \

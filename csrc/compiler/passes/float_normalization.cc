@@ -1,5 +1,6 @@
 #include "compiler/passes/float_normalization.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,10 +40,33 @@ bool StaysNarrow(const Instruction& i) {
   }
 }
 
+// A dot of two bf16 values: it runs as a bf16 GEMM with an f32 result (library/gemm_bf16.h).
+bool MixedPrecisionDot(const Instruction& i) {
+  return i.opcode() == Opcode::kDot && i.operand(0)->shape().type == ElementType::kBF16 &&
+         i.operand(1)->shape().type == ElementType::kBF16;
+}
+
 hlo::Literal WidenedLiteral(const hlo::Literal& narrow) {
   std::vector<double> values;
   for (int64_t k = 0; k < narrow.size(); ++k) values.push_back(narrow.GetDouble(k));
   return hlo::Literal::FromDoubles(Widened(narrow.shape()), std::move(values));
+}
+
+// Ops that only move elements: exact in any type, so one whose operands are all still narrow
+// stays narrow (a weight cast to bf16 and transposed for a product stays a bf16 transpose the
+// GEMM reads in place, instead of a widened copy rounded back).
+bool MovesElementsOnly(Opcode op) {
+  switch (op) {
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kConcatenate:
+    case Opcode::kReverse:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // A called computation (a reducer, a scatter's combiner) with its 16-bit floats at f32.
@@ -91,11 +115,22 @@ bool FloatNormalization::Run(hlo::Module& module) {
   };
   for (Instruction* i : c->instructions()) {
     if (StaysNarrow(*i)) continue;
+    // (A constant's broadcast is widened: the constant then keeps the value it was written with.)
+    if (MovesElementsOnly(i->opcode()) &&
+        std::none_of(i->operands().begin(), i->operands().end(),
+                     [&](Instruction* op) { return wide.count(op) || op->opcode() == Opcode::kConstant; }))
+      continue;
     bool touches = Is16BitFloat(i->shape());
     for (const Instruction* op : i->operands()) touches |= Is16BitFloat(op->shape());
     if (!touches) continue;
     std::vector<Instruction*> operands;
-    for (Instruction* op : i->operands()) operands.push_back(f32_of(op));
+    if (MixedPrecisionDot(*i)) {
+      // Its bf16 operands as they are (rounded, where the value was computed wider): the GEMM
+      // takes 16-bit operands and accumulates in f32.
+      for (Instruction* op : i->operands()) operands.push_back(op);
+    } else {
+      for (Instruction* op : i->operands()) operands.push_back(f32_of(op));
+    }
     hlo::Attributes attrs = i->attrs();
     for (hlo::Computation*& called : attrs.called) called = WidenedComputation(module, *called, computations);
     Instruction* w = c->Add(i->opcode(), Widened(i->shape()), operands, attrs);

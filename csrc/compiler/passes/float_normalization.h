@@ -10,8 +10,9 @@
 // constants, converts, bitcasts and tuples.
 //
 // The kernels and library routines then only ever load and store 16-bit floats (loads widen,
-// stores round; codegen/cpp_emitter.cc): dot, convolution, scatter and collectives run in f32,
-// and a dot of two widened bf16 values can be handed to a bf16 GEMM.
+// stores round; codegen/cpp_emitter.cc): convolution, scatter and collectives run in f32. A dot
+// of two bf16 values keeps its bf16 operands and gets an f32 result: a bf16 GEMM with f32
+// accumulation (library/gemm_bf16.h), the product torch.autocast means.
 #pragma once
 
 #include "compiler/passes/pass.h"

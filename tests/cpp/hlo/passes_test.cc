@@ -8,6 +8,7 @@
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
+#include "compiler/passes/float_normalization.h"
 #include "compiler/passes/fusion.h"
 #include "hlo/parser.h"
 #include "hlo/printer.h"
@@ -65,6 +66,33 @@ TEST(CseTest, KeepsDistinctParametersAndAttributes) {
       "  %a = pred[4] compare(%p, %q), direction=LT\n  %b = pred[4] compare(%p, %q), direction=GT\n"
       "  ROOT %t = (pred[4], pred[4]) tuple(%a, %b)\n"));
   EXPECT_FALSE(cse.Run(*module));
+}
+
+// bf16 arithmetic is computed in f32 and rounded once, where the value leaves the graph; an
+// explicit convert still rounds; a transpose of a narrow value and a bf16 product keep their
+// 16-bit operands (the product accumulates into f32).
+TEST(FloatNormalizationTest, ComputesIn32BitsAndRoundsAtTheEdges) {
+  FloatNormalization normalization;
+  ExpectPass(normalization,
+             Entry("  %p = bf16[4] parameter(0)\n  %c = bf16[] constant(0.1)\n"
+                   "  %b = bf16[4] broadcast(%c), dimensions={}\n  %m = bf16[4] multiply(%p, %b)\n"
+                   "  %e = bf16[4] exponential(%m)\n  %f = f32[4] convert(%e)\n"
+                   "  ROOT %t = (bf16[4], f32[4]) tuple(%e, %f)\n"),
+             Entry("  %p = bf16[4] parameter(0)\n  %c = f32[] constant(0.1)\n"
+                   "  %b = f32[4] broadcast(%c), dimensions={}\n  %w = f32[4] convert(%p)\n"
+                   "  %m = f32[4] multiply(%w, %b)\n"
+                   "  %e = f32[4] exponential(%m)\n  %r = bf16[4] convert(%e)\n  %f = f32[4] convert(%r)\n"
+                   "  ROOT %t = (bf16[4], f32[4]) tuple(%r, %f)\n"));
+  ExpectPass(normalization,
+             Entry("  %x = f32[3,5] parameter(0)\n  %y = f32[2,5] parameter(1)\n"
+                   "  %a = bf16[3,5] convert(%x)\n  %b = bf16[2,5] convert(%y)\n"
+                   "  %bt = bf16[5,2] transpose(%b), dimensions={1,0}\n"
+                   "  ROOT %d = bf16[3,2] dot(%a, %bt), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"),
+             Entry("  %x = f32[3,5] parameter(0)\n  %y = f32[2,5] parameter(1)\n"
+                   "  %a = bf16[3,5] convert(%x)\n  %b = bf16[2,5] convert(%y)\n"
+                   "  %bt = bf16[5,2] transpose(%b), dimensions={1,0}\n"
+                   "  %d = f32[3,2] dot(%a, %bt), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                   "  ROOT %r = bf16[3,2] convert(%d)\n"));
 }
 
 TEST(SimplifierTest, AdditiveAndMultiplicativeIdentities) {

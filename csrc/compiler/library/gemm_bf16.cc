@@ -1,0 +1,134 @@
+#include "compiler/library/gemm_bf16.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "compiler/library/gemm.h"
+#include "debug/config.h"
+#include "metrics/metrics.h"
+
+#ifdef TXLA_WITH_ONEDNN
+#include <dnnl.hpp>
+// The OpenMP runtime oneDNN runs on (Debian's libdnnl uses libgomp).
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
+#endif
+
+namespace txla::compiler::library {
+namespace {
+
+// The f32 path: operands widened (exactly), then the f32 GEMM.
+void WidenedGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+                 int64_t stride_a, const uint16_t* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
+                 int64_t stride_c) {
+  // Every element the products read: `batch` blocks of `rows` rows of `cols` elements, rows `ld`
+  // apart (A is m x k as stored, k x m when transposed; B likewise).
+  auto widen = [batch](const uint16_t* x, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+    int64_t extent = (batch - 1) * stride + (rows - 1) * ld + cols;
+    std::vector<float> out(static_cast<size_t>(extent));
+    for (int64_t i = 0; i < extent; ++i) {
+      uint32_t bits = static_cast<uint32_t>(x[i]) << 16;
+      std::memcpy(&out[i], &bits, sizeof(float));
+    }
+    return out;
+  };
+  std::vector<float> wa = ta ? widen(a, k, m, lda, stride_a) : widen(a, m, k, lda, stride_a);
+  std::vector<float> wb = tb ? widen(b, n, k, ldb, stride_b) : widen(b, k, n, ldb, stride_b);
+  GemmBatched<float>(batch, ta, tb, m, n, k, wa.data(), lda, stride_a, wb.data(), ldb, stride_b, c, ldc, stride_c);
+}
+
+#ifdef TXLA_WITH_ONEDNN
+
+using dnnl::memory;
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+struct Plan {
+  dnnl::matmul primitive;
+  memory::desc a, b, c;
+  int threads = 1;  // oneDNN's OpenMP kernels must run with the team size they were made for
+};
+
+// A matmul whose operands are described by their strides (transposes and leading dimensions
+// included), or null when oneDNN has only its reference kernel for it on this CPU (no bf16
+// instructions): the widened f32 GEMM is faster than that.
+std::shared_ptr<Plan> MakePlan(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                               int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t ldc, int64_t stride_c) {
+  auto plan = std::make_shared<Plan>();
+  const auto bf16 = memory::data_type::bf16, f32 = memory::data_type::f32;
+  plan->a = memory::desc({batch, m, k}, bf16, ta ? memory::dims{stride_a, 1, lda} : memory::dims{stride_a, lda, 1});
+  plan->b = memory::desc({batch, k, n}, bf16, tb ? memory::dims{stride_b, 1, ldb} : memory::dims{stride_b, ldb, 1});
+  plan->c = memory::desc({batch, m, n}, f32, memory::dims{stride_c, ldc, 1});
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), Engine());
+  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
+  plan->primitive = dnnl::matmul(pd);
+  plan->threads = omp_get_max_threads();
+  return plan;
+}
+
+bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+                int64_t stride_a, const uint16_t* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
+                int64_t stride_c) {
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
+  std::vector<int64_t> key{batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c};
+  // One product at a time: several devices' execution threads would otherwise each start an
+  // OpenMP team on the same cores (as for convolutions).
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    std::shared_ptr<Plan> plan;
+    try {
+      plan = MakePlan(batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c);
+    } catch (const dnnl::error&) {
+      plan = nullptr;
+    }
+    it = plans.emplace(std::move(key), plan).first;
+  }
+  const std::shared_ptr<Plan>& plan = it->second;
+  if (!plan) return false;
+  if (omp_get_max_threads() != plan->threads) omp_set_num_threads(plan->threads);
+  dnnl::stream stream(Engine());
+  memory ma(plan->a, Engine(), const_cast<uint16_t*>(a)), mb(plan->b, Engine(), const_cast<uint16_t*>(b)),
+      mc(plan->c, Engine(), c);
+  plan->primitive.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  stream.wait();
+  return true;
+}
+
+#else
+
+bool OneDnnGemm(int64_t, bool, bool, int64_t, int64_t, int64_t, const uint16_t*, int64_t, int64_t, const uint16_t*,
+                int64_t, int64_t, float*, int64_t, int64_t) {
+  return false;
+}
+
+#endif
+
+}  // namespace
+
+void GemmBatchedBf16(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a,
+                     int64_t lda, int64_t stride_a, const uint16_t* b, int64_t ldb, int64_t stride_b, float* c,
+                     int64_t ldc, int64_t stride_c) {
+  if (batch == 0 || m == 0 || n == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t r = 0; r < m; ++r) std::memset(c + i * stride_c + r * ldc, 0, sizeof(float) * n);
+    return;
+  }
+  if (debug::GetConfig().gemm_bf16_library == "onednn" && OneDnnGemm(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c)) {
+    TXLA_COUNTER("OneDnnGemmBf16", 1);
+    return;
+  }
+  TXLA_COUNTER("GemmBf16Widened", 1);
+  WidenedGemm(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+}
+
+}  // namespace txla::compiler::library
