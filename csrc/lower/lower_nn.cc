@@ -354,8 +354,11 @@ Instruction* OptionalOr(LoweringContext& c, const ir::Node& n, size_t arg, doubl
 // native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 //   -> (out, save_mean, save_invstd[, new running_mean, new running_var])
 Outs BatchNorm(LoweringContext& c, const ir::Node& n) {
-  Instruction* x = c.Operand(n, 0);
-  ElementType t = OutType(n);
+  // Mixed types (autocast: a bf16 input, f32 parameters and statistics) compute in the
+  // statistics' type, as eager does; the output is in the input's type.
+  ElementType out_type = OutType(n);
+  ElementType t = OutType(n, 1);
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
   ChannelDims d = ChannelsOf(x);
   bool training = c.ConstArg(n, 5).toBool();
   Instruction* eps = c.ScalarArg(n, 7, t);
@@ -375,7 +378,8 @@ Outs BatchNorm(LoweringContext& c, const ir::Node& n) {
   Instruction* invstd = c.Elementwise(Opcode::kRsqrt, {c.Elementwise(Opcode::kAdd, {var, eps}, t)}, t);
   Instruction* scale = c.Elementwise(Opcode::kMultiply, {c.Reshape(invstd, d.column), w}, t);
   Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, c.Reshape(mean, d.column)}, t);
-  Outs outs = {c.Elementwise(Opcode::kAdd, {c.Elementwise(Opcode::kMultiply, {centered, scale}, t), b}, t)};
+  Outs outs = {c.Convert(c.Elementwise(Opcode::kAdd, {c.Elementwise(Opcode::kMultiply, {centered, scale}, t), b}, t),
+                        out_type)};
   if (training) {
     outs.push_back(mean);
     outs.push_back(invstd);
@@ -403,9 +407,12 @@ Outs BatchNorm(LoweringContext& c, const ir::Node& n) {
 // native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
 // save_invstd, train, eps, output_mask)
 Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
-  Instruction* dy = c.Operand(n, 0);
-  Instruction* x = c.Operand(n, 1);
-  ElementType t = dy->shape().type;
+  // Computed in the parameter gradients' type (f32 under autocast); the input's gradient is in
+  // the input's type.
+  ElementType in_type = OutType(n, 0);
+  ElementType t = OutType(n, 1);
+  Instruction* dy = c.Convert(c.Operand(n, 0), t);
+  Instruction* x = c.Convert(c.Operand(n, 1), t);
   ChannelDims d = ChannelsOf(x);
   bool train = c.ConstArg(n, 7).toBool();
   auto mask = c.ConstArg(n, 9).toBoolList();
@@ -434,9 +441,9 @@ Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
           Opcode::kSubtract,
           {c.Elementwise(Opcode::kSubtract, {dy, mean_dy}, t),
            c.Elementwise(Opcode::kMultiply, {xhat, mean_dy_xhat}, t)}, t);
-      outs[0] = c.Elementwise(Opcode::kMultiply, {centered, scale}, t);
+      outs[0] = c.Convert(c.Elementwise(Opcode::kMultiply, {centered, scale}, t), in_type);
     } else {
-      outs[0] = c.Elementwise(Opcode::kMultiply, {dy, scale}, t);
+      outs[0] = c.Convert(c.Elementwise(Opcode::kMultiply, {dy, scale}, t), in_type);
     }
   }
   if (mask[1]) outs[1] = sum_dy_xhat;

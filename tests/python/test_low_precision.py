@@ -158,8 +158,8 @@ def test_viewing_16_bit_floats_as_int16_keeps_their_bits(dev, dtype):
 
 def _model():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 32), nn.GELU(),
-                         nn.LayerNorm(32), nn.Linear(32, 10))
+    return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(8 * 6 * 6, 32), nn.GELU(), nn.LayerNorm(32), nn.ReLU(), nn.Linear(32, 10))
 
 
 def _autocast_step(device):
@@ -167,8 +167,8 @@ def _autocast_step(device):
     x = torch.randn(4, 3, 6, 6, generator=torch.Generator().manual_seed(1)).to(device)
     y = torch.tensor([1, 0, 9, 3]).to(device)
     with torch.autocast(torch.device(device).type, dtype=torch.bfloat16):
-        hidden = model[:4](x)
-        out = model[4:](hidden)
+        hidden = model[:5](x)
+        out = model[5:](hidden)
         loss = F.cross_entropy(out, y)
         soft = out.softmax(-1)
     loss.backward()
@@ -177,7 +177,12 @@ def _autocast_step(device):
 
 
 def test_autocast_runs_matmuls_in_bf16_and_softmax_in_f32(dev):
-    h_dtype, s_dtype, loss, grads = _autocast_step(str(dev))
+    # batch norm of a bf16 activation with f32 parameters, linear layers whose weight gradients
+    # multiply two transposed bf16 operands: every graph compiles (none falls back)
+    with CounterDelta('InterpretedGraph', 'OneDnnGemmBf16', 'GemmBf16Widened') as d:
+        h_dtype, s_dtype, loss, grads = _autocast_step(str(dev))
+    assert d['InterpretedGraph'] == 0
+    assert d['OneDnnGemmBf16'] + d['GemmBf16Widened'] >= 6
     _, _, want_loss, want_grads = _autocast_step('cpu')
     assert h_dtype == torch.bfloat16  # linear under autocast
     assert s_dtype == torch.float32   # softmax is on the f32 list
@@ -208,6 +213,7 @@ GEMM_CASES = [
     ((128, 96), (96, 64), False, False),
     ((33, 17), (40, 17), False, True),   # x @ w.t(), as linear
     ((17, 33), (17, 40), True, False),   # x.t() @ y, as a weight gradient
+    ((128, 10), (50, 128), True, True),  # both transposed, as fc2's weight gradient
     ((3, 5, 7), (3, 7, 4), False, False),  # batched
     ((0, 8), (8, 5), False, False),
     ((4, 0), (0, 5), False, False),       # k = 0: zeros

@@ -63,13 +63,22 @@ def train_three_ways(model, inputs, target, steps, make_optimizer, loss_fn):
     return history, models
 
 
-def assert_as_close_as_eager(history, factor=3.0, floor=1e-5):
+def assert_as_close_as_eager(history, factor=3.0, floor=1e-5, strict_steps=None, chaotic_bound=None):
+    """Per step: the device's parameter deviation from float64 within `factor` times eager float32's
+    and its loss as close. From step `strict_steps` on, parameters and loss are held to the relative
+    `chaotic_bound` instead: where a perturbation of the parameters' last bits flips a ReLU or
+    max-pool decision, which of two float32 runs lands near float64 is chance."""
     for step, (losses, eager_dev, xla_dev) in enumerate(history):
-        assert xla_dev <= factor * eager_dev + floor, (
+        chaotic = strict_steps is not None and step >= strict_steps
+        bound = factor * eager_dev + floor
+        loss_bound = factor * abs(losses['f32'] - losses['f64']) + 1e-5 * abs(losses['f64']) + 1e-6
+        if chaotic:
+            bound = max(bound, chaotic_bound)
+            loss_bound = max(loss_bound, chaotic_bound * abs(losses['f64']))
+        assert xla_dev <= bound, (
             f'step {step}: the device deviates {xla_dev:.2e} from float64, eager float32 only '
             f'{eager_dev:.2e} (losses {losses})')
-        assert abs(losses['xla'] - losses['f64']) <= factor * abs(losses['f32'] - losses['f64']) + 1e-5 * abs(
-            losses['f64']) + 1e-6, f'step {step}: losses {losses}'
+        assert abs(losses['xla'] - losses['f64']) <= loss_bound, f'step {step}: losses {losses}'
 
 
 def test_resnet18_trains_like_eager():
@@ -81,7 +90,10 @@ def test_resnet18_trains_like_eager():
     history, _ = train_three_ways(
         model, x, y, steps=4, make_optimizer=lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9),
         loss_fn=nn.CrossEntropyLoss())
-    assert_as_close_as_eager(history)
+    # Measured: after the first step, float64 parameters perturbed by 1e-6 (relative; both float32
+    # runs are ~3e-6 away) deviate 6.8e-3 after the second in two seeds of three, 1e-7 only 4e-7:
+    # a decision flips. The first step is held to eager's precision, the later ones to 2e-2.
+    assert_as_close_as_eager(history, strict_steps=1, chaotic_bound=2e-2)
 
 
 class Block(nn.Module):

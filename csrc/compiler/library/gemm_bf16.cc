@@ -63,9 +63,17 @@ std::shared_ptr<Plan> MakePlan(int64_t batch, bool ta, bool tb, int64_t m, int64
                                int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t ldc, int64_t stride_c) {
   auto plan = std::make_shared<Plan>();
   const auto bf16 = memory::data_type::bf16, f32 = memory::data_type::f32;
-  plan->a = memory::desc({batch, m, k}, bf16, ta ? memory::dims{stride_a, 1, lda} : memory::dims{stride_a, lda, 1});
-  plan->b = memory::desc({batch, k, n}, bf16, tb ? memory::dims{stride_b, 1, ldb} : memory::dims{stride_b, ldb, 1});
-  plan->c = memory::desc({batch, m, n}, f32, memory::dims{stride_c, ldc, 1});
+  // A single product is described in 2-D: oneDNN 2.6 multiplies a 3-D batch of one with a
+  // transposed B wrongly (measured: errors of the operands' size).
+  auto desc = [batch](memory::dims dims, memory::data_type type, memory::dim stride, memory::dims strides) {
+    if (batch == 1) return memory::desc(dims, type, strides);
+    dims.insert(dims.begin(), batch);
+    strides.insert(strides.begin(), stride);
+    return memory::desc(dims, type, strides);
+  };
+  plan->a = desc({m, k}, bf16, stride_a, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
+  plan->b = desc({k, n}, bf16, stride_b, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
+  plan->c = desc({m, n}, f32, stride_c, memory::dims{ldc, 1});
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), Engine());
   if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
   plan->primitive = dnnl::matmul(pd);
