@@ -351,13 +351,22 @@ Instruction* OptionalOr(LoweringContext& c, const ir::Node& n, size_t arg, doubl
   return c.IsNone(n, arg) ? c.Constant(fallback, t) : c.Convert(c.Operand(n, arg), t);
 }
 
+// The type batch norm computes in: its parameters' and statistics' (the first of `args` given),
+// which under autocast is f32 for a bf16 input, as eager's mixed-type batch norm; else `input`.
+ElementType ParameterType(LoweringContext& c, const ir::Node& n, std::initializer_list<size_t> args,
+                          ElementType input) {
+  for (size_t arg : args)
+    if (!c.IsNone(n, arg)) return c.Operand(n, arg)->shape().type;
+  return input;
+}
+
 // native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
 //   -> (out, save_mean, save_invstd[, new running_mean, new running_var])
 Outs BatchNorm(LoweringContext& c, const ir::Node& n) {
   // Mixed types (autocast: a bf16 input, f32 parameters and statistics) compute in the
   // statistics' type, as eager does; the output is in the input's type.
   ElementType out_type = OutType(n);
-  ElementType t = OutType(n, 1);
+  ElementType t = ParameterType(c, n, {1, 3}, out_type);
   Instruction* x = c.Convert(c.Operand(n, 0), t);
   ChannelDims d = ChannelsOf(x);
   bool training = c.ConstArg(n, 5).toBool();
@@ -410,7 +419,7 @@ Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
   // Computed in the parameter gradients' type (f32 under autocast); the input's gradient is in
   // the input's type.
   ElementType in_type = OutType(n, 0);
-  ElementType t = OutType(n, 1);
+  ElementType t = ParameterType(c, n, {2, 3, 5}, in_type);
   Instruction* dy = c.Convert(c.Operand(n, 0), t);
   Instruction* x = c.Convert(c.Operand(n, 1), t);
   ChannelDims d = ChannelsOf(x);
