@@ -1,6 +1,7 @@
 #include "compiler/passes/float_normalization.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -100,6 +101,7 @@ bool FloatNormalization::Run(hlo::Module& module) {
   hlo::Computation* c = module.entry();
   std::map<const Instruction*, Instruction*> wide;  // a 16-bit instruction -> its f32 version
   std::map<const Instruction*, Instruction*> widened_operand;  // one convert per narrow value
+  std::map<const Instruction*, Instruction*> narrow_of;        // an f32 value -> its 16-bit value
   std::map<const hlo::Computation*, hlo::Computation*> computations;
   auto f32_of = [&](Instruction* op) -> Instruction* {
     auto w = wide.find(op);
@@ -111,7 +113,22 @@ bool FloatNormalization::Run(hlo::Module& module) {
     // with, as eager's float opmath keeps a scalar; a folded convert's constant is already rounded.
     convert = op->opcode() == Opcode::kConstant ? c->AddConstant(WidenedLiteral(op->attrs().literal))
                                                 : c->Add(Opcode::kConvert, Widened(op->shape()), {op});
+    narrow_of[convert] = op;
     return convert;
+  };
+  // A product's 16-bit operand. Rounding commutes with moving elements, so the rounding of a
+  // transposed or reshaped f32 value is taken before the move: the GEMM then reads the rounded
+  // value through the transpose in place, where rounding after it is a transposing copy.
+  std::function<Instruction*(Instruction*)> narrow_operand = [&](Instruction* op) -> Instruction* {
+    auto w = wide.find(op);
+    if (w == wide.end()) return op;
+    Instruction* moved = w->second;
+    if (moved->opcode() != Opcode::kTranspose && moved->opcode() != Opcode::kReshape) return op;
+    auto source = narrow_of.find(moved->operand(0));
+    if (source == narrow_of.end()) return op;
+    hlo::Shape shape = moved->shape();
+    shape.type = op->shape().type;
+    return c->Add(moved->opcode(), shape, {narrow_operand(source->second)}, moved->attrs());
   };
   for (Instruction* i : c->instructions()) {
     if (StaysNarrow(*i)) continue;
@@ -127,7 +144,7 @@ bool FloatNormalization::Run(hlo::Module& module) {
     if (MixedPrecisionDot(*i)) {
       // Its bf16 operands as they are (rounded, where the value was computed wider): the GEMM
       // takes 16-bit operands and accumulates in f32.
-      for (Instruction* op : i->operands()) operands.push_back(op);
+      for (Instruction* op : i->operands()) operands.push_back(narrow_operand(op));
     } else {
       for (Instruction* op : i->operands()) operands.push_back(f32_of(op));
     }
@@ -144,6 +161,7 @@ bool FloatNormalization::Run(hlo::Module& module) {
     Instruction* rounded = c->Add(Opcode::kConvert, i->shape(), {w});
     i->ReplaceAllUsesWith(rounded);
     wide[rounded] = w;
+    narrow_of[w] = rounded;
   }
   if (wide.empty() && widened_operand.empty()) return false;
   c->SortTopologically();

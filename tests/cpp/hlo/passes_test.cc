@@ -93,6 +93,17 @@ TEST(FloatNormalizationTest, ComputesIn32BitsAndRoundsAtTheEdges) {
                    "  %bt = bf16[5,2] transpose(%b), dimensions={1,0}\n"
                    "  %d = f32[3,2] dot(%a, %bt), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
                    "  ROOT %r = bf16[3,2] convert(%d)\n"));
+  // A product's operand computed wider is rounded before its transpose: the GEMM reads the
+  // rounded value through the transpose, no transposing copy.
+  ExpectPass(normalization,
+             Entry("  %x = bf16[3,5] parameter(0)\n  %y = bf16[5,2] parameter(1)\n"
+                   "  %e = bf16[5,2] exponential(%y)\n  %et = bf16[2,5] transpose(%e), dimensions={1,0}\n"
+                   "  ROOT %d = bf16[3,2] dot(%x, %et), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"),
+             Entry("  %x = bf16[3,5] parameter(0)\n  %y = bf16[5,2] parameter(1)\n"
+                   "  %w = f32[5,2] convert(%y)\n  %e = f32[5,2] exponential(%w)\n  %r = bf16[5,2] convert(%e)\n"
+                   "  %t = bf16[2,5] transpose(%r), dimensions={1,0}\n"
+                   "  %d = f32[3,2] dot(%x, %t), lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+                   "  ROOT %o = bf16[3,2] convert(%d)\n"));
 }
 
 TEST(SimplifierTest, AdditiveAndMultiplicativeIdentities) {
