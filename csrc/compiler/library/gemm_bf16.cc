@@ -1,5 +1,7 @@
 #include "compiler/library/gemm_bf16.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "compiler/library/gemm.h"
+#include "compiler/library/parallel.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"
 
@@ -53,12 +56,12 @@ dnnl::engine& Engine() {
 struct Plan {
   dnnl::matmul primitive;
   memory::desc a, b, c;
-  int threads = 1;  // oneDNN's OpenMP kernels must run with the team size they were made for
 };
 
 // A matmul whose operands are described by their strides (transposes and leading dimensions
 // included), or null when oneDNN has only its reference kernel for it on this CPU (no bf16
-// instructions): the widened f32 GEMM is faster than that.
+// instructions): the widened f32 GEMM is faster than that. Built for one OpenMP thread: the
+// products are split over the library's own threads (below), as the f32 GEMM is.
 std::shared_ptr<Plan> MakePlan(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda,
                                int64_t stride_a, int64_t ldb, int64_t stride_b, int64_t ldc, int64_t stride_c) {
   auto plan = std::make_shared<Plan>();
@@ -77,38 +80,77 @@ std::shared_ptr<Plan> MakePlan(int64_t batch, bool ta, bool tb, int64_t m, int64
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), Engine());
   if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
   plan->primitive = dnnl::matmul(pd);
-  plan->threads = omp_get_max_threads();
   return plan;
 }
 
-bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+// One part of a product on the calling thread, with oneDNN's OpenMP held to that thread: its
+// own team of two on two cores was measured 50x slower on some shapes (512x128x128: 1298 us
+// against 26 us on one thread) and never faster than splitting here.
+bool OneDnnPart(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
                 int64_t stride_a, const uint16_t* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
                 int64_t stride_c) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
-  std::vector<int64_t> key{batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c};
-  // One product at a time: several devices' execution threads would otherwise each start an
-  // OpenMP team on the same cores (as for convolutions).
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = plans.find(key);
-  if (it == plans.end()) {
-    std::shared_ptr<Plan> plan;
-    try {
-      plan = MakePlan(batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c);
-    } catch (const dnnl::error&) {
-      plan = nullptr;
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);  // this thread's OpenMP setting only
+  std::shared_ptr<Plan> plan;
+  {
+    std::vector<int64_t> key{batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c};
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = plans.find(key);
+    if (it == plans.end()) {
+      try {
+        plan = MakePlan(batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c);
+      } catch (const dnnl::error&) {
+        plan = nullptr;
+      }
+      it = plans.emplace(std::move(key), plan).first;
     }
-    it = plans.emplace(std::move(key), plan).first;
+    plan = it->second;
   }
-  const std::shared_ptr<Plan>& plan = it->second;
   if (!plan) return false;
-  if (omp_get_max_threads() != plan->threads) omp_set_num_threads(plan->threads);
   dnnl::stream stream(Engine());
   memory ma(plan->a, Engine(), const_cast<uint16_t*>(a)), mb(plan->b, Engine(), const_cast<uint16_t*>(b)),
       mc(plan->c, Engine(), c);
   plan->primitive.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
   stream.wait();
   return true;
+}
+
+// Below this many multiply-adds a product runs on one thread (AMX does 512x128x128, 8.4M, in
+// 26 us on one core: a second thread's hand-off costs more than it saves).
+constexpr double kParallelWork = 16e6;
+
+bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda,
+                int64_t stride_a, const uint16_t* b, int64_t ldb, int64_t stride_b, float* c, int64_t ldc,
+                int64_t stride_c) {
+  const double work = static_cast<double>(batch) * m * n * k;
+  const int threads = work < kParallelWork ? 1 : NumThreads();
+  if (threads == 1)
+    return OneDnnPart(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
+  // Whole products to each thread, or one product's columns (rows, when it is tall); a part that
+  // oneDNN cannot run makes the whole product take the widened path.
+  std::atomic<bool> ok{true};
+  if (batch > 1) {
+    ParallelChunks(batch, threads, [&](int, int64_t begin, int64_t end) {
+      if (!OneDnnPart(end - begin, ta, tb, m, n, k, a + begin * stride_a, lda, stride_a, b + begin * stride_b, ldb,
+                      stride_b, c + begin * stride_c, ldc, stride_c)) ok = false;
+    });
+  } else if (n >= m) {
+    int64_t step = ((n + threads - 1) / threads + 31) / 32 * 32;  // whole AMX tile columns per part
+    ParallelChunks((n + step - 1) / step, threads, [&](int, int64_t begin, int64_t end) {
+      int64_t j0 = begin * step, j1 = std::min<int64_t>(n, end * step);
+      if (!OneDnnPart(1, ta, tb, m, j1 - j0, k, a, lda, stride_a, tb ? b + j0 * ldb : b + j0, ldb, stride_b, c + j0,
+                      ldc, stride_c)) ok = false;
+    });
+  } else {
+    int64_t step = ((m + threads - 1) / threads + 15) / 16 * 16;
+    ParallelChunks((m + step - 1) / step, threads, [&](int, int64_t begin, int64_t end) {
+      int64_t i0 = begin * step, i1 = std::min<int64_t>(m, end * step);
+      if (!OneDnnPart(1, ta, tb, i1 - i0, n, k, ta ? a + i0 : a + i0 * lda, lda, stride_a, b, ldb, stride_b,
+                      c + i0 * ldc, ldc, stride_c)) ok = false;
+    });
+  }
+  return ok;
 }
 
 #else
