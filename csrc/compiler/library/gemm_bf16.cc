@@ -55,7 +55,7 @@ dnnl::engine& Engine() {
 
 struct Plan {
   dnnl::matmul primitive;
-  memory::desc a, b, c;
+  memory::desc a, b, c, scratchpad;
 };
 
 // A matmul whose operands are described by their strides (transposes and leading dimensions
@@ -77,8 +77,14 @@ std::shared_ptr<Plan> MakePlan(int64_t batch, bool ta, bool tb, int64_t m, int64
   plan->a = desc({m, k}, bf16, stride_a, ta ? memory::dims{1, lda} : memory::dims{lda, 1});
   plan->b = desc({k, n}, bf16, stride_b, tb ? memory::dims{1, ldb} : memory::dims{ldb, 1});
   plan->c = desc({m, n}, f32, stride_c, memory::dims{ldc, 1});
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), Engine());
+  // Parts of one product run at once on the library's threads, possibly through the same
+  // primitive: each execution brings its own scratchpad (oneDNN's default one is shared, and
+  // concurrent parts overwrote each other's: the GPT decoder's bf16 loss went wrong at step 2).
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), attr, Engine());
   if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
+  plan->scratchpad = pd.scratchpad_desc();
   plan->primitive = dnnl::matmul(pd);
   return plan;
 }
@@ -111,7 +117,10 @@ bool OneDnnPart(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   dnnl::stream stream(Engine());
   memory ma(plan->a, Engine(), const_cast<uint16_t*>(a)), mb(plan->b, Engine(), const_cast<uint16_t*>(b)),
       mc(plan->c, Engine(), c);
-  plan->primitive.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  std::vector<uint8_t> scratch(plan->scratchpad.get_size());
+  memory ms(plan->scratchpad, Engine(), scratch.data());
+  plan->primitive.execute(stream,
+                          {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});
   stream.wait();
   return true;
 }
