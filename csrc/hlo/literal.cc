@@ -10,8 +10,9 @@
 namespace txla::hlo {
 namespace {
 // double -> int64 without undefined behaviour at the ends: +-2^63 (what INT64_MAX/MIN become as
-// doubles) saturate.
+// doubles) saturate; NaN has no integer value (`s64[] constant(nan)` is an error).
 int64_t SaturatingInt(double v) {
+  if (std::isnan(v)) throw std::invalid_argument("NaN is not a value of an integer type");
   if (v >= 9.2233720368547758e18) return INT64_MAX;
   if (v <= -9.2233720368547758e18) return INT64_MIN;
   return static_cast<int64_t>(v);
