@@ -51,6 +51,8 @@ bool Shape::operator==(const Shape& other) const {
   return type == other.type && dims == other.dims;
 }
 
+bool Is16BitFloat(ElementType type) { return type == ElementType::kBF16 || type == ElementType::kF16; }
+
 bool IsFloating(ElementType type) {
   return type == ElementType::kF16 || type == ElementType::kBF16 || type == ElementType::kF32 ||
          type == ElementType::kF64;

@@ -36,6 +36,8 @@ struct Shape {
 };
 
 bool IsFloating(ElementType type);
+// bf16 and f16: stored in 16 bits, computed in float (compiler/passes/float_normalization.h).
+bool Is16BitFloat(ElementType type);
 bool IsSignedInteger(ElementType type);
 bool IsUnsignedInteger(ElementType type);
 // "f32" -> kF32; throws std::invalid_argument for an unknown name.

@@ -96,7 +96,7 @@ Shape InferDot(const Instruction& i) {
   free_dims(l, d.lhs_batch, d.lhs_contracting);
   free_dims(r, d.rhs_batch, d.rhs_contracting);
   // 16-bit float operands may accumulate into an f32 result (XLA's preferred_element_type).
-  bool wide_result = (l.type == ElementType::kBF16 || l.type == ElementType::kF16) && i.shape().type == ElementType::kF32;
+  bool wide_result = Is16BitFloat(l.type) && i.shape().type == ElementType::kF32;
   return Shape::Array(wide_result ? ElementType::kF32 : l.type, dims);
 }
 

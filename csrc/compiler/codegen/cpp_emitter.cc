@@ -38,24 +38,23 @@ const char* CType(ElementType t) {
   }
 }
 
-bool Is16BitFloat(ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; }
+using hlo::Is16BitFloat;
 
 // The type of a buffer's elements in memory: a 16-bit float is its bit pattern.
 std::string StorageType(ElementType t) { return Is16BitFloat(t) ? "unsigned short" : CType(t); }
 
-// `value` (of CType(t)) as the bits a buffer of `t` stores.
-std::string Stored(ElementType t, const std::string& value) {
-  if (t == ElementType::kBF16) return "txla_bf16_from_float(" + value + ")";
-  if (t == ElementType::kF16) return "txla_f16_from_float(" + value + ")";
-  return value;
+// A call of runtime/scalar_ops.h's `txla_<prefix><bf16|f16><suffix>` on `value` for a 16-bit
+// float type; `value` itself for any other type.
+std::string Call16BitFloat(ElementType t, const char* prefix, const char* suffix, const std::string& value) {
+  if (!Is16BitFloat(t)) return value;
+  return std::string("txla_") + prefix + (t == ElementType::kBF16 ? "bf16" : "f16") + suffix + "(" + value + ")";
 }
 
+// `value` (of CType(t)) as the bits a buffer of `t` stores.
+std::string Stored(ElementType t, const std::string& value) { return Call16BitFloat(t, "", "_from_float", value); }
+
 // A float rounded to the 16-bit float type `t` (other types unchanged).
-std::string Rounded(ElementType t, const std::string& value) {
-  if (t == ElementType::kBF16) return "txla_round_bf16(" + value + ")";
-  if (t == ElementType::kF16) return "txla_round_f16(" + value + ")";
-  return value;
-}
+std::string Rounded(ElementType t, const std::string& value) { return Call16BitFloat(t, "round_", "", value); }
 
 // Element k of a literal as C++ source; integers come from the literal's exact int64 values.
 std::string Literal(const hlo::Literal& literal, int64_t k, ElementType t) {
@@ -661,9 +660,7 @@ class Emitter {
   std::string Load(const Instruction& buffer, const std::string& index) {
     if (buffer.shape().type == ElementType::kPred)
       return "(((const unsigned char*)" + Buffer(buffer) + ")[" + index + "] != 0)";
-    if (buffer.shape().type == ElementType::kBF16) return "txla_bf16_to_float(" + Buffer(buffer) + "[" + index + "])";
-    if (buffer.shape().type == ElementType::kF16) return "txla_f16_to_float(" + Buffer(buffer) + "[" + index + "])";
-    return Buffer(buffer) + "[" + index + "]";
+    return Call16BitFloat(buffer.shape().type, "", "_to_float", Buffer(buffer) + "[" + index + "]");
   }
 
   // The value of `i` at multi-index `idx`, as an expression (values are memoized per index).

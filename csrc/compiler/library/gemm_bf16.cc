@@ -13,6 +13,7 @@
 #include "compiler/library/parallel.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"
+#include "runtime/scalar_ops.h"
 
 #ifdef TXLA_WITH_ONEDNN
 #include <dnnl.hpp>
@@ -33,10 +34,7 @@ void WidenedGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t 
   auto widen = [batch](const uint16_t* x, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
     int64_t extent = (batch - 1) * stride + (rows - 1) * ld + cols;
     std::vector<float> out(static_cast<size_t>(extent));
-    for (int64_t i = 0; i < extent; ++i) {
-      uint32_t bits = static_cast<uint32_t>(x[i]) << 16;
-      std::memcpy(&out[i], &bits, sizeof(float));
-    }
+    for (int64_t i = 0; i < extent; ++i) out[i] = txla_bf16_to_float(x[i]);
     return out;
   };
   std::vector<float> wa = ta ? widen(a, k, m, lda, stride_a) : widen(a, m, k, lda, stride_a);

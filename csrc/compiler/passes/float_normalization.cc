@@ -15,8 +15,7 @@ using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
 
-bool Is16BitFloat(ElementType t) { return t == ElementType::kBF16 || t == ElementType::kF16; }
-bool Is16BitFloat(const hlo::Shape& s) { return !s.is_tuple && Is16BitFloat(s.type); }
+bool Is16BitFloat(const hlo::Shape& s) { return !s.is_tuple && hlo::Is16BitFloat(s.type); }
 
 hlo::Shape Widened(const hlo::Shape& s) {
   hlo::Shape w = s;
