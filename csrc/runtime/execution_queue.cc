@@ -95,17 +95,21 @@ void ExecutionQueue::Loop() {
       idle_cv_.notify_all();  // a submitter may be waiting for room
     }
     std::string failure, root;
+    bool from_earlier_failure = false;
     try {
       item.work();
     } catch (const ExecutionFailed& e) {
-      failure = e.what(), root = e.root();
+      // Only a failed input's readiness throws this: the run failed because an earlier one did.
+      failure = e.what(), root = e.root(), from_earlier_failure = true;
     } catch (const std::exception& e) {
       failure = root = e.what();
     } catch (...) {
       failure = root = "unknown error during execution";
     }
-    if (!failure.empty()) {
+    if (!failure.empty() && !from_earlier_failure) {
       // Recorded before the outputs are marked failed: a read they wake may forget it at once.
+      // A failure inherited from an earlier run is not news: that run's own failure was recorded
+      // (and may have been raised already), so a barrier raises each root error once.
       std::lock_guard<std::mutex> lock(mu_);
       if (unreported_failure_.empty()) unreported_failure_ = failure, unreported_root_ = root;
     }

@@ -63,7 +63,9 @@ class ExecutionQueue {
   // Blocks until everything submitted so far has run.
   void Drain();
   // The first failure of a run since the last call ("" if none): barriers raise it, so a loop
-  // that never reads a value still stops at the step after the one that failed.
+  // that never reads a value still stops. Runs are asynchronous, so which barrier sees it
+  // depends on when the failed run ends: at the latest, the one after XLA_MAX_INFLIGHT_STEPS
+  // further step-ending submissions (their room in the queue is made by the failed run ending).
   std::string TakeUnreportedFailure();
   // A failure with this root error has reached the user (a read raised it): not raised again.
   void ForgetFailure(const std::string& root);
