@@ -7,7 +7,9 @@
 
 #include "compiler/buffer_assignment.h"
 #include "compiler/codegen/cpp_emitter.h"
+#include "compiler/codegen/kernel_objects.h"
 #include "compiler/codegen/native_library.h"
+#include "compiler/content_hash.h"
 #include "compiler/native_executable.h"
 #include "compiler/persistent_cache.h"
 #include "compiler/passes/algebraic_simplifier.h"
@@ -29,12 +31,6 @@ void DumpAfter(const std::string& pass, const hlo::Module& module) {
   if (path.empty()) return;
   std::ofstream out(path, std::ios::app);
   out << "// after " << pass << "\n" << hlo::ToText(module) << "\n";
-}
-
-std::string Hex(size_t h) {
-  std::ostringstream ss;
-  ss << std::hex << h;
-  return ss.str();
 }
 
 // TXLA_DISABLE_PASSES=name,name: a debugging switch to bisect miscompiles.
@@ -190,7 +186,7 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     stats->hlo_instructions = before;
     stats->kernels = CountKernels(*module);
   }
-  std::string base = WorkDirectory() + "/graph_" + Hex(std::hash<std::string>()(source));
+  std::string base = WorkDirectory() + "/graph_" + Hex(Fnv1a(source));
   // Dumps for debugging; other processes may be writing the same names.
   WriteFileAtomically(base + ".cc", source);
   WriteFileAtomically(base + ".hlo.txt", hlo::ToText(*module));

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "compiler/codegen/native_library.h"
+#include "compiler/content_hash.h"
 #include "compiler/private_directory.h"
 #include "debug/config.h"
 #include "debug/env.h"
@@ -60,20 +61,6 @@ CacheState& State() {
     return s;
   }();
   return *state;
-}
-
-uint64_t Fnv1a(const std::string& data, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string Hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 std::string ReadFile(const std::string& path, bool* ok) {

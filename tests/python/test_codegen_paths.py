@@ -186,3 +186,45 @@ def test_masked_fill_reads_the_mask_as_bytes(dev):
 
     want, got = run_both(fn, x, dev=dev)
     assert_same(got, want, torch.float32)
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+def test_kernels_are_named_by_content_shared_in_a_graph_and_reused_by_later_graphs(dev, dtype):
+    """Identical kernels (the same optimizer update for layers of one shape) are compiled once per
+    graph (KernelsSharedInGraph), and the steady step's graph links the kernels the first step's
+    graph compiled (KernelsReused), with the values eager computes."""
+    torch.manual_seed(8)
+    widths = (31, 27, 27, 27, 6) if dtype == torch.float32 else (30, 26, 26, 26, 5)
+
+    def make():
+        torch.manual_seed(9)
+        layers = []
+        for a, b in zip(widths[:-1], widths[1:]):
+            layers += [torch.nn.Linear(a, b), torch.nn.Tanh()]
+        return torch.nn.Sequential(*layers[:-1]).to(dtype)
+
+    x = torch.randn(13, widths[0], dtype=dtype)
+    y = torch.randint(0, widths[-1], (13,))
+
+    def train(device, steps):
+        model = make().to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            out = model(x.to(device))
+            loss = F.cross_entropy(out, y.to(device))
+            loss.backward()
+            opt.step()
+            xm.mark_step()
+            losses.append(loss.detach().cpu())
+        return torch.stack(losses), [p.detach().cpu() for p in model.parameters()]
+
+    want_losses, want_params = train('cpu', 3)
+    with CounterDelta('KernelsSharedInGraph', 'KernelsReused', 'KernelsCompiled') as d:
+        got_losses, got_params = train(dev, 3)
+    assert d['KernelsSharedInGraph'] > 0
+    assert d['KernelsReused'] > d['KernelsCompiled'] / 4, d.delta
+    torch.testing.assert_close(got_losses, want_losses, **tol(dtype))
+    for g, w in zip(got_params, want_params):
+        torch.testing.assert_close(g, w, **tol(dtype))

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "compiler/codegen/index_expr.h"
+#include "compiler/codegen/kernel_naming.h"
 #include "metrics/metrics.h"
 #include "runtime/collectives.h"
 #include "runtime/scalar_ops.h"
@@ -146,6 +147,7 @@ static inline double txla_uniform(double lo, double hi, int64_t seed, int64_t st
 }  // namespace
 
 const char* const kKernelsBegin = "//@@txla kernels\n";
+const char* const kKernelBegin = "//@@txla kernel ";
 const char* const kKernelEnd = "//@@txla kernel end\n";
 const char* const kRunBegin = "//@@txla run\n";
 
@@ -274,6 +276,7 @@ class Emitter {
     std::ostringstream kernel;
     std::swap(kernel, out_);
     used_.clear();
+    next_var_ = 0;  // value names restart in each kernel: identical kernels read the same
     tables_.str("");
     declared_tables_.clear();
     current_output_ = &i;
@@ -290,15 +293,15 @@ class Emitter {
     // scalars per element and did not vectorize: AdamW's update ran at 3.4 ns per element.
     const char* restrict = "* __restrict__ ";
     std::string signature = "TXLA_KERNEL void " + fn + "(" + type + restrict + Buffer(i);
-    std::string call = "  " + fn + "(" + Buffer(i);
+    std::string call_args = Buffer(i);
     for (const Instruction* b : used_) {
       signature += ", const " + StorageType(b->shape().type) + restrict + Buffer(*b);
-      call += ", " + Buffer(*b);
+      call_args += ", " + Buffer(*b);
     }
     if (!parallel_) {
       signature += ")";
-      AddKernel(i.name(), signature, tables_.str() + kernel.str());
-      out_ << call << ");\n";
+      KernelNames names = AddKernel(i.name(), signature, tables_.str() + kernel.str());
+      out_ << "  " << names.at(fn) << "(" << call_args << ");\n";
       return;
     }
     // Parallel: the kernel takes a range of its outermost loop; a context struct and a
@@ -321,10 +324,10 @@ class Emitter {
     // The trampoline sits with the kernel (in its unit); txla_run's unit sees a prototype.
     std::string trampoline = decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi) { const " +
                              ctx + "* c = (const " + ctx + "*)p; " + fn + "(" + args.str() + ", lo, hi); }\n";
-    AddKernel(i.name(), signature, tables_.str() + kernel.str(), trampoline);
-    prototypes_ << decl << "TXLA_KERNEL void " << tramp << "(void* p, int64_t lo, int64_t hi);\n";
-    out_ << "  { " << ctx << " c = {" << init.str() << "}; support->parallel_for(&" << tramp << ", &c, "
-         << parallel_extent_ << "); }\n";
+    KernelNames names = AddKernel(i.name(), signature, tables_.str() + kernel.str(), trampoline,
+                                  decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi);\n");
+    out_ << "  { " << names.at(ctx) << " c = {" << init.str() << "}; support->parallel_for(&" << names.at(tramp)
+         << ", &c, " << parallel_extent_ << "); }\n";
   }
 
   // Loop kernels big enough to pay for a second thread split their outermost loop.
@@ -979,19 +982,31 @@ class Emitter {
     std::string combined = combiner->opcode() == Opcode::kParameter ? value : Combiner(i, slot, value);
     body << "  {\n    const int64_t j = " << CheckedIndex(j, target_size, i.name())
          << ";\n    " << slot << " = " << combined << ";\n  }\n";
-    AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
-                            "* __restrict__ operand, const int64_t* __restrict__ indices, const " + type +
-                            "* __restrict__ updates)",
-              body.str());
-    out_ << "  " << fn << "(" << Buffer(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
+    KernelNames names =
+        AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
+                                "* __restrict__ operand, const int64_t* __restrict__ indices, const " + type +
+                                "* __restrict__ updates)",
+                  body.str());
+    out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
   }
 
   // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
   // split marker: a large source can then be built as several translation units in parallel.
-  void AddKernel(const std::string& name, const std::string& signature, const std::string& body,
-                 const std::string& after = "") {
-    functions_ << "// " << name << "\n" << signature << " {\n" << body << "}\n" << after << kKernelEnd;
-    prototypes_ << signature << ";\n";
+  // A kernel (its signature and body; what follows it in its unit, a trampoline; what txla_run's
+  // unit declares besides its prototype) is named by its content (kernel_naming.h) and emitted
+  // once however many instructions run it. Returns the kernel-level names the call site uses.
+  using KernelNames = std::map<std::string, std::string>;
+  KernelNames AddKernel(const std::string& name, const std::string& signature, const std::string& body,
+                        const std::string& after = "", const std::string& prototype_extra = "") {
+    NamedKernel kernel = NameByContent({signature, body, after, prototype_extra});
+    if (emitted_kernels_.insert(kernel.hash).second) {
+      functions_ << kKernelBegin << kernel.hash << " " << name << "\n" << kernel.pieces[0] << " {\n"
+                 << kernel.pieces[1] << "}\n" << kernel.pieces[2] << kKernelEnd;
+      prototypes_ << kernel.pieces[0] << ";\n" << kernel.pieces[3];
+    } else {
+      TXLA_COUNTER("KernelsSharedInGraph", 1);
+    }
+    return kernel.names;
   }
 
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields) {
@@ -1028,9 +1043,10 @@ class Emitter {
          << "      for (int64_t k = 0; k < " << s.dims[d] << "; ++k) {\n"
          << "        const int64_t at = (o * " << s.dims[d] << " + k) * " << inner << " + i;\n"
          << "        acc = acc " << (sum ? "+" : "*") << " x[at];\n        out[at] = (" << type << ")acc;\n      }\n    }\n";
-    AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type + "* __restrict__ x)",
-              body.str());
-    out_ << "  " << fn << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";
+    KernelNames names = AddKernel(
+        i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type + "* __restrict__ x)",
+        body.str());
+    out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";
   }
 
   // Max pooling's argmax as a loop kernel: selects over an unrolled window vectorize, where a
@@ -1069,9 +1085,10 @@ class Emitter {
            << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
     }
     body << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n";
-    AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(int64_t* __restrict__ out, const " + type + "* __restrict__ x)",
-              body.str());
-    out_ << "  " << fn << "(" << Buffer(i) << ", " << x << ");\n";
+    KernelNames names = AddKernel(
+        i.name(), "TXLA_KERNEL void " + fn + "(int64_t* __restrict__ out, const " + type + "* __restrict__ x)",
+        body.str());
+    out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << x << ");\n";
     return true;
   }
 
@@ -1234,6 +1251,7 @@ class Emitter {
   static constexpr size_t kMaxSplitParts = 8;
   int64_t parallel_extent_ = 0;
   std::set<std::string> declared_tables_;
+  std::set<std::string> emitted_kernels_;  // content hashes of the kernels this graph defines
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).
   std::vector<const Instruction*> used_;
   const Instruction* current_output_ = nullptr;
@@ -1249,27 +1267,28 @@ std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan, bool prof
   return Emitter(module, plan, profile).Emit();
 }
 
-std::vector<std::string> SplitSource(const std::string& source, int units) {
+SourceParts ParseSource(const std::string& source) {
+  SourceParts parts;
   size_t kernels = source.find(kKernelsBegin), run = source.find(kRunBegin);
-  if (units <= 1 || kernels == std::string::npos || run == std::string::npos) return {source};
-  std::string prelude = source.substr(0, kernels);
-  std::vector<std::string> chunks;
+  if (kernels == std::string::npos || run == std::string::npos || run < kernels) return parts;
   size_t pos = kernels + std::string(kKernelsBegin).size();
-  const std::string end_marker = kKernelEnd;
-  for (size_t end; (end = source.find(end_marker, pos)) != std::string::npos && end < run;
-       pos = end + end_marker.size())
-    chunks.push_back(source.substr(pos, end + end_marker.size() - pos));
-  size_t total = 0;
-  for (const auto& c : chunks) total += c.size();
-  std::vector<std::string> out(static_cast<size_t>(units), prelude);
-  size_t filled = 0;
-  for (const auto& c : chunks) {  // contiguous runs of kernels of about equal size
-    size_t unit = std::min(out.size() - 1, (filled + c.size() / 2) * out.size() / std::max<size_t>(total, 1));
-    out[unit] += c;
-    filled += c.size();
+  parts.prelude = source.substr(0, pos);
+  parts.run = source.substr(run);
+  const std::string begin_marker = kKernelBegin, end_marker = kKernelEnd;
+  while (pos < run) {
+    if (source.compare(pos, begin_marker.size(), begin_marker) != 0) return SourceParts{};
+    size_t hash_at = pos + begin_marker.size();
+    size_t end = source.find(end_marker, hash_at);
+    if (end == std::string::npos || end > run) return SourceParts{};
+    size_t hash_end = source.find_first_of(" \n", hash_at);
+    SourceKernel kernel;
+    kernel.hash = source.substr(hash_at, hash_end - hash_at);
+    kernel.text = source.substr(pos, end + end_marker.size() - pos);
+    parts.kernels.push_back(std::move(kernel));
+    pos = end + end_marker.size();
   }
-  out.back() += source.substr(run);
-  return out;
+  parts.valid = true;
+  return parts;
 }
 
 int CountKernels(const hlo::Module& module) {

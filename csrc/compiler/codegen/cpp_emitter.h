@@ -28,14 +28,27 @@ struct TxlaSupport {
 #undef TXLA_SUPPORT_FIELD
 };
 
-// Marker lines in the emitted source: after the prelude, after each kernel function, and before
-// txla_run. SplitSource cuts a source there into translation units that build in parallel.
+// Marker lines in the emitted source: after the prelude, around each kernel function (the begin
+// line names the kernel's content hash), and before txla_run. ParseSource cuts a source there:
+// kernels build as translation units of their own, in parallel and reused across graphs
+// (kernel_objects.h).
 extern const char* const kKernelsBegin;
+extern const char* const kKernelBegin;  // followed by the kernel's content hash and its first user
 extern const char* const kKernelEnd;
 extern const char* const kRunBegin;
-// `units` translation units (fewer for small sources), each prelude + some kernels; the last
-// also holds txla_run. Joined by a link they make the same library as the whole source.
-std::vector<std::string> SplitSource(const std::string& source, int units);
+
+struct SourceKernel {
+  std::string hash;  // kernel_naming.h: equal for identical kernels in any graph
+  std::string text;  // from its begin marker to its end marker, both included
+};
+// prelude + every kernel's text + run == the source. Not valid when the markers are missing.
+struct SourceParts {
+  bool valid = false;
+  std::string prelude;  // what every translation unit starts with
+  std::vector<SourceKernel> kernels;
+  std::string run;  // prototypes of the kernels and txla_run
+};
+SourceParts ParseSource(const std::string& source);
 
 // Throws std::invalid_argument for what it cannot emit (an opcode or element type); callers run
 // such graphs on the interpreter instead.

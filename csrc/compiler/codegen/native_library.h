@@ -26,13 +26,6 @@ class NativeLibrary {
 
 // The compiler command line used for kernels (part of the disk-cache key).
 std::string KernelCompilerCommand();
-// Compiles `source_path` into `object_path`; throws std::runtime_error with the compiler's output
-// on failure. Writes to a temporary name and renames, so concurrent builds never see a partial
-// object.
-// Builds `source` (named `source_path` in error messages) into the shared object `object_path`,
-// as `units` translation units built in parallel (0: one per core when the source is large).
-void BuildSharedObject(const std::string& source, const std::string& source_path,
-                       const std::string& object_path, int units = 0);
 // Writes through a unique temporary name and a rename: readers see all of it or none of it.
 bool WriteFileAtomically(const std::string& path, const std::string& data);
 // A per-user scratch directory for generated sources and objects (created on first use).

@@ -3,9 +3,11 @@
 
 #include "compiler/buffer_assignment.h"
 #include "compiler/codegen/cpp_emitter.h"
+#include "compiler/codegen/kernel_objects.h"
 #include "compiler/codegen/native_library.h"
 #include "compiler/compile.h"
 #include "hlo/parser.h"
+#include "metrics/metrics.h"
 
 namespace txla::compiler {
 namespace {
@@ -40,7 +42,7 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
             std::string::npos) << code;
   EXPECT_NE(code.find("double acc[512];"), std::string::npos) << code;
   EXPECT_NE(code.find("acc[o1] = acc[o1] + v"), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t o = 0; o < 512; ++o) b_fusion_11[o] = (float)acc[o];"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t o = 0; o < 512; ++o) buf0[o] = (float)acc[o];"), std::string::npos) << code;
   // Large enough to split: each thread owns a slice [lo, hi) of the row, accumulates and stores it.
   code = Emit(kSumOverBatch);
   // The single kept dimension splits in blocks of 16 (a constant inner trip count vectorizes).
@@ -49,9 +51,10 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
                       "    for (int64_t j = 0; j < 16; ++j)"),
             std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) acc[o] = "), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) b_fusion_11[o] = (float)acc[o];"),
+  EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) buf0[o] = (float)acc[o];"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("support->parallel_for(&t_fusion_11, &c, 32)"), std::string::npos) << code;
+  EXPECT_NE(code.find("support->parallel_for(&t_" + ParseSource(code).kernels.at(0).hash + ", &c, 32)"),
+            std::string::npos) << code;
 }
 
 TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
@@ -95,23 +98,76 @@ ENTRY %main {
 }
 )";
 
-TEST(CodegenTest, SourceSplitsIntoUnitsThatShareThePreludeAndKeepEveryKernel) {
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+TEST(CodegenTest, SourceParsesIntoPreludeKernelsAndRun) {
   std::string code = Emit(kTwoSums);
-  auto units = SplitSource(code, 2);
-  ASSERT_EQ(units.size(), 2u);
-  size_t prelude = code.find(kKernelsBegin);
-  for (const std::string& u : units) {
-    EXPECT_EQ(u.substr(0, prelude), code.substr(0, prelude));
-    EXPECT_EQ(u.find("txla_run") != std::string::npos, &u == &units.back());
+  SourceParts parts = ParseSource(code);
+  ASSERT_TRUE(parts.valid);
+  ASSERT_EQ(parts.kernels.size(), 2u);
+  std::string joined = parts.prelude;
+  for (const SourceKernel& k : parts.kernels) {
+    EXPECT_EQ(k.hash.size(), 32u) << k.hash;
+    EXPECT_NE(k.text.find("k_" + k.hash + "("), std::string::npos) << k.text;  // named by its hash
+    joined += k.text;
   }
-  auto count = [](const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-    return n;
-  };
-  EXPECT_EQ(count(units[0], kKernelEnd) + count(units[1], kKernelEnd), count(code, kKernelEnd));
-  EXPECT_EQ(count(units[0], kKernelEnd), 1u);
-  EXPECT_EQ(SplitSource(code, 1), std::vector<std::string>{code});
+  EXPECT_NE(parts.kernels[0].hash, parts.kernels[1].hash);
+  joined += parts.run;
+  EXPECT_EQ(joined, code);
+  EXPECT_EQ(parts.run.find("txla_run") != std::string::npos, true);
+  EXPECT_FALSE(ParseSource("no markers").valid);
+}
+
+// Two instructions whose loop nests differ only in the buffers they touch run one kernel.
+const char* kTwoSquares = R"(HloModule m
+ENTRY %main {
+  %p = f32[64,32] parameter(0)
+  %q = f32[64,32] parameter(1)
+  %a = f32[64,32] multiply(%p, %p)
+  %b = f32[64,32] multiply(%q, %q)
+  ROOT %t = (f32[64,32], f32[64,32]) tuple(%a, %b)
+}
+)";
+
+TEST(CodegenTest, IdenticalKernelsAreEmittedOnce) {
+  std::string code = Emit(kTwoSquares);
+  SourceParts parts = ParseSource(code);
+  ASSERT_TRUE(parts.valid);
+  ASSERT_EQ(parts.kernels.size(), 1u) << code;
+  // Both instructions call it, on their own buffers.
+  EXPECT_EQ(Count(parts.run, "  k_" + parts.kernels[0].hash + "("), 2u) << parts.run;
+  // Value and buffer names are the kernel's own, not the instruction's.
+  EXPECT_NE(parts.kernels[0].text.find("buf0[(i0*32 + i1)] = v"), std::string::npos) << code;
+  // The same kernel in another graph has the same name.
+  std::string other = kTwoSquares;
+  other.replace(other.find("%b = f32[64,32] multiply(%q, %q)"), 32, "%b = f32[64,32] add(%q, %q)");
+  SourceParts other_parts = ParseSource(Emit(other));
+  ASSERT_EQ(other_parts.kernels.size(), 2u);
+  EXPECT_TRUE(other_parts.kernels[0].hash == parts.kernels[0].hash ||
+              other_parts.kernels[1].hash == parts.kernels[0].hash);
+}
+
+TEST(CodegenTest, LaterBuildsLinkKernelsCompiledBefore) {
+  ForgetKernelObjects();
+  std::string dir = WorkDirectory();
+  metrics::Counter* reused = metrics::GetCounter("KernelsReused");
+  metrics::Counter* compiled = metrics::GetCounter("KernelsCompiled");
+  int64_t reused_before = reused->Value(), compiled_before = compiled->Value();
+  // Split in two: the kernels go into objects of their own, kept for later graphs.
+  ASSERT_NO_THROW(BuildSharedObject(Emit(kTwoSquares), "squares", dir + "/codegen_test_squares.so", 2));
+  EXPECT_EQ(compiled->Value() - compiled_before, 1);
+  std::string other = kTwoSquares;
+  other.replace(other.find("%b = f32[64,32] multiply(%q, %q)"), 32, "%b = f32[64,32] add(%q, %q)");
+  ASSERT_NO_THROW(BuildSharedObject(Emit(other), "square and sum", dir + "/codegen_test_square_add.so"));
+  EXPECT_EQ(reused->Value() - reused_before, 1);
+  EXPECT_EQ(compiled->Value() - compiled_before, 2);
+  auto library = NativeLibrary::Load(dir + "/codegen_test_square_add.so");
+  EXPECT_NE(library->Symbol("txla_run"), nullptr);
+  ForgetKernelObjects();
 }
 
 TEST(CodegenTest, LargeLoopsSplitTheirOuterLoopAcrossThreads) {
