@@ -152,7 +152,7 @@ at::Scalar LocalScalarDense(const at::Tensor& self) {
   LazyTensorPtr lt = GetLazyTensor(self, "aten::_local_scalar_dense");
   TORCH_CHECK(lt->shape().numel() == 1, "a Tensor with ", lt->shape().numel(),
               " elements cannot be converted to Scalar");
-  return graph::ToHost(lt).item();
+  return graph::ToHost(lt, ".item()").item();
 }
 
 at::Tensor Lift(const at::Tensor& self) {

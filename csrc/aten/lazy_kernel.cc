@@ -17,6 +17,7 @@
 #include "aten/cpu_fallback.h"
 #include "debug/config.h"
 #include "debug/frames.h"
+#include "graph/debug_analysis.h"
 #include "tensor/bridge.h"
 
 namespace txla::aten {
@@ -458,7 +459,12 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   const size_t num_results = shapes.size() - written.size();
   ir::NodePtr node =
       ir::Node::Op(&info, builder.TakeOperands(), builder.TakeArgs(), std::move(shapes));
-  if (debug::IrDebugEnabled()) node->set_frames(debug::CurrentFrames());
+  if (debug::IrDebugEnabled()) {
+    node->set_frames(debug::CurrentFrames());
+  } else if (graph::analysis::Level() > 0) {  // the debugging tool names the line behind an op
+    debug::Frame user = debug::InnermostUserFrame(debug::CurrentFrameList());
+    if (!user.file.empty()) node->set_frames(user.ToString());  // none on autograd's threads
+  }
 
   auto result = [&](size_t k) -> at::Tensor {
     if (node->shape(k).dtype == c10::ScalarType::Undefined) return at::Tensor();

@@ -25,6 +25,13 @@ namespace txla::debug {
     "host reads run their graphs on the interpreter")                                             \
   V(bool, ir_debug, "XLA_IR_DEBUG", false, false,                                                 \
     "each IR node keeps the Python frames that created it")                                       \
+  V(bool, pt_xla_debug, "PT_XLA_DEBUG", false, false,                                            \
+    "explain every compilation (cause, user frame, what differs from the nearest cached graph) "   \
+    "and mid-step value reads; as PT_XLA_DEBUG_LEVEL=1")                                          \
+  V(int64_t, pt_xla_debug_level, "PT_XLA_DEBUG_LEVEL", 0, false,                                  \
+    "1: compilation analysis; 2: also an execution analysis of every graph run")                  \
+  V(std::string, pt_xla_debug_file, "PT_XLA_DEBUG_FILE", "", false,                               \
+    "append the debug analyses to this file instead of standard error")                           \
   V(bool, no_special_scalars, "XLA_NO_SPECIAL_SCALARS", false, false,                             \
     "0 and 1 become graph parameters like other scalars (the graph hash shows it)")               \
   V(std::string, save_tensors_file, "XLA_SAVE_TENSORS_FILE", "", false,                           \

@@ -12,7 +12,8 @@ namespace txla::graph {
 
 // The cut's executable from the in-memory cache, the persistent cache, or a compile (counted as
 // CachedCompile / UncachedCompile, timed as CompileTime).
-std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op);
+// `compiled` (if given) says whether this call compiled the graph (a cache miss).
+std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op, bool* compiled = nullptr);
 // Held while a device's graphs are submitted, so that they queue in the order they were cut.
 std::mutex& DeviceSyncMutex(int device);
 // Called wherever a graph runs or a value is read to the host (see ExecutionEpoch).

@@ -1,5 +1,7 @@
 #include "graph/graph_executor.h"
 
+#include "graph/debug_analysis.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "compiler/compile.h"
 #include "debug/config.h"
 #include "graph/checked_execution.h"
+#include "graph/debug_analysis.h"
 #include "graph/compile_cache.h"
 #include "graph/executor_internal.h"
 #include "graph/interpreter.h"
@@ -127,7 +130,8 @@ void AdvanceExecutionEpoch() { execution_epoch.fetch_add(1); }
 
 // Runs without the graph lock: one device's compile (seconds of C++ compiler) must not hold up
 // another device's barrier, whose graph may be cached.
-std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op) {
+std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op, bool* compiled) {
+  if (compiled) *compiled = false;
   // Switches that change the generated code are part of the key: turning a pass off for a
   // graph already compiled must compile it again.
   ir::hash_t key = ir::Mix(ir::Mix(cut.hash, op_by_op), ir::HashString(debug::GetConfig().CodegenKey()));
@@ -159,6 +163,7 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
     in_flight.compiles.erase(key);
   };
   TXLA_COUNTER("UncachedCompile", 1);
+  if (compiled) *compiled = true;
   std::shared_ptr<runtime::Executable> executable;
   try {
     TXLA_TIMED("CompileTime");
@@ -198,7 +203,9 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   // The seeds' debugging modes: run every node on its own (the interpreter) when values are
   // read (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
   const debug::Config& config = debug::GetConfig();
-  executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop);
+  bool compiled = false;
+  executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop, &compiled);
+  if (analysis::Level() > 0) analysis::OnGraph(cut, pending.size(), device, compiled);
   std::vector<runtime::BufferPtr> results;
   AdvanceExecutionEpoch();
   const bool checked = CheckedExecutionEnabled() && executable->kind() == "native";
@@ -240,6 +247,7 @@ void MarkStep(const std::vector<int>& devices, bool wait) {
   for (int device : devices) SyncTensors(registry::PendingTensors(device), /*for_read=*/false, /*ends_step=*/true);
   if (wait || !runtime::AsyncExecution())
     for (int device : devices) WaitDeviceOps(device);
+  analysis::OnStepEnd();
 }
 
 void WaitDeviceOps(int device) {
@@ -247,7 +255,8 @@ void WaitDeviceOps(int device) {
   RaiseUnreportedFailure(device);
 }
 
-at::Tensor ToHost(const LazyTensorPtr& tensor) {
+at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader) {
+  analysis::ScopedSyncKind reading(analysis::SyncKind::kRead, reader);
   AdvanceExecutionEpoch();
   if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);
   return TransferFromDevice(tensor->data());

@@ -25,7 +25,8 @@ void MarkStep(const std::vector<int>& devices, bool wait = false);
 // Blocks until every graph submitted to the device has executed.
 void WaitDeviceOps(int device);
 // The tensor's value as a new host tensor (executing its pending graph if it has one).
-at::Tensor ToHost(const LazyTensorPtr& tensor);
+// `reader`: how the user reads it, for the debugging tool when the Python frames cannot tell.
+at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader = nullptr);
 // Advances whenever a graph runs (or is queued) or a value is read to the host. A trace during
 // which it stood still built its graph from its inputs and constants alone.
 uint64_t ExecutionEpoch();

@@ -70,6 +70,48 @@ std::string PythonFrames() {
   return out;
 }
 
+// Files under these directories are library code, not the user's: torch, torch_xla, the standard
+// library and installed packages.
+const std::vector<std::string>& LibraryDirectories() {
+  static const std::vector<std::string> dirs = [] {
+    py::gil_scoped_acquire gil;
+    std::vector<std::string> out;
+    py::module os_path = py::module::import("os.path");
+    for (const char* module : {"torch", "torch_xla"}) {
+      py::object file = py::module::import(module).attr("__file__");
+      out.push_back(py::cast<std::string>(os_path.attr("dirname")(file)) + "/");
+    }
+    py::dict paths = py::module::import("sysconfig").attr("get_paths")();
+    for (const char* key : {"stdlib", "purelib", "platlib"}) out.push_back(py::cast<std::string>(paths[key]) + "/");
+    return out;
+  }();
+  return dirs;
+}
+
+std::vector<debug::Frame> PythonFrameList(size_t max_frames) {
+  const std::vector<std::string>& library = LibraryDirectories();
+  py::gil_scoped_acquire gil;
+  std::vector<debug::Frame> out;
+  py::object frame;
+  try {
+    frame = py::module::import("sys").attr("_getframe")(0);
+  } catch (const py::error_already_set&) {
+    return out;  // a thread running no Python (autograd's backward threads)
+  }
+  while (!frame.is_none() && out.size() < max_frames) {
+    py::object code = frame.attr("f_code");
+    debug::Frame f;
+    f.function = py::cast<std::string>(code.attr("co_name"));
+    f.file = py::cast<std::string>(code.attr("co_filename"));
+    f.line = py::cast<int64_t>(frame.attr("f_lineno"));
+    for (const std::string& dir : library) f.library |= f.file.rfind(dir, 0) == 0;
+    f.library |= f.file.rfind("<frozen ", 0) == 0;
+    out.push_back(std::move(f));
+    frame = frame.attr("f_back");
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace txla::python
 
@@ -77,6 +119,7 @@ PYBIND11_MODULE(_XLAC, m) {
   using namespace txla;
   using namespace txla::python;
   debug::SetFramesProvider(&PythonFrames);
+  debug::SetFrameListProvider(&PythonFrameList);
   debug::GetConfig();  // the environment switches are read at import
 
   // Every switch: {variable: (value as text, type, changes generated code, what it does)}.

@@ -1,0 +1,313 @@
+#include "graph/debug_analysis.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "debug/config.h"
+#include "debug/frames.h"
+#include "ir/node.h"
+#include "metrics/metrics.h"
+
+namespace txla::graph::analysis {
+namespace {
+
+thread_local SyncKind current_kind = SyncKind::kBarrier;
+thread_local const char* current_reader = nullptr;
+
+const char* const kRule = "================================================================================";
+const char* const kThinRule = "--------------------------------------------------------------------------------";
+constexpr size_t kFramesShown = 8;
+constexpr size_t kGraphsRemembered = 64;
+constexpr size_t kDifferencesShown = 6;
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Why this sync runs, in PyTorch/XLA's words where it has them, read off the library frames.
+std::string Cause(const std::vector<debug::Frame>& frames) {
+  if (current_kind == SyncKind::kRead) {
+    for (const debug::Frame& f : frames)
+      if (EndsWith(f.file, "torch/_tensor_str.py")) return "user code printing a tensor (print, str, repr)";
+    if (current_reader) return std::string("user code reading a value with ") + current_reader;
+    return "user code reading a tensor's value (.cpu(), .tolist(), .numpy(), ...)";
+  }
+  // Library code that syncs on the user's behalf first: it calls torch_xla.sync itself.
+  for (const debug::Frame& f : frames) {
+    if (EndsWith(f.file, "torch_xla/distributed/parallel_loader.py")) return "mark_step in parallel loader at step end";
+    if (EndsWith(f.file, "torch_xla/debug/profiler.py")) return "exiting a profiler StepTrace region";
+    if (f.file.find("torch_xla/_dynamo") != std::string::npos || f.function.find("dynamo") != std::string::npos)
+      return "dynamo compiling or running a graph";
+    if (EndsWith(f.file, "torch_xla/__init__.py") && f.function == "step") return "a torch_xla.step() block";
+    if (EndsWith(f.file, "torch_xla/core/xla_model.py") && f.function == "optimizer_step")
+      return "xm.optimizer_step(barrier=True)";
+  }
+  for (const debug::Frame& f : frames) {
+    if (EndsWith(f.file, "torch_xla/__init__.py") && f.function == "sync") return "user torch_xla.sync";
+    if (EndsWith(f.file, "torch_xla/core/xla_model.py") && f.function == "mark_step") return "user mark_step";
+  }
+  return "a barrier (torch_xla.sync of the given tensors)";
+}
+
+// One line per IR node: what must match for two graphs to be the same program.
+std::string Describe(const ir::Node& node) {
+  switch (node.kind()) {
+    case ir::NodeKind::kDeviceData:
+      return "input " + node.shape().ToString();
+    case ir::NodeKind::kConstant:
+      return "constant " + node.AttrString().substr(6) + " " + node.shape().ToString();
+    case ir::NodeKind::kOp: {
+      std::string s = node.OpName() + "(";
+      for (size_t k = 0; k < node.operands().size(); ++k)
+        s += (k ? ", " : "") + node.operands()[k].shape().ToString();
+      s += ") -> ";
+      for (size_t k = 0; k < node.shapes().size(); ++k) s += (k ? ", " : "") + node.shape(k).ToString();
+      std::string attrs = node.AttrString();
+      return attrs.empty() ? s : s + " " + attrs;
+    }
+  }
+  return "";
+}
+
+struct GraphRecord {
+  std::string hash;
+  std::string cause_frame;
+  std::vector<std::string> lines;
+  std::vector<std::string> frames;  // the user frame that created each node, when known
+};
+
+struct State {
+  std::mutex mu;
+  std::vector<GraphRecord> compiled;  // newest last
+  size_t steps = 0;
+  // Mid-step reads of the current step, by cause and user frame; reported ones are not again.
+  std::map<std::string, size_t> step_reads;
+  std::set<std::string> reported_reads;
+  std::set<std::string> reported_fallbacks;
+};
+State& GetState() {
+  static State state;
+  return state;
+}
+
+std::string Hex(ir::hash_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void Emit(const std::string& text) {
+  const std::string& path = debug::GetConfig().pt_xla_debug_file;
+  if (!path.empty()) {
+    std::ofstream(path, std::ios::app) << text;
+    return;
+  }
+  std::cerr << text << std::flush;
+}
+
+// The node's creating frame, as the lazy kernel recorded it: a short user frame, or (with
+// XLA_IR_DEBUG) the whole formatted stack, whose last entry is shown.
+std::string NodeFrame(const ir::Node& node) {
+  const std::string& f = node.frames();
+  if (f.find('\n') == std::string::npos) return f;
+  size_t at = f.rfind("File \"");
+  return at == std::string::npos ? "" : f.substr(at, f.find('\n', at) - at);
+}
+
+GraphRecord Record(const GraphCut& cut, const std::string& cause_frame) {
+  GraphRecord r;
+  r.hash = Hex(cut.hash);
+  r.cause_frame = cause_frame;
+  for (const ir::Node* n : cut.nodes) {
+    r.lines.push_back(Describe(*n));
+    r.frames.push_back(NodeFrame(*n));
+  }
+  return r;
+}
+
+// Lines of `a` not matched in `b` (multiset difference), with their indices in `a`, in order.
+std::vector<size_t> OnlyIn(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::unordered_map<std::string, int> count;
+  for (const std::string& s : b) ++count[s];
+  std::vector<size_t> out;
+  for (size_t k = 0; k < a.size(); ++k) {
+    auto it = count.find(a[k]);
+    if (it != count.end() && it->second > 0) --it->second;
+    else out.push_back(k);
+  }
+  return out;
+}
+
+void ExplainRecompile(const GraphRecord& now, const std::vector<GraphRecord>& before, std::ostream& out,
+                      const char* prefix) {
+  out << prefix << "Why Not Cached:\n";
+  if (before.empty()) {
+    out << prefix << "  the first graph compiled in this process\n";
+    return;
+  }
+  // The nearest: the most nodes in common.
+  const GraphRecord* nearest = nullptr;
+  size_t best_differences = SIZE_MAX;
+  for (const GraphRecord& g : before) {
+    size_t differences = OnlyIn(now.lines, g.lines).size() + OnlyIn(g.lines, now.lines).size();
+    if (differences < best_differences) best_differences = differences, nearest = &g;
+  }
+  std::vector<size_t> here = OnlyIn(now.lines, nearest->lines), there = OnlyIn(nearest->lines, now.lines);
+  out << prefix << "  nearest cached graph: " << nearest->hash << " (" << nearest->lines.size() << " nodes; this one "
+      << now.lines.size() << "), compiled for " << nearest->cause_frame << "\n";
+  if (here.empty() && there.empty()) {
+    out << prefix << "  same inputs, constants and ops: the inputs alias differently (one tensor passed in two "
+                     "places) or a switch that changes generated code differs\n";
+    return;
+  }
+  auto section = [&](const char* kind, const char* title) {
+    std::vector<size_t> h, t;
+    for (size_t k : here)
+      if (now.lines[k].rfind(kind, 0) == 0) h.push_back(k);
+    for (size_t k : there)
+      if (nearest->lines[k].rfind(kind, 0) == 0) t.push_back(k);
+    if (h.empty() && t.empty()) return false;
+    out << prefix << "  " << title << "\n";
+    for (size_t n = 0; n < std::max(h.size(), t.size()) && n < kDifferencesShown; ++n) {
+      out << prefix << "    " << (n < h.size() ? now.lines[h[n]].substr(std::string(kind).size()) : "(none)")
+          << " here, " << (n < t.size() ? nearest->lines[t[n]].substr(std::string(kind).size()) : "(none)")
+          << " there";
+      if (n < h.size() && !now.frames[h[n]].empty()) out << "; created at " << now.frames[h[n]];
+      out << "\n";
+    }
+    return true;
+  };
+  section("input ", "input shapes or dtypes differ:");
+  section("constant ", "baked-in constants differ (0 and 1 are constants in graphs; XLA_NO_SPECIAL_SCALARS=1 "
+                       "passes them as inputs like other Python scalars):");
+  std::vector<size_t> ops_here, ops_there;
+  for (size_t k : here)
+    if (now.lines[k].rfind("input ", 0) != 0 && now.lines[k].rfind("constant ", 0) != 0) ops_here.push_back(k);
+  for (size_t k : there)
+    if (nearest->lines[k].rfind("input ", 0) != 0 && nearest->lines[k].rfind("constant ", 0) != 0)
+      ops_there.push_back(k);
+  if (!ops_here.empty()) {
+    out << prefix << "  ops only in this graph (" << ops_here.size() << "; the first in execution order):\n";
+    for (size_t n = 0; n < ops_here.size() && n < kDifferencesShown; ++n) {
+      out << prefix << "    " << now.lines[ops_here[n]];
+      if (!now.frames[ops_here[n]].empty()) out << "; created at " << now.frames[ops_here[n]];
+      out << "\n";
+    }
+  }
+  if (!ops_there.empty()) {
+    out << prefix << "  ops only in the cached graph (" << ops_there.size() << "; the first in execution order):\n";
+    for (size_t n = 0; n < ops_there.size() && n < kDifferencesShown; ++n)
+      out << prefix << "    " << nearest->lines[ops_there[n]] << "\n";
+  }
+}
+
+double Gigabytes(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+
+}  // namespace
+
+ScopedSyncKind::ScopedSyncKind(SyncKind kind, const char* reader)
+    : previous_kind_(current_kind), previous_reader_(current_reader) {
+  current_kind = kind;
+  current_reader = reader;
+}
+
+ScopedSyncKind::~ScopedSyncKind() {
+  current_kind = previous_kind_;
+  current_reader = previous_reader_;
+}
+
+int Level() {
+  const debug::Config& config = debug::GetConfig();
+  return static_cast<int>(std::max<int64_t>(config.pt_xla_debug_level, config.pt_xla_debug ? 1 : 0));
+}
+
+void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled) {
+  int level = Level();
+  if (level == 0 || (!compiled && level < 2 && current_kind != SyncKind::kRead)) return;
+  std::vector<debug::Frame> frames = debug::CurrentFrameList();
+  std::string cause = Cause(frames);
+  debug::Frame user = debug::InnermostUserFrame(frames);
+  State& state = GetState();
+  std::lock_guard<std::mutex> lock(state.mu);
+  if (current_kind == SyncKind::kRead) ++state.step_reads[cause + " at " + user.ToString()];
+  auto block = [&](const char* prefix, const char* what) {
+    std::ostringstream out;
+    out << prefix << kRule << "\n" << prefix << what << " Cause\n" << prefix << "  " << cause << "\n"
+        << prefix << "Graph Info:\n" << prefix << "  Graph Hash: " << Hex(cut.hash) << "\n"
+        << prefix << "  Number of Graph Inputs: " << cut.parameters.size() << "\n"
+        << prefix << "  Number of Graph Outputs: " << outputs << "\n"
+        << prefix << "  Device: xla:" << device << "\n"
+        << prefix << "Python Frame Triggered Execution:\n";
+    // The innermost frame (the API that synced), then from the user's innermost frame outwards.
+    size_t shown = 0;
+    bool reached_user = false;
+    for (const debug::Frame& f : frames) {
+      reached_user |= !f.library;
+      if (shown == kFramesShown || (shown > 0 && !reached_user)) continue;
+      out << prefix << "  " << f.ToString() << "\n";
+      ++shown;
+    }
+    if (frames.empty()) out << prefix << "  (no Python frame: called from C++)\n";
+    return out;
+  };
+  if (compiled) {
+    GraphRecord record = Record(cut, user.ToString());
+    std::ostringstream out = block("Compilation Analysis: ", "Compilation");
+    ExplainRecompile(record, state.compiled, out, "Compilation Analysis: ");
+    out << "Compilation Analysis: " << kThinRule << "\nCompilation Analysis: " << kRule << "\n\n";
+    size_t input_bytes = 0, output_bytes = 0;
+    for (const runtime::BufferPtr& p : cut.parameters) input_bytes += p ? p->size_bytes() : 0;
+    for (const ir::Value& v : cut.roots)
+      output_bytes += static_cast<size_t>(v.shape().numel()) * c10::elementSize(v.shape().dtype);
+    char sizes[256];
+    std::snprintf(sizes, sizeof(sizes),
+                  "Post Compilation Analysis: Graph input size: %f GB\n"
+                  "Post Compilation Analysis: Graph output size: %f GB\n",
+                  Gigabytes(input_bytes), Gigabytes(output_bytes));
+    out << "Post Compilation Analysis: " << kRule << "\n" << sizes << "Post Compilation Analysis: " << kThinRule
+        << "\nPost Compilation Analysis: " << kRule << "\n\n";
+    Emit(out.str());
+    state.compiled.push_back(std::move(record));
+    if (state.compiled.size() > kGraphsRemembered) state.compiled.erase(state.compiled.begin());
+  }
+  if (level >= 2) {
+    std::ostringstream out = block("Execution Analysis: ", "Execution");
+    out << "Execution Analysis: " << kThinRule << "\nExecution Analysis: " << kRule << "\n\n";
+    Emit(out.str());
+  }
+}
+
+void OnStepEnd() {
+  if (Level() == 0) return;
+  State& state = GetState();
+  std::lock_guard<std::mutex> lock(state.mu);
+  ++state.steps;
+  std::ostringstream out;
+  for (const auto& [where, count] : state.step_reads) {
+    if (!state.reported_reads.insert(where).second) continue;
+    out << "pt-xla-profiler: " << where << " ran a graph in the middle of step " << state.steps << " (" << count
+        << " time(s) in that step): the read waits for the device and cuts the step's graph in two; read values "
+           "after torch_xla.sync(), or less often\n";
+  }
+  state.step_reads.clear();
+  std::string fallbacks;
+  for (const std::string& name : metrics::CounterNames()) {
+    if (name.rfind("aten::", 0) != 0 || metrics::GetCounter(name)->Value() == 0) continue;
+    if (state.reported_fallbacks.insert(name).second) fallbacks += (fallbacks.empty() ? "" : ", ") + name;
+  }
+  if (!fallbacks.empty())
+    out << "pt-xla-profiler: Op(s) not lowered: " << fallbacks << " (they ran on the CPU, with a transfer each "
+        << "way)\n";
+  if (out.tellp() > 0) Emit(out.str());
+}
+
+}  // namespace txla::graph::analysis

@@ -1,0 +1,154 @@
+"""The debugging tool (PT_XLA_DEBUG=1 / PT_XLA_DEBUG_LEVEL): every compilation explained with its
+cause and the user's frame, a recompilation with what differs from the nearest cached graph, reads
+that run a graph mid-step and CPU fallbacks reported once per source line; quiet when nothing
+recompiles. Each case runs a small script in a fresh process (the switches are read at import)."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import sys
+import torch, torch_xla
+import torch_xla.core.xla_model as xm
+dev = torch_xla.device()
+def mark(text):
+    sys.stderr.write('@@' + text + '\\n'); sys.stderr.flush()
+"""
+
+
+def run(tmp_path, body, **env):
+    script = tmp_path / 'script.py'
+    source = PRELUDE + textwrap.dedent(body)
+    script.write_text(source)
+    environment = dict(os.environ, **env)
+    for name in ('PT_XLA_DEBUG', 'PT_XLA_DEBUG_LEVEL', 'PT_XLA_DEBUG_FILE', 'XLA_IR_DEBUG'):
+        if name not in env:
+            environment.pop(name, None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = source.splitlines()
+    line_of = lambda marker: next(k + 1 for k, l in enumerate(lines) if marker in l)  # noqa: E731
+    return done.stderr, line_of
+
+
+def after(text, marker):
+    return text.split('@@' + marker + '\n', 1)[1]
+
+
+def test_steady_training_is_quiet_after_its_first_compilations(tmp_path):
+    err, line_of = run(tmp_path, """
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for step in range(6):
+            if step == 3:
+                mark('steady')
+            x = torch.randn(8, 6).to(dev)
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            torch_xla.sync()  # THE SYNC
+            loss.item()  # after the barrier: no graph runs
+        """, PT_XLA_DEBUG='1')
+    assert err.count('Compilation Cause') >= 1
+    first = err.split('Compilation Analysis: Compilation Cause\n', 1)[1]
+    assert first.startswith('Compilation Analysis:   user torch_xla.sync\n'), first
+    assert f'<module> ({tmp_path / "script.py"}:{line_of("THE SYNC")})' in first
+    assert 'the first graph compiled in this process' in first
+    assert 'Post Compilation Analysis: Graph input size:' in err
+    # Nothing compiles, nothing is read mid-step: nothing is said.
+    assert after(err, 'steady').strip() == ''
+    assert 'Execution Analysis' not in err  # level 1
+
+
+def test_recompilation_names_the_input_shape_that_changed(tmp_path):
+    err, line_of = run(tmp_path, """
+        w = torch.randn(5, 3).to(dev)
+        torch_xla.sync()
+        for n in (4, 4, 3):
+            if n == 3:
+                mark('changed')
+            x = torch.randn(n, 5).to(dev)
+            y = (x @ w).relu().sum()
+            torch_xla.sync()
+        """, PT_XLA_DEBUG='1')
+    changed = after(err, 'changed')
+    assert changed.count('Compilation Cause') == 1
+    assert 'input shapes or dtypes differ:' in changed
+    assert 'f32[3,5] here, f32[4,5] there' in changed
+    assert 'aten::mm(f32[3,5], f32[5,3]) -> f32[3,3]' in changed  # the ops it changed
+    assert f'script.py:{line_of("(x @ w)")}' in changed  # the line that created them
+
+
+def test_recompilation_names_a_constant_and_an_op_that_changed(tmp_path):
+    err, line_of = run(tmp_path, """
+        x = torch.randn(4, 5).to(dev)
+        torch_xla.sync()
+        for s in (0.5, 0.25, 1.0):
+            if s == 1.0:
+                mark('one')
+            y = x * s
+            torch_xla.sync()
+        mark('branch')
+        y = (x * 0.5).exp()  # A NEW OP
+        torch_xla.sync()
+        """, PT_XLA_DEBUG='1')
+    one = after(err, 'one').split('@@branch')[0]
+    assert one.count('Compilation Cause') == 1  # 0.5 -> 0.25 was an input, not a recompilation
+    assert 'baked-in constants differ' in one and 'XLA_NO_SPECIAL_SCALARS=1' in one
+    assert '1 f64[] here, (none) there' in one
+    branch = after(err, 'branch')
+    assert 'ops only in this graph (1' in branch
+    assert re.search(r'aten::exp\(f32\[4,5\]\) -> f32\[4,5\]; created at <module> \(.*script.py:%d\)'
+                     % line_of('A NEW OP'), branch), branch
+
+
+def test_mid_step_reads_and_cpu_fallbacks_are_reported_once_with_their_lines(tmp_path):
+    err, line_of = run(tmp_path, """
+        x = torch.randn(4, 5).to(dev)
+        torch_xla.sync()
+        for step in range(3):
+            y = (x * 2).sum()
+            v = y.item()  # READ ITEM
+            print(x + 1, file=sys.stderr)  # READ PRINT
+            nz = torch.nonzero(x > 0)  # FALLBACK
+            torch_xla.sync()
+        """, PT_XLA_DEBUG='1')
+    item = re.findall(r'pt-xla-profiler: user code reading a value with \.item\(\) at <module> \(.*script.py:(\d+)\)'
+                      r' ran a graph in the middle of step', err)
+    assert item == [str(line_of('READ ITEM'))]  # once, though it happened every step
+    printed = re.findall(r'pt-xla-profiler: user code printing a tensor \(print, str, repr\) at <module> '
+                         r'\(.*script.py:(\d+)\)', err)
+    assert printed == [str(line_of('READ PRINT'))]
+    assert err.count('pt-xla-profiler: Op(s) not lowered: ') == 1
+    assert 'aten::nonzero' in err.split('Op(s) not lowered: ')[1].splitlines()[0]
+    assert 'Compilation Cause\nCompilation Analysis:   user code reading a value with .item()' in err
+
+
+def test_level_two_analyses_every_execution_into_the_debug_file(tmp_path):
+    log = tmp_path / 'debug.txt'
+    err, _ = run(tmp_path, """
+        x = torch.randn(4, 5).to(dev)
+        for _ in range(3):
+            x = x * 3 + 1
+            torch_xla.sync()
+        """, PT_XLA_DEBUG_LEVEL='2', PT_XLA_DEBUG_FILE=str(log))
+    assert 'Analysis' not in err  # all of it went to the file
+    text = log.read_text()
+    assert text.count('Execution Analysis: Execution Cause\nExecution Analysis:   user torch_xla.sync') == 3
+    assert text.count('Compilation Cause') == 1
+
+
+def test_off_by_default(tmp_path):
+    err, _ = run(tmp_path, """
+        x = torch.randn(4, 5).to(dev)
+        y = (x * 2).sum().item()
+        torch_xla.sync()
+        """)
+    assert 'Analysis' not in err and 'pt-xla-profiler' not in err
