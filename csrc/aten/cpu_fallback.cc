@@ -45,6 +45,7 @@ void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
               "losing writes. Record the calling op whole: add it to csrc/ir/op_table.cc");
   // PyTorch/XLA names these counters by op name without overload: aten::nonzero.
   metrics::GetCounter(op.schema().name())->Add(1);
+  metrics::TraceSpan span("fallback", op.schema().name() + " (CPU fallback)");
   MoveOptionalTensorListsToCpu(op.schema(), stack);
   at::native::cpu_fallback(op, stack);
 }

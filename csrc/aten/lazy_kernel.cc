@@ -18,6 +18,7 @@
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/debug_analysis.h"
+#include "metrics/trace.h"
 #include "tensor/bridge.h"
 
 namespace txla::aten {
@@ -388,6 +389,7 @@ at::Tensor ShareValue(const LazyTensorPtr& tensor) {
 
 void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
+  metrics::TraceSpan span("lazy", schema.name());  // host tracing, on the profiler's timeline
   const size_t num_args = schema.arguments().size();
   c10::ArrayRef<c10::IValue> args(stack->data() + stack->size() - num_args, num_args);
   const std::vector<ArgClass>& classes = ArgClasses(op);

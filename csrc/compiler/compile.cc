@@ -174,13 +174,19 @@ std::shared_ptr<runtime::Executable> LoadCachedGraph(uint64_t graph_hash) {
 std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module,
                                              CompileStats* stats, uint64_t graph_hash) {
   int before = static_cast<int>(module->entry()->instruction_count());
-  RunPipeline(*module);
+  {
+    metrics::TraceSpan span("compile", "RunPipeline");
+    RunPipeline(*module);
+  }
   BufferPlan plan = AssignBuffers(*module);
   std::string source;
-  try {
-    source = EmitCpp(*module, plan, debug::GetConfig().profile_kernels);
-  } catch (const std::invalid_argument& e) {
-    throw Unsupported(e.what());
+  {
+    metrics::TraceSpan span("compile", "EmitCpp");
+    try {
+      source = EmitCpp(*module, plan, debug::GetConfig().profile_kernels);
+    } catch (const std::invalid_argument& e) {
+      throw Unsupported(e.what());
+    }
   }
   if (stats) {
     stats->hlo_instructions = before;

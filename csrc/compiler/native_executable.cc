@@ -109,6 +109,8 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
         if (start) start->Wait();
         self->WaitForInputs(parameters);
         runtime::ScopedExecutingDevice executing(device);
+        metrics::TraceSpan span("execute", self->trace_name());
+        span.Arg("dump", self->dump_path());
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);
       },

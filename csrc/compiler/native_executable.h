@@ -29,6 +29,12 @@ class NativeExecutable final : public runtime::Executable,
   std::string kind() const override { return "native"; }
   std::string dump_path() const override { return dump_path_; }
   void set_dump_path(std::string path) { dump_path_ = std::move(path); }
+  // "execute graph_<hash>": the run's name on the profiler's timeline.
+  std::string trace_name() const {
+    size_t slash = dump_path_.rfind('/'), dot = dump_path_.find(".{");
+    size_t begin = slash == std::string::npos ? 0 : slash + 1;
+    return "execute " + (dump_path_.empty() ? std::string("graph") : dump_path_.substr(begin, dot - begin));
+  }
 
  private:
   // Waits for the inputs; throws, naming this graph, if the run that wrote one failed.

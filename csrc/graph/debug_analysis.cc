@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/content_hash.h"
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "ir/node.h"
@@ -99,12 +100,6 @@ State& GetState() {
   return state;
 }
 
-std::string Hex(ir::hash_t h) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
 void Emit(const std::string& text) {
   const std::string& path = debug::GetConfig().pt_xla_debug_file;
   if (!path.empty()) {
@@ -125,7 +120,7 @@ std::string NodeFrame(const ir::Node& node) {
 
 GraphRecord Record(const GraphCut& cut, const std::string& cause_frame) {
   GraphRecord r;
-  r.hash = Hex(cut.hash);
+  r.hash = compiler::Hex(cut.hash);
   r.cause_frame = cause_frame;
   for (const ir::Node* n : cut.nodes) {
     r.lines.push_back(Describe(*n));
@@ -242,7 +237,7 @@ void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled) {
   auto block = [&](const char* prefix, const char* what) {
     std::ostringstream out;
     out << prefix << kRule << "\n" << prefix << what << " Cause\n" << prefix << "  " << cause << "\n"
-        << prefix << "Graph Info:\n" << prefix << "  Graph Hash: " << Hex(cut.hash) << "\n"
+        << prefix << "Graph Info:\n" << prefix << "  Graph Hash: " << compiler::Hex(cut.hash) << "\n"
         << prefix << "  Number of Graph Inputs: " << cut.parameters.size() << "\n"
         << prefix << "  Number of Graph Outputs: " << outputs << "\n"
         << prefix << "  Device: xla:" << device << "\n"

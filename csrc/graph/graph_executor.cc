@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "compiler/compile.h"
+#include "compiler/content_hash.h"
 #include "debug/config.h"
 #include "graph/checked_execution.h"
 #include "graph/debug_analysis.h"
@@ -64,6 +65,7 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
   }
   std::unique_ptr<hlo::Module> module;
   try {
+    metrics::TraceSpan span("compile", "LowerGraph");
     module = lower::LowerGraph(cut);
   } catch (const lower::NotLowered& e) {
     // A form of an op its rule does not handle: the interpreter runs it correctly.
@@ -180,6 +182,7 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step) {
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
+  metrics::TraceSpan span("host", for_read ? "SyncTensors (value read)" : "SyncTensors");
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
   if (!for_read) RaiseUnreportedFailure((*first)->device());
   std::vector<LazyTensorPtr> pending;
@@ -196,6 +199,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   GraphCut cut;
   std::shared_ptr<runtime::Executable> executable;
   {
+    metrics::TraceSpan cut_span("host", "CutGraph");
     std::lock_guard<std::mutex> lock(GraphWalkMutex());
     cut = CutGraph(values, &root_index);
     ir::DumpGraphIfRequested(cut, values);
@@ -206,6 +210,10 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   bool compiled = false;
   executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop, &compiled);
   if (analysis::Level() > 0) analysis::OnGraph(cut, pending.size(), device, compiled);
+  if (span.recording()) {
+    span.Arg("graph", compiler::Hex(cut.hash));
+    span.Arg("cache", compiled ? "compiled" : "hit");
+  }
   std::vector<runtime::BufferPtr> results;
   AdvanceExecutionEpoch();
   const bool checked = CheckedExecutionEnabled() && executable->kind() == "native";
@@ -244,6 +252,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
 
 void MarkStep(const std::vector<int>& devices, bool wait) {
   TXLA_COUNTER("MarkStep", 1);
+  metrics::TraceSpan span("host", "MarkStep");
   for (int device : devices) SyncTensors(registry::PendingTensors(device), /*for_read=*/false, /*ends_step=*/true);
   if (wait || !runtime::AsyncExecution())
     for (int device : devices) WaitDeviceOps(device);

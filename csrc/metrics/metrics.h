@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "metrics/trace.h"
+
 namespace txla::metrics {
 
 class Counter {
@@ -76,9 +78,10 @@ void ClearMetrics();
 int64_t NowNs();
 
 // Adds the elapsed wall time to a metric when it leaves scope.
+// While a profiler capture is active it is also a span of the timeline, named after the metric.
 class ScopedTimer {
  public:
-  explicit ScopedTimer(Metric* metric) : metric_(metric), start_(NowNs()) {}
+  explicit ScopedTimer(Metric* metric) : metric_(metric), start_(NowNs()), span_("xla", metric->name()) {}
   ~ScopedTimer() { metric_->AddSample(static_cast<double>(NowNs() - start_)); }
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
@@ -86,6 +89,7 @@ class ScopedTimer {
  private:
   Metric* metric_;
   int64_t start_;
+  TraceSpan span_;
 };
 
 }  // namespace txla::metrics

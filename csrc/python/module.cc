@@ -18,6 +18,7 @@
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "metrics/report.h"
+#include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
 #include "runtime/collectives.h"
@@ -120,6 +121,7 @@ PYBIND11_MODULE(_XLAC, m) {
   using namespace txla::python;
   debug::SetFramesProvider(&PythonFrames);
   debug::SetFrameListProvider(&PythonFrameList);
+  metrics::NameThisThread("python (the importing thread)");
   debug::GetConfig();  // the environment switches are read at import
 
   // Every switch: {variable: (value as text, type, changes generated code, what it does)}.
@@ -157,6 +159,20 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_clear_xla_counters", [] { metrics::ClearCounters(); });
   m.def("_clear_xla_metrics", [] { metrics::ClearMetrics(); });
 
+  // The profiler's timeline (metrics/trace.h), driven by torch_xla.debug.profiler.
+  m.def("_xla_start_trace", [] { metrics::StartTracing(); });
+  m.def("_xla_stop_trace", [] {
+    py::gil_scoped_release no_gil;
+    return metrics::StopTracing();
+  });
+  m.def("_xla_tracing_active", [] { return metrics::TracingActive(); });
+  m.def(
+      "_xla_push_trace",
+      [](const std::string& name, const std::map<std::string, std::string>& args) {
+        metrics::PushHostSpan(name, std::vector<std::pair<std::string, std::string>>(args.begin(), args.end()));
+      },
+      py::arg("name"), py::arg("args") = std::map<std::string, std::string>{});
+  m.def("_xla_pop_trace", [] { metrics::PopHostSpan(); });
   m.def(
       "_xla_step_marker",
       [](const std::string& device, const std::vector<std::string>& devices, bool wait) {

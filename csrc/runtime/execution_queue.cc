@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "debug/config.h"
+#include "metrics/trace.h"
 #include "runtime/host_activity.h"
 
 namespace txla::runtime {
@@ -36,8 +37,9 @@ bool Readiness::IsReady() const {
   return done_;
 }
 
-ExecutionQueue::ExecutionQueue()
-    : max_waiting_(static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().max_inflight_steps))),
+ExecutionQueue::ExecutionQueue(std::string name)
+    : name_(std::move(name)),
+      max_waiting_(static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().max_inflight_steps))),
       worker_([this] { Loop(); }) {}
 
 ExecutionQueue::~ExecutionQueue() {
@@ -82,6 +84,7 @@ void ExecutionQueue::ForgetFailure(const std::string& root) {
 }
 
 void ExecutionQueue::Loop() {
+  metrics::NameThisThread(name_);
   for (;;) {
     Item item;
     {
@@ -130,7 +133,7 @@ ExecutionQueue& QueueFor(int device) {
   static auto* queues = new std::map<int, std::unique_ptr<ExecutionQueue>>();
   std::lock_guard<std::mutex> lock(mu);
   auto& q = (*queues)[device];
-  if (!q) q = std::make_unique<ExecutionQueue>();
+  if (!q) q = std::make_unique<ExecutionQueue>("xla:" + std::to_string(device) + " execution");
   return *q;
 }
 

@@ -48,7 +48,8 @@ class Readiness {
 
 class ExecutionQueue {
  public:
-  ExecutionQueue();
+  // `name`: what its worker thread is called on the profiler's timeline.
+  explicit ExecutionQueue(std::string name = "xla execution");
   ~ExecutionQueue();
   ExecutionQueue(const ExecutionQueue&) = delete;
   ExecutionQueue& operator=(const ExecutionQueue&) = delete;
@@ -73,6 +74,7 @@ class ExecutionQueue {
  private:
   void Loop();
 
+  std::string name_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable idle_cv_;
