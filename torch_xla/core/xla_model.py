@@ -177,8 +177,20 @@ def save(data, file_or_path, master_only=True, global_master=False):
     master ordinal writes (local master, or the global one with global_master)."""
     cpu_data = _maybe_convert_to_cpu(data)
     should_write = (not master_only) or is_master_ordinal(local=not global_master)
-    if should_write:
-        torch.save(cpu_data, file_or_path)
+    if not should_write:
+        return
+    if not isinstance(file_or_path, (str, os.PathLike)):
+        torch.save(cpu_data, file_or_path)  # a file object: the caller owns it
+        return
+    # Written aside, then renamed over the path: a process that dies midway leaves no half file.
+    path = os.fspath(file_or_path)
+    tmp = f'{path}.partial-{os.getpid()}'
+    try:
+        torch.save(cpu_data, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 # Optimizer ------------------------------------------------------------------------------------
