@@ -225,10 +225,10 @@ int Level() {
   return static_cast<int>(std::max<int64_t>(config.pt_xla_debug_level, config.pt_xla_debug ? 1 : 0));
 }
 
-void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled) {
+void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
+             const std::vector<debug::Frame>& frames) {
   int level = Level();
   if (level == 0 || (!compiled && level < 2 && current_kind != SyncKind::kRead)) return;
-  std::vector<debug::Frame> frames = debug::CurrentFrameList();
   std::string cause = Cause(frames);
   debug::Frame user = debug::InnermostUserFrame(frames);
   State& state = GetState();

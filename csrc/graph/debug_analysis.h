@@ -10,6 +10,9 @@
 
 #include <cstddef>
 
+#include <vector>
+
+#include "debug/frames.h"
 #include "graph/post_order.h"
 
 namespace txla::graph::analysis {
@@ -29,8 +32,9 @@ class ScopedSyncKind {
 
 // 0: off; 1: compilations and mid-step reads; 2: also every execution.
 int Level();
-// A graph about to run on `device`; `compiled` when it was compiled for this run.
-void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled);
+// A graph about to run on `device`; `compiled` when it was compiled for this run; `frames`: the
+// sync's Python frames, innermost first (taken before the sync's locks).
+void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled, const std::vector<debug::Frame>& frames);
 // A barrier ended a step: the step's mid-step reads and CPU fallbacks not yet reported.
 void OnStepEnd();
 

@@ -1,6 +1,7 @@
 #include "graph/graph_executor.h"
 
 #include "graph/debug_analysis.h"
+#include "graph/graph_dump.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,7 @@
 #include "compiler/compile.h"
 #include "compiler/content_hash.h"
 #include "debug/config.h"
+#include "debug/frames.h"
 #include "graph/checked_execution.h"
 #include "graph/debug_analysis.h"
 #include "graph/compile_cache.h"
@@ -183,6 +185,10 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
   metrics::TraceSpan span("host", for_read ? "SyncTensors (value read)" : "SyncTensors");
+  // The Python frames for the debugging tools, taken before any lock: taking them needs the GIL,
+  // which a thread waiting for these locks may hold.
+  std::vector<debug::Frame> frames;
+  if (analysis::Level() > 0 || !debug::GetConfig().save_tensors_file.empty()) frames = debug::CurrentFrameList();
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
   if (!for_read) RaiseUnreportedFailure((*first)->device());
   std::vector<LazyTensorPtr> pending;
@@ -202,14 +208,14 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     metrics::TraceSpan cut_span("host", "CutGraph");
     std::lock_guard<std::mutex> lock(GraphWalkMutex());
     cut = CutGraph(values, &root_index);
-    ir::DumpGraphIfRequested(cut, values);
+    DumpGraphIfRequested(cut, frames);
   }
   // The seeds' debugging modes: run every node on its own (the interpreter) when values are
   // read (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
   const debug::Config& config = debug::GetConfig();
   bool compiled = false;
   executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop, &compiled);
-  if (analysis::Level() > 0) analysis::OnGraph(cut, pending.size(), device, compiled);
+  if (analysis::Level() > 0) analysis::OnGraph(cut, pending.size(), device, compiled, frames);
   if (span.recording()) {
     span.Arg("graph", compiler::Hex(cut.hash));
     span.Arg("cache", compiled ? "compiled" : "hit");

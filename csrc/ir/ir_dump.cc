@@ -1,11 +1,8 @@
 #include "ir/ir_dump.h"
 
-#include <fstream>
-#include <mutex>
 #include <sstream>
 #include <unordered_map>
 
-#include "debug/config.h"
 
 namespace txla::ir {
 namespace {
@@ -68,18 +65,6 @@ std::string GraphToDot(const graph::GraphCut& cut) {
   }
   ss << "}\n";
   return ss.str();
-}
-
-void DumpGraphIfRequested(const graph::GraphCut& cut, const std::vector<Value>& values) {
-  std::string path = debug::GetConfig().save_tensors_file;
-  if (path.empty()) return;
-  std::string format = debug::GetConfig().save_tensors_fmt;
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
-  std::ofstream out(path, std::ios::app);
-  out << "[ScheduleSyncTensorsGraph]\n";
-  out << "Graph Hash: " << std::hex << cut.hash << std::dec << "\n";
-  out << (format == "dot" ? GraphToDot(cut) : GraphToText(cut)) << "\n";
 }
 
 }  // namespace txla::ir

@@ -5,8 +5,7 @@
 //     %1 = f32[2,2] aten::add.Tensor(%0, %0), alpha=1, ROOT=0
 //   }
 //
-// XLA_SAVE_TENSORS_FILE names a file every executed graph is appended to, in the format
-// XLA_SAVE_TENSORS_FMT names (text, the default, or dot).
+// graph/graph_dump.h appends them to XLA_SAVE_TENSORS_FILE.
 #pragma once
 
 #include <string>
@@ -18,7 +17,5 @@ namespace txla::ir {
 
 std::string GraphToText(const graph::GraphCut& cut);
 std::string GraphToDot(const graph::GraphCut& cut);
-// Appends the graph to XLA_SAVE_TENSORS_FILE when that is set.
-void DumpGraphIfRequested(const graph::GraphCut& cut, const std::vector<Value>& values);
 
 }  // namespace txla::ir

@@ -152,3 +152,29 @@ def test_off_by_default(tmp_path):
         torch_xla.sync()
         """)
     assert 'Analysis' not in err and 'pt-xla-profiler' not in err
+
+
+@pytest.mark.parametrize('fmt', ['text', 'dot', 'hlo'])
+def test_save_tensors_file_names_the_cause_and_the_tensors_in_each_format(tmp_path, fmt):
+    log = tmp_path / 'graphs.txt'
+    _, line_of = run(tmp_path, """
+        x = torch.randn(3).to(dev)
+        y = (x + 2).exp()
+        torch_xla.sync()  # THE SYNC
+        z = (y * 3).sum().item()  # THE READ
+        """, XLA_SAVE_TENSORS_FILE=str(log), XLA_SAVE_TENSORS_FMT=fmt)
+    entries = log.read_text().split('[ScheduleSyncTensorsGraph]\n')[1:]
+    assert len(entries) == 2
+    first, second = entries
+    assert first.startswith('TensorsGraphInfo:\n')
+    assert f'<module> ({tmp_path / "script.py"}:{line_of("THE SYNC")})' in first
+    assert f'<module> ({tmp_path / "script.py"}:{line_of("THE READ")})' in second
+    assert 'Tensors: f32[3]' in first and 'Tensors: f32[]' in second
+    assert 'Root Hashes: (' in first and 'Graph Hash: ' in first
+    graph = first.split('## BEGIN_GRAPH\n')[1].split('## END_GRAPH')[0]
+    if fmt == 'text':
+        assert 'aten::exp' in graph and 'aten::add.Tensor' in graph
+    elif fmt == 'dot':
+        assert graph.startswith('digraph G {') and 'aten::exp' in graph
+    else:
+        assert graph.startswith('HloModule') and 'exponential(' in graph
