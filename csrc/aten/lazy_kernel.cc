@@ -100,7 +100,8 @@ ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
   // a few scalars to every one of its hundreds of ops). Scalar::to checks the range as
   // at::scalar_tensor would.
   auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(dtype), std::vector<int64_t>{}, device);
-  AT_DISPATCH_ALL_TYPES_AND3(c10::kBool, c10::kHalf, c10::kBFloat16, dtype, "ScalarValue", [&] {
+  c10::ScalarType storage = ir::StorageScalarType(dtype);  // the numeric modes store some dtypes narrower
+  AT_DISPATCH_ALL_TYPES_AND3(c10::kBool, c10::kHalf, c10::kBFloat16, storage, "ScalarValue", [&] {
     *static_cast<scalar_t*>(buffer->data()) = s.to<scalar_t>();
   });
   return ir::Value{ir::Node::DeviceData(std::move(buffer), ir::Shape(dtype, {})), 0};
@@ -461,11 +462,11 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   const size_t num_results = shapes.size() - written.size();
   ir::NodePtr node =
       ir::Node::Op(&info, builder.TakeOperands(), builder.TakeArgs(), std::move(shapes));
-  if (debug::IrDebugEnabled()) {
-    node->set_frames(debug::CurrentFrames());
-  } else if (graph::analysis::Level() > 0) {  // the debugging tool names the line behind an op
+  const bool ir_debug = debug::IrDebugEnabled();
+  if (ir_debug) node->set_frames(debug::CurrentFrames());
+  if (ir_debug || graph::analysis::Level() > 0) {  // dumps, HLO metadata and the debugging tool
     debug::Frame user = debug::InnermostUserFrame(debug::CurrentFrameList());
-    if (!user.file.empty()) node->set_frames(user.ToString());  // none on autograd's threads
+    if (!user.file.empty()) node->set_user_frame(std::move(user));  // none on autograd's threads
   }
 
   auto result = [&](size_t k) -> at::Tensor {

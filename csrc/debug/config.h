@@ -32,6 +32,15 @@ namespace txla::debug {
     "1: compilation analysis; 2: also an execution analysis of every graph run")                  \
   V(std::string, pt_xla_debug_file, "PT_XLA_DEBUG_FILE", "", false,                               \
     "append the debug analyses to this file instead of standard error")                           \
+  V(bool, use_bf16, "XLA_USE_BF16", false, true,                                                  \
+    "float32 and float64 tensors are stored and computed as bfloat16 on the device (their "       \
+    "PyTorch dtype is kept)")                                                                     \
+  V(bool, downcast_bf16, "XLA_DOWNCAST_BF16", false, true,                                        \
+    "float32 is bfloat16 and float64 is float32 on the device")                                   \
+  V(bool, use_32bit_long, "XLA_USE_32BIT_LONG", false, true, "int64 is computed as int32 on the device") \
+  V(bool, hlo_debug, "XLA_HLO_DEBUG", false, true,                                                \
+    "HLO instructions carry the lazy IR op and the user's source line (metadata=...), and "       \
+    "generated kernels name the lines they compute")                                              \
   V(bool, no_special_scalars, "XLA_NO_SPECIAL_SCALARS", false, false,                             \
     "0 and 1 become graph parameters like other scalars (the graph hash shows it)")               \
   V(std::string, save_tensors_file, "XLA_SAVE_TENSORS_FILE", "", false,                           \

@@ -109,14 +109,8 @@ void Emit(const std::string& text) {
   std::cerr << text << std::flush;
 }
 
-// The node's creating frame, as the lazy kernel recorded it: a short user frame, or (with
-// XLA_IR_DEBUG) the whole formatted stack, whose last entry is shown.
-std::string NodeFrame(const ir::Node& node) {
-  const std::string& f = node.frames();
-  if (f.find('\n') == std::string::npos) return f;
-  size_t at = f.rfind("File \"");
-  return at == std::string::npos ? "" : f.substr(at, f.find('\n', at) - at);
-}
+// The user's line that created the node, as the lazy kernel recorded it.
+std::string NodeFrame(const ir::Node& node) { return node.user_frame() ? node.user_frame()->ToString() : ""; }
 
 GraphRecord Record(const GraphCut& cut, const std::string& cause_frame) {
   GraphRecord r;

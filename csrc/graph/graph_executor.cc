@@ -274,7 +274,9 @@ at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader) {
   analysis::ScopedSyncKind reading(analysis::SyncKind::kRead, reader);
   AdvanceExecutionEpoch();
   if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);
-  return TransferFromDevice(tensor->data());
+  // Stored in another type under a numeric mode (XLA_USE_BF16, ...): handed back in its own.
+  at::Tensor host = TransferFromDevice(tensor->data());
+  return host.scalar_type() == tensor->dtype() ? host : host.to(tensor->dtype());
 }
 
 size_t CompileCacheSize() { return Cache().size(); }

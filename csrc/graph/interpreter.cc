@@ -37,6 +37,7 @@ class InterpreterProgram final : public runtime::Executable {
   int num_slots_ = 0;
   std::vector<Instruction> program_;
   std::vector<int> output_slots_;
+  std::vector<c10::ScalarType> output_dtypes_;  // the roots' PyTorch dtypes
 };
 
 // The instruction that replays `node` (a constant or an op) from `operand_slots` into consecutive
@@ -79,8 +80,10 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
     first_slot[node] = num_slots_;
     program_.push_back(MakeInstruction(*node, std::move(operand_slots), &num_slots_));
   }
-  for (const ir::Value& root : cut.roots)
+  for (const ir::Value& root : cut.roots) {
     output_slots_.push_back(first_slot.at(root.node.get()) + static_cast<int>(root.index));
+    output_dtypes_.push_back(root.shape().dtype);
+  }
 
   // Free each intermediate after its last use, so peak memory follows the live set.
   std::vector<int> last_use(num_slots_, -1);
@@ -240,9 +243,10 @@ std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
   }
   std::vector<runtime::BufferPtr> outputs;
   outputs.reserve(output_slots_.size());
-  for (int s : output_slots_) {
+  for (size_t k = 0; k < output_slots_.size(); ++k) {
+    int s = output_slots_[k];
     if (static_cast<size_t>(s) < num_parameters_) outputs.push_back(parameters[s]);
-    else outputs.push_back(TensorAsBuffer(slots[s], device));
+    else outputs.push_back(TensorAsBuffer(slots[s], device, output_dtypes_[k]));
   }
   return outputs;
 }

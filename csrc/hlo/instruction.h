@@ -80,6 +80,14 @@ struct Attributes {
   std::string custom_call_target;
   // all-reduce, all-gather, reduce-scatter: lists of replica ids; empty = one group of all.
   std::vector<std::vector<int64_t>> replica_groups;
+  // Where the instruction comes from (XLA's OpMetadata; XLA_HLO_DEBUG): the lazy IR op and the
+  // user's source line. Never part of what an instruction computes (CSE ignores it); copies of
+  // an instruction (fusion) keep it, so kernels can name the lines they compute.
+  struct Metadata {
+    std::string op_type, source_file;
+    int64_t source_line = 0;
+    bool empty() const { return op_type.empty() && source_file.empty(); }
+  } metadata;
 };
 
 class Instruction {
@@ -136,6 +144,8 @@ class Computation {
   // All instructions, operands before users.
   std::vector<Instruction*> instructions() const;
   size_t instruction_count() const { return instructions_.size(); }
+  // The k-th instruction in the order they were added (before any sorting or removal).
+  Instruction* instruction_at(size_t k) const { return instructions_.at(k).get(); }
   // Removes an instruction that has no users and is not the root.
   void Remove(Instruction* instruction);
   // Re-sorts the instruction list so every operand precedes its users (after rewrites that

@@ -381,14 +381,34 @@ class Parser {
     } else if (key == "stream") {
       a.index = Int();
     } else if (key == "custom_call_target") {
-      Expect("\"");
-      size_t start = pos_;
-      while (pos_ < text_.size() && text_[pos_] != '"') ++pos_;
-      a.custom_call_target = std::string(text_.substr(start, pos_ - start));
-      Expect("\"");
+      a.custom_call_target = Quoted();
+    } else if (key == "metadata") {  // {op_type="..." op_name="..." source_file="..." source_line=12}
+      Expect("{");
+      while (!Accept("}")) {
+        std::string field = Name();
+        Expect("=");
+        if (field == "source_line") {
+          a.metadata.source_line = Int();
+        } else {
+          std::string value = Quoted();
+          if (field == "op_type") a.metadata.op_type = value;
+          else if (field == "source_file") a.metadata.source_file = value;
+        }
+        Accept(",");
+      }
     } else {
       Fail("unknown attribute '" + key + "'");
     }
+  }
+
+  // "text" (no escapes: XLA's names and paths have none we read).
+  std::string Quoted() {
+    Expect("\"");
+    size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != '"') ++pos_;
+    std::string value(text_.substr(start, pos_ - start));
+    Expect("\"");
+    return value;
   }
 
   std::string_view text_;

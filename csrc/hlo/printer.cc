@@ -176,6 +176,12 @@ std::string ToText(const Instruction& i) {
   ss << ")";
   std::string attrs = AttributesToText(i);
   if (!attrs.empty()) ss << ", " << attrs;
+  const Attributes::Metadata& m = i.attrs().metadata;
+  if (!m.empty()) {
+    ss << ", metadata={op_type=\"" << m.op_type << "\"";
+    if (!m.source_file.empty()) ss << " source_file=\"" << m.source_file << "\" source_line=" << m.source_line;
+    ss << "}";
+  }
   return ss.str();
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "debug/frames.h"
 #include "ir/hash.h"
 #include "ir/shape.h"
 #include "runtime/buffer.h"
@@ -77,6 +78,10 @@ class Node {
   // The Python frames that created the node, when XLA_IR_DEBUG is set.
   const std::string& frames() const { return frames_; }
   void set_frames(std::string frames) { frames_ = std::move(frames); }
+  // The innermost frame of user code that created the node (kept when a debugging switch asks:
+  // XLA_IR_DEBUG, PT_XLA_DEBUG); nullptr otherwise.
+  const debug::Frame* user_frame() const { return user_frame_.get(); }
+  void set_user_frame(debug::Frame frame) { user_frame_ = std::make_unique<debug::Frame>(std::move(frame)); }
 
   // "aten::add.Tensor", "xla::device_data", "prim::Constant".
   std::string OpName() const;
@@ -101,6 +106,7 @@ class Node {
   runtime::BufferPtr data_;
   c10::Scalar constant_;
   std::string frames_;
+  std::unique_ptr<debug::Frame> user_frame_;
 };
 
 // Hash of a constant argument. Throws for arguments the lazy IR cannot carry (a Generator).

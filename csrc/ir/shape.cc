@@ -2,6 +2,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "debug/config.h"
+
 #include <sstream>
 
 namespace txla::ir {
@@ -47,6 +49,11 @@ bool IsSupportedDtype(c10::ScalarType dtype) {
 
 runtime::ElementType ToElementType(c10::ScalarType dtype) {
   using runtime::ElementType;
+  const debug::Config& config = debug::GetConfig();
+  if (dtype == c10::ScalarType::Float && (config.use_bf16 || config.downcast_bf16)) return ElementType::kBF16;
+  if (dtype == c10::ScalarType::Double && config.use_bf16) return ElementType::kBF16;
+  if (dtype == c10::ScalarType::Double && config.downcast_bf16) return ElementType::kF32;
+  if (dtype == c10::ScalarType::Long && config.use_32bit_long) return ElementType::kS32;
   switch (dtype) {
     case c10::ScalarType::Bool: return ElementType::kPred;
     case c10::ScalarType::Char: return ElementType::kS8;
@@ -64,6 +71,8 @@ runtime::ElementType ToElementType(c10::ScalarType dtype) {
                        "float32, float64)");
   }
 }
+
+c10::ScalarType StorageScalarType(c10::ScalarType dtype) { return ToScalarType(ToElementType(dtype)); }
 
 c10::ScalarType ToScalarType(runtime::ElementType type) {
   using runtime::ElementType;

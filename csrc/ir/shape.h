@@ -27,9 +27,14 @@ struct Shape {
   }
 };
 
-// Maps a PyTorch dtype onto a device element type; throws a clear error for dtypes the device
-// does not hold (complex, quantized, ...), naming the dtype.
+// Maps a PyTorch dtype onto the element type the device stores and computes it in; throws a clear
+// error for dtypes the device does not hold (complex, quantized, ...), naming the dtype. The
+// numeric modes apply here, once, for buffers, transfers and lowering alike: XLA_USE_BF16
+// (float32 and float64 -> bf16), XLA_DOWNCAST_BF16 (float32 -> bf16, float64 -> f32),
+// XLA_USE_32BIT_LONG (int64 -> s32). Tensors keep reporting their PyTorch dtype.
 runtime::ElementType ToElementType(c10::ScalarType dtype);
+// The host dtype of the device's storage for `dtype` (ToElementType as a PyTorch dtype).
+c10::ScalarType StorageScalarType(c10::ScalarType dtype);
 c10::ScalarType ToScalarType(runtime::ElementType type);
 // True when the device holds this dtype.
 bool IsSupportedDtype(c10::ScalarType dtype);

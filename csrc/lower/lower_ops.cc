@@ -474,6 +474,8 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
                                          "p" + std::to_string(i)));
   }
   const std::string miscompile = debug::GetConfig().test_miscompile;
+  const debug::Config& config = debug::GetConfig();
+  auto NumericModeActive = [&] { return config.use_bf16 || config.downcast_bf16 || config.use_32bit_long; };
   size_t data_seen = 0;
   for (const ir::Node* node : cut.nodes) {
     switch (node->kind()) {
@@ -487,13 +489,29 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
         auto it = Table().find(node->op()->name);
         if (it == Table().end())
           throw NotLowered("no HLO lowering for " + node->op()->name);
+        size_t first_new = entry->instruction_count();
         Outs outs = it->second(ctx, *node);
         InjectFault(miscompile, ctx, *node, outs);
         for (size_t k = 0; k < outs.size(); ++k) {
+          // Rules that build positions or indices in s64 (argmax, max pooling's indices, ...) or
+          // accumulate in f32/f64: under a numeric mode (XLA_USE_32BIT_LONG, XLA_USE_BF16, ...)
+          // the IR stores that dtype narrower, so the value is converted to the storage type.
+          if (outs[k] && NumericModeActive() && outs[k]->shape().dims == ToHlo(node->shape(k)).dims &&
+              outs[k]->shape().type != ToHlo(node->shape(k)).type)
+            outs[k] = ctx.Convert(outs[k], ToHlo(node->shape(k)).type);
           if (outs[k] && outs[k]->shape() != ToHlo(node->shape(k)))
             throw std::logic_error("lowering " + node->op()->name + " output " + std::to_string(k) +
                                    " gives " + outs[k]->shape().ToString() + ", the IR says " +
                                    node->shape(k).ToString());
+        }
+        if (config.hlo_debug) {  // XLA_HLO_DEBUG: every instruction of the op names where it came from
+          hlo::Attributes::Metadata m;
+          m.op_type = node->OpName();
+          if (const debug::Frame* f = node->user_frame()) m.source_file = f->file, m.source_line = f->line;
+          for (size_t k = first_new; k < entry->instruction_count(); ++k) {
+            hlo::Instruction* made = entry->instruction_at(k);
+            if (made->attrs().metadata.empty()) made->mutable_attrs().metadata = m;
+          }
         }
         ctx.Set(node, std::move(outs));
         break;

@@ -54,9 +54,10 @@ at::Tensor MakeEntryXlaTensor(LazyTensorPtr tensor) {
 
 runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
   TXLA_TIMED("TransferToDeviceTime");
-  at::Tensor src = host.contiguous();
-  auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(src.scalar_type()),
-                                                  src.sizes().vec(), device);
+  // In the device's storage type (the numeric modes: float as bf16, int64 as int32, ...).
+  runtime::ElementType type = ir::ToElementType(host.scalar_type());
+  at::Tensor src = host.to(ir::ToScalarType(type)).contiguous();
+  auto buffer = std::make_shared<runtime::Buffer>(type, src.sizes().vec(), device);
   if (buffer->size_bytes() > 0) std::memcpy(buffer->data(), src.data_ptr(), buffer->size_bytes());
   return buffer;
 }
@@ -83,12 +84,16 @@ at::Tensor BufferAsTensor(const runtime::BufferPtr& buffer) {
       at::TensorOptions().dtype(ir::ToScalarType(buffer->type())));
 }
 
-runtime::BufferPtr TensorAsBuffer(const at::Tensor& host, int device) {
-  at::Tensor dense = host.contiguous();
+runtime::BufferPtr TensorAsBuffer(const at::Tensor& host, int device, c10::ScalarType logical) {
+  runtime::ElementType type = ir::ToElementType(logical);
+  at::Tensor dense = host.to(ir::ToScalarType(type)).contiguous();
   void* data = dense.data_ptr();
   auto owner = std::make_shared<at::Tensor>(std::move(dense));
-  return std::make_shared<runtime::Buffer>(ir::ToElementType(owner->scalar_type()),
-                                           owner->sizes().vec(), device, data, owner);
+  return std::make_shared<runtime::Buffer>(type, owner->sizes().vec(), device, data, owner);
+}
+
+runtime::BufferPtr TensorAsBuffer(const at::Tensor& host, int device) {
+  return TensorAsBuffer(host, device, host.scalar_type());
 }
 
 int DeviceOrdinal(const c10::Device& device) { return device.has_index() ? device.index() : 0; }

@@ -29,6 +29,9 @@ at::Tensor TransferFromDevice(const runtime::BufferPtr& buffer);
 // A host tensor viewing the buffer without a copy; the tensor keeps the buffer alive.
 at::Tensor BufferAsTensor(const runtime::BufferPtr& buffer);
 // A device buffer taking over a (made contiguous) host tensor's memory without a copy.
+// `logical`: the PyTorch dtype the buffer holds (its storage follows the numeric modes); the
+// interpreter computes some values in their storage type and hands them back as their own.
+runtime::BufferPtr TensorAsBuffer(const at::Tensor& host, int device, c10::ScalarType logical);
 runtime::BufferPtr TensorAsBuffer(const at::Tensor& host, int device);
 
 // "torch.FloatTensor", "torch.cuda.LongTensor": how PyTorch users name tensor types.

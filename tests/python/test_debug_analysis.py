@@ -178,3 +178,29 @@ def test_save_tensors_file_names_the_cause_and_the_tensors_in_each_format(tmp_pa
         assert graph.startswith('digraph G {') and 'aten::exp' in graph
     else:
         assert graph.startswith('HloModule') and 'exponential(' in graph
+
+
+def test_hlo_debug_carries_the_user_line_into_hlo_metadata_and_kernel_comments(tmp_path):
+    err, line_of = run(tmp_path, """
+        x = torch.randn(4, 8).to(dev)
+        y = (x * 3).exp()  # LINE EXP
+        z = y.sum(1)  # LINE SUM
+        sys.stderr.write(torch_xla._XLAC._get_xla_tensors_hlo([z]))
+        torch_xla.sync()
+        """, XLA_IR_DEBUG='1', XLA_HLO_DEBUG='1', TMPDIR=str(tmp_path))
+    script = tmp_path / 'script.py'
+    exp, total = line_of('LINE EXP'), line_of('LINE SUM')
+    assert re.search(r'exponential\(.*metadata=\{op_type="aten::exp" source_file="%s" source_line=%d\}'
+                     % (re.escape(str(script)), exp), err), err
+    assert f'op_type="aten::sum.dim_IntList" source_file="{script}" source_line={total}' in err
+    sources = '\n'.join(p.read_text() for p in tmp_path.glob('torch_xla_cpp_*/graph_*.cc'))
+    assert f'// computes aten::exp at {script}:{exp}\n' in sources
+    assert f'// computes aten::sum.dim_IntList at {script}:{total}\n' in sources
+
+
+def test_without_hlo_debug_there_is_no_metadata(tmp_path):
+    err, _ = run(tmp_path, """
+        x = torch.randn(4, 8).to(dev)
+        sys.stderr.write(torch_xla._XLAC._get_xla_tensors_hlo([(x * 3).exp()]))
+        """, XLA_IR_DEBUG='1')
+    assert 'exponential(' in err and 'metadata=' not in err

@@ -9,6 +9,7 @@
 
 #include "compiler/codegen/index_expr.h"
 #include "compiler/codegen/kernel_naming.h"
+#include "debug/config.h"
 #include "metrics/metrics.h"
 #include "runtime/collectives.h"
 #include "runtime/scalar_ops.h"
@@ -1000,13 +1001,35 @@ class Emitter {
                         const std::string& after = "", const std::string& prototype_extra = "") {
     NamedKernel kernel = NameByContent({signature, body, after, prototype_extra});
     if (emitted_kernels_.insert(kernel.hash).second) {
-      functions_ << kKernelBegin << kernel.hash << " " << name << "\n" << kernel.pieces[0] << " {\n"
+      functions_ << kKernelBegin << kernel.hash << " " << name << "\n" << SourceComment(name) << kernel.pieces[0] << " {\n"
                  << kernel.pieces[1] << "}\n" << kernel.pieces[2] << kKernelEnd;
       prototypes_ << kernel.pieces[0] << ";\n" << kernel.pieces[3];
     } else {
       TXLA_COUNTER("KernelsSharedInGraph", 1);
     }
     return kernel.names;
+  }
+
+  // XLA_HLO_DEBUG: the lazy IR ops and user lines the instruction `name` computes (its fused
+  // instructions' metadata), as comment lines before its kernel.
+  std::string SourceComment(const std::string& name) {
+    if (!debug::GetConfig().hlo_debug) return "";
+    const Instruction* i = nullptr;
+    for (const Instruction* candidate : module_.entry()->instructions())
+      if (candidate->name() == name) i = candidate;
+    if (!i) return "";
+    std::vector<const Instruction*> parts{i};
+    if (i->opcode() == Opcode::kFusion)
+      for (const Instruction* f : i->attrs().called.at(0)->instructions()) parts.push_back(f);
+    std::set<std::string> seen;
+    std::string out;
+    for (const Instruction* p : parts) {
+      const hlo::Attributes::Metadata& m = p->attrs().metadata;
+      if (m.empty()) continue;
+      std::string line = m.op_type + (m.source_file.empty() ? "" : " at " + m.source_file + ":" + std::to_string(m.source_line));
+      if (seen.insert(line).second) out += "// computes " + line + "\n";
+    }
+    return out;
   }
 
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields) {

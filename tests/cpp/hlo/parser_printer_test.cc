@@ -31,6 +31,28 @@ ENTRY %main (p0: f32[2,3], p1: f32[3]) -> f32[2,3] {
 )");
 }
 
+TEST(HloTextTest, SourceMetadataRoundTripsAndXlasOtherFieldsAreRead) {
+  ExpectRoundTrip(R"(HloModule m
+
+ENTRY %main (p0: f32[2,3]) -> f32[2,3] {
+  %p0 = f32[2,3]{1,0} parameter(0)
+  ROOT %exponential.1 = f32[2,3]{1,0} exponential(f32[2,3]{1,0} %p0), metadata={op_type="aten::exp" source_file="/home/me/train.py" source_line=42}
+}
+)");
+  // XLA's dumps carry op_name too (and may omit the source): read, what we keep printed back.
+  auto module = ParseModule(R"(HloModule m
+
+ENTRY %main (p0: f32[2]) -> f32[2] {
+  %p0 = f32[2]{0} parameter(0)
+  ROOT %negate.1 = f32[2]{0} negate(f32[2]{0} %p0), metadata={op_type="aten::neg" op_name="jit(f)/neg"}
+}
+)");
+  const Attributes::Metadata& m = module->entry()->root()->attrs().metadata;
+  EXPECT_EQ(m.op_type, "aten::neg");
+  EXPECT_TRUE(m.source_file.empty());
+  EXPECT_NE(ToText(*module).find("metadata={op_type=\"aten::neg\"}"), std::string::npos);
+}
+
 TEST(HloTextTest, ReduceWithCalledComputation) {
   ExpectRoundTrip(R"(HloModule m
 
