@@ -182,11 +182,16 @@ def save(data, file_or_path, master_only=True, global_master=False):
     if not isinstance(file_or_path, (str, os.PathLike)):
         torch.save(cpu_data, file_or_path)  # a file object: the caller owns it
         return
-    # Written aside, then renamed over the path: a process that dies midway leaves no half file.
-    path = os.fspath(file_or_path)
-    tmp = f'{path}.partial-{os.getpid()}'
+    _save_atomically(cpu_data, file_or_path)
+
+
+def _save_atomically(obj, path):
+    """torch.save to a name aside, then renamed over `path`: a process that dies midway leaves no
+    half-written file there (the previous one, if any, stays whole)."""
+    path = os.fspath(path)
+    tmp = f'{path}.partial-{os.getpid()}-{threading.get_ident()}'
     try:
-        torch.save(cpu_data, tmp)
+        torch.save(obj, tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -43,16 +43,6 @@ def _map(data, leaf, fn):
     return data
 
 
-def _save_aside(obj, path):
-    tmp = f'{path}.partial-{uuid.uuid4().hex}'
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def save(data, path, master_only=True, global_master=False):
     """Writes `data` (nested dicts/lists/tuples of tensors and other picklable values) to `path`,
     one tensor at a time. With `master_only`, only the master ordinal writes (the local one, or
@@ -88,7 +78,7 @@ def save(data, path, master_only=True, global_master=False):
     try:
         structure = _map(data, lambda x: isinstance(x, torch.Tensor), write)
         os.rename(partial_dir, final_dir)
-        _save_aside({'format': _FORMAT, 'tensors': name, 'data': structure}, path)
+        xm._save_atomically({'format': _FORMAT, 'tensors': name, 'data': structure}, path)
     except BaseException:  # `path` was not replaced: it still names the previous save, if any
         shutil.rmtree(partial_dir, ignore_errors=True)
         shutil.rmtree(final_dir, ignore_errors=True)
