@@ -13,6 +13,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGES=(
   build-essential cmake ccache git python3 python3-dev python3-venv libgtest-dev libopenblas-dev libdnnl-dev
   clang libclang-rt-14-dev iproute2  # the parser fuzzer (libFuzzer); the fault tests' hosts
+  graphviz  # XLA_SAVE_TENSORS_FMT=dot dumps are rendered by a test
 )
 missing=()
 for pkg in "${PACKAGES[@]}"; do

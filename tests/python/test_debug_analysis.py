@@ -176,6 +176,9 @@ def test_save_tensors_file_names_the_cause_and_the_tensors_in_each_format(tmp_pa
         assert 'aten::exp' in graph and 'aten::add.Tensor' in graph
     elif fmt == 'dot':
         assert graph.startswith('digraph G {') and 'aten::exp' in graph
+        (tmp_path / 'graph.dot').write_text(graph)  # Graphviz renders it (setup.sh installs it)
+        subprocess.run(['dot', '-Tpng', str(tmp_path / 'graph.dot'), '-o', str(tmp_path / 'graph.png')], check=True)
+        assert (tmp_path / 'graph.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     else:
         assert graph.startswith('HloModule') and 'exponential(' in graph
 
