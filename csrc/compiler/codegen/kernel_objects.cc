@@ -81,16 +81,19 @@ void CompileUnits(const std::vector<std::string>& sources, const std::vector<std
   for (const std::string& l : logs) *log += l;
 }
 
-// Contiguous runs of kernels of about equal size, at most `units` of them.
+// Contiguous runs of kernels of about equal size, at most `units` of them: each unit's source,
+// and (in `unit_of`) the unit each kernel went to.
 std::vector<std::string> GroupKernels(const std::string& prelude, const std::vector<const SourceKernel*>& kernels,
-                                      size_t units) {
+                                      size_t units, std::vector<size_t>* unit_of) {
   size_t total = 0;
   for (const SourceKernel* k : kernels) total += k->text.size();
   std::vector<std::string> out(std::max<size_t>(1, std::min(units, kernels.size())), prelude);
   size_t filled = 0;
+  unit_of->clear();
   for (const SourceKernel* k : kernels) {
     size_t unit = std::min(out.size() - 1, (filled + k->text.size() / 2) * out.size() / std::max<size_t>(total, 1));
     out[unit] += k->text;
+    unit_of->push_back(unit);
     filled += k->text.size();
   }
   return out;
@@ -124,7 +127,8 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
   for (const SourceKernel* k : fresh) fresh_bytes += k->text.size();
   int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t kernel_units = fresh.empty() ? 0 : units > 0 ? units : fresh_bytes > kSplitBytes ? cores : 1;
-  std::vector<std::string> sources = GroupKernels(parts.prelude, fresh, kernel_units);
+  std::vector<size_t> unit_of;
+  std::vector<std::string> sources = GroupKernels(parts.prelude, fresh, kernel_units, &unit_of);
   if (fresh.empty()) sources.clear();
   std::vector<std::string> outputs;
   std::string base = WorkDirectory() + "/" + UniqueName("graph_kernels_");
@@ -152,11 +156,7 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
   }
   KernelObjects& objects = Objects();
   std::lock_guard<std::mutex> lock(objects.mu);
-  for (size_t u = 0; u + 1 < outputs.size(); ++u) {
-    for (const SourceKernel* k : fresh) {
-      if (sources[u].find(k->text) != std::string::npos) objects.object_of.emplace(k->hash, outputs[u]);
-    }
-  }
+  for (size_t k = 0; k < fresh.size(); ++k) objects.object_of.emplace(fresh[k]->hash, outputs[unit_of[k]]);
   return true;
 }
 
