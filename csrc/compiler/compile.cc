@@ -157,7 +157,12 @@ std::optional<GraphEntry> Parse(const std::string& text) {
 
 std::shared_ptr<runtime::Executable> LoadCachedGraph(uint64_t graph_hash) {
   if (!PersistentCacheEnabled()) return nullptr;
-  std::optional<std::string> text = PersistentCacheGetGraph(PersistentCacheGraphKey(graph_hash));
+  metrics::TraceSpan span("compile", "LoadCachedGraph");
+  std::optional<std::string> text;
+  {
+    metrics::TraceSpan key_span("compile", "PersistentCacheGetGraph");
+    text = PersistentCacheGetGraph(PersistentCacheGraphKey(graph_hash));
+  }
   if (!text) return nullptr;
   std::optional<GraphEntry> e = Parse(*text);
   if (!e) {
@@ -167,6 +172,7 @@ std::shared_ptr<runtime::Executable> LoadCachedGraph(uint64_t graph_hash) {
   std::optional<std::string> library = PersistentCacheLookup(e->library_key);
   if (!library) return nullptr;
   metrics::GetCounter("PersistentCacheGraphHit")->Add(1);  // nothing lowered, emitted or built
+  metrics::TraceSpan load_span("compile", "dlopen");
   return std::make_shared<NativeExecutable>(NativeLibrary::Load(*library), e->outputs, e->arena_bytes,
                                             e->aliases, e->parameter_outputs, e->donations);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace txla::compiler {
@@ -15,6 +16,19 @@ inline uint64_t Fnv1a(const std::string& data, uint64_t h = 1469598103934665603u
     h *= 1099511628211ull;
   }
   return h;
+}
+
+// FNV-1a over 8-byte words (the tail bytewise): for large files such as the compiler's own build,
+// hashed at every process start, eight times fewer steps than Fnv1a.
+inline uint64_t Fnv1aWords(const std::string& data, uint64_t h = 1469598103934665603ull) {
+  size_t n = data.size() / 8;
+  for (size_t k = 0; k < n; ++k) {
+    uint64_t word;
+    std::memcpy(&word, data.data() + 8 * k, 8);
+    h ^= word;
+    h *= 1099511628211ull;
+  }
+  return Fnv1a(data.substr(8 * n), h);
 }
 
 // 16 lowercase hex digits.

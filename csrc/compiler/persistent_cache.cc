@@ -64,12 +64,13 @@ CacheState& State() {
 }
 
 std::string ReadFile(const std::string& path, bool* ok) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   *ok = static_cast<bool>(in);
   if (!*ok) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string data(static_cast<size_t>(in.tellg()), '\0');  // one read into its final place
+  in.seekg(0);
+  *ok = static_cast<bool>(in.read(data.data(), static_cast<std::streamsize>(data.size())));
+  return *ok ? data : "";
 }
 
 // What the kernels' machine code depends on besides their source.
@@ -79,7 +80,7 @@ std::string BuildId() {
   if (!dladdr(reinterpret_cast<void*>(&BuildId), &info) || !info.dli_fname) return TXLA_VERSION;
   bool ok = false;
   std::string image = ReadFile(info.dli_fname, &ok);
-  return std::string(TXLA_VERSION) + "-" + (ok ? Hex(Fnv1a(image)) : "unreadable");
+  return std::string(TXLA_VERSION) + "-" + (ok ? Hex(Fnv1aWords(image)) : "unreadable");
 }
 
 const std::string& Environment() {
@@ -132,6 +133,19 @@ void InitializePersistentCache(const std::string& directory, bool readonly) {
   s.directory = directory;
   s.readonly = readonly;
   s.enabled = true;
+}
+
+void PrefetchPersistentCacheKeys() {
+  if (!PersistentCacheEnabled()) return;
+  // Joined at exit (a static's destructor) rather than detached: a thread still initializing a
+  // static while the process tears its statics down would be undefined behaviour.
+  struct Prefetch {
+    std::thread thread{[] { Environment(); }};
+    ~Prefetch() {
+      if (thread.joinable()) thread.join();
+    }
+  };
+  static Prefetch prefetch;
 }
 
 bool PersistentCacheEnabled() {
@@ -234,6 +248,7 @@ std::string PersistentCacheGraphKey(uint64_t graph_hash) {
 }
 
 std::optional<std::string> PersistentCacheGetGraph(const std::string& graph_key) {
+  metrics::TraceSpan span("compile", "ReadEntry");
   return ReadEntry(graph_key + ".graph");
 }
 

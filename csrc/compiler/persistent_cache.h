@@ -22,6 +22,10 @@ namespace txla::compiler {
 // XLA_PERSISTENT_CACHE_PATH, XLA_PERSISTENT_CACHE_READ_ONLY=1.
 void InitializePersistentCache(const std::string& directory, bool readonly);
 bool PersistentCacheEnabled();
+// When the cache is enabled, computes the environment part of its keys (which hashes this build
+// of the compiler, a few MB) on a background thread, off the first step's critical path: a
+// process served by a warm cache then waits for it less. Called at import.
+void PrefetchPersistentCacheKeys();
 
 std::string PersistentCacheKey(const std::string& source);
 // A loadable copy of the cached library for `key` (in the process's work directory), or nullopt

@@ -61,10 +61,13 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-void RemoveFilesOlderThan(const std::string& dir, const std::string& prefix, int64_t max_age_seconds) {
+void RemoveFilesOlderThan(const std::string& dir, const std::vector<std::string>& prefixes, int64_t max_age_seconds) {
   const time_t now = std::time(nullptr);
-  for (const FileEntry& f : ListFiles(dir))
-    if (f.path.rfind(prefix, 0) == 0 && now - f.modified > max_age_seconds) std::remove((dir + "/" + f.path).c_str());
+  for (const FileEntry& f : ListFiles(dir)) {
+    if (now - f.modified <= max_age_seconds) continue;
+    for (const std::string& prefix : prefixes)
+      if (f.path.rfind(prefix, 0) == 0) std::remove((dir + "/" + f.path).c_str());
+  }
 }
 
 int64_t CapDirectorySize(const std::string& dir, const std::string& suffix, uint64_t cap_bytes) {

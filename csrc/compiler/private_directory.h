@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace txla::compiler {
 
@@ -12,9 +13,10 @@ namespace txla::compiler {
 // what is wrong.
 void EnsurePrivateDirectory(const std::string& path);
 
-// Removes the regular files in `dir` whose names start with `prefix` and that were last modified
-// more than `max_age_seconds` ago. Errors are ignored (another process may be cleaning too).
-void RemoveFilesOlderThan(const std::string& dir, const std::string& prefix, int64_t max_age_seconds);
+// Removes the regular files in `dir` whose names start with one of `prefixes` and that were last
+// modified more than `max_age_seconds` ago, in one pass over the directory. Errors are ignored
+// (another process may be cleaning too).
+void RemoveFilesOlderThan(const std::string& dir, const std::vector<std::string>& prefixes, int64_t max_age_seconds);
 
 // Removes the least recently modified regular files in `dir` whose names end with `suffix` until
 // those files total at most `cap_bytes`; returns how many were removed.

@@ -123,6 +123,7 @@ PYBIND11_MODULE(_XLAC, m) {
   debug::SetFrameListProvider(&PythonFrameList);
   metrics::NameThisThread("python (the importing thread)");
   debug::GetConfig();  // the environment switches are read at import
+  compiler::PrefetchPersistentCacheKeys();
 
   // Every switch: {variable: (value as text, type, changes generated code, what it does)}.
   m.def("_xla_config", [] {

@@ -164,6 +164,7 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
 
 void BuildSharedObject(const std::string& source, const std::string& source_path,
                        const std::string& object_path, int units) {
+  CleanWorkDirectoryOnce();
   // Everything this build writes has a name of its own (pid, counter): processes sharing the
   // work directory may build the same graph at the same time.
   std::string tmp = object_path + ".tmp." + UniqueName("");

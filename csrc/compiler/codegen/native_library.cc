@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -72,11 +73,17 @@ std::string WorkDirectory() {
     std::string base = debug::EnvString("TMPDIR", "/tmp");
     std::string d = base + "/torch_xla_cpp_" + std::to_string(getuid());
     EnsurePrivateDirectory(d);  // we dlopen what is built there
-    // Sources, dumps and libraries of earlier runs: kept a day for debugging, then removed.
-    for (const char* prefix : {"graph_", "cached_", "probe_"}) RemoveFilesOlderThan(d, prefix, 24 * 3600);
     return d;
   }();
   return dir;
+}
+
+void CleanWorkDirectoryOnce() {
+  // Sources, dumps and libraries of earlier runs: kept a day for debugging, then removed. Done
+  // by the first build of a process, not at its first use: a day of graphs is thousands of files,
+  // whose listing (60 ms for 17,000) a process served by the disk cache should not wait for.
+  static std::once_flag once;
+  std::call_once(once, [] { RemoveFilesOlderThan(WorkDirectory(), {"graph_", "cached_", "probe_"}, 24 * 3600); });
 }
 
 }  // namespace txla::compiler

@@ -30,5 +30,7 @@ std::string KernelCompilerCommand();
 bool WriteFileAtomically(const std::string& path, const std::string& data);
 // A per-user scratch directory for generated sources and objects (created on first use).
 std::string WorkDirectory();
+// Removes the work directory's day-old files, once per process (the first build calls it).
+void CleanWorkDirectoryOnce();
 
 }  // namespace txla::compiler
