@@ -58,6 +58,17 @@ def test_get_xla_tensors_hlo_shows_the_lowered_graph(dev):
     torch.testing.assert_close(y.cpu(), (x.cpu().exp() * 2).sum(1))
 
 
+def test_get_xla_tensors_text_and_dot_show_the_pending_ir(dev):
+    import torch_xla
+    x = torch.randn(4, 3).to(dev)
+    y = (x.exp() * 2).sum(1)
+    text = torch_xla._XLAC._get_xla_tensors_text([y])
+    assert text.startswith('IR {') and 'aten::exp' in text and 'aten::sum' in text and 'ROOT=0' in text, text
+    dot = torch_xla._XLAC._get_xla_tensors_dot([y])
+    assert dot.startswith('digraph G {') and 'aten::exp' in dot and ' -> ' in dot, dot
+    assert torch_xla._XLAC._xla_has_pending_ir(y)  # looking does not run anything
+
+
 def test_run_multiprocess_collects_each_replicas_result(monkeypatch):
     import os
     import sys
