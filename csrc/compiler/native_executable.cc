@@ -109,8 +109,9 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
         if (start) start->Wait();
         self->WaitForInputs(parameters);
         runtime::ScopedExecutingDevice executing(device);
-        metrics::TraceSpan span("execute", self->trace_name());
-        span.Arg("dump", self->dump_path());
+        // The run's name is built only while a capture records it: this runs for every graph.
+        metrics::TraceSpan span("execute", metrics::TracingActive() ? self->trace_name() : std::string());
+        if (span.recording()) span.Arg("dump", self->dump_path());
         TXLA_TIMED("ExecuteTime");
         self->Run(parameters, results);
       },

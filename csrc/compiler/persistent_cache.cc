@@ -248,7 +248,6 @@ std::string PersistentCacheGraphKey(uint64_t graph_hash) {
 }
 
 std::optional<std::string> PersistentCacheGetGraph(const std::string& graph_key) {
-  metrics::TraceSpan span("compile", "ReadEntry");
   return ReadEntry(graph_key + ".graph");
 }
 

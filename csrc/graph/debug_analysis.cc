@@ -143,14 +143,14 @@ void ExplainRecompile(const GraphRecord& now, const std::vector<GraphRecord>& be
     out << prefix << "  the first graph compiled in this process\n";
     return;
   }
-  // The nearest: the most nodes in common.
+  // The nearest: the fewest nodes that differ.
   const GraphRecord* nearest = nullptr;
-  size_t best_differences = SIZE_MAX;
+  std::vector<size_t> here, there;  // indices of the nodes only in this graph, only in the nearest
   for (const GraphRecord& g : before) {
-    size_t differences = OnlyIn(now.lines, g.lines).size() + OnlyIn(g.lines, now.lines).size();
-    if (differences < best_differences) best_differences = differences, nearest = &g;
+    std::vector<size_t> h = OnlyIn(now.lines, g.lines), t = OnlyIn(g.lines, now.lines);
+    if (!nearest || h.size() + t.size() < here.size() + there.size())
+      nearest = &g, here = std::move(h), there = std::move(t);
   }
-  std::vector<size_t> here = OnlyIn(now.lines, nearest->lines), there = OnlyIn(nearest->lines, now.lines);
   out << prefix << "  nearest cached graph: " << nearest->hash << " (" << nearest->lines.size() << " nodes; this one "
       << now.lines.size() << "), compiled for " << nearest->cause_frame << "\n";
   if (here.empty() && there.empty()) {
@@ -164,7 +164,7 @@ void ExplainRecompile(const GraphRecord& now, const std::vector<GraphRecord>& be
       if (now.lines[k].rfind(kind, 0) == 0) h.push_back(k);
     for (size_t k : there)
       if (nearest->lines[k].rfind(kind, 0) == 0) t.push_back(k);
-    if (h.empty() && t.empty()) return false;
+    if (h.empty() && t.empty()) return;
     out << prefix << "  " << title << "\n";
     for (size_t n = 0; n < std::max(h.size(), t.size()) && n < kDifferencesShown; ++n) {
       out << prefix << "    " << (n < h.size() ? now.lines[h[n]].substr(std::string(kind).size()) : "(none)")
@@ -173,17 +173,17 @@ void ExplainRecompile(const GraphRecord& now, const std::vector<GraphRecord>& be
       if (n < h.size() && !now.frames[h[n]].empty()) out << "; created at " << now.frames[h[n]];
       out << "\n";
     }
-    return true;
   };
   section("input ", "input shapes or dtypes differ:");
   section("constant ", "baked-in constants differ (0 and 1 are constants in graphs; XLA_NO_SPECIAL_SCALARS=1 "
                        "passes them as inputs like other Python scalars):");
-  std::vector<size_t> ops_here, ops_there;
-  for (size_t k : here)
-    if (now.lines[k].rfind("input ", 0) != 0 && now.lines[k].rfind("constant ", 0) != 0) ops_here.push_back(k);
-  for (size_t k : there)
-    if (nearest->lines[k].rfind("input ", 0) != 0 && nearest->lines[k].rfind("constant ", 0) != 0)
-      ops_there.push_back(k);
+  auto ops = [](const std::vector<size_t>& indices, const std::vector<std::string>& lines) {
+    std::vector<size_t> out;
+    for (size_t k : indices)
+      if (lines[k].rfind("input ", 0) != 0 && lines[k].rfind("constant ", 0) != 0) out.push_back(k);
+    return out;
+  };
+  std::vector<size_t> ops_here = ops(here, now.lines), ops_there = ops(there, nearest->lines);
   if (!ops_here.empty()) {
     out << prefix << "  ops only in this graph (" << ops_here.size() << "; the first in execution order):\n";
     for (size_t n = 0; n < ops_here.size() && n < kDifferencesShown; ++n) {

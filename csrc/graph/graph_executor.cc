@@ -1,8 +1,5 @@
 #include "graph/graph_executor.h"
 
-#include "graph/debug_analysis.h"
-#include "graph/graph_dump.h"
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -16,9 +13,10 @@
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/checked_execution.h"
-#include "graph/debug_analysis.h"
 #include "graph/compile_cache.h"
+#include "graph/debug_analysis.h"
 #include "graph/executor_internal.h"
+#include "graph/graph_dump.h"
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"

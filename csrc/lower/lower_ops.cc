@@ -473,8 +473,8 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
     params.push_back(entry->AddParameter(static_cast<int64_t>(i), hlo::Shape::Array(b.type(), b.dims()),
                                          "p" + std::to_string(i)));
   }
-  const std::string miscompile = debug::GetConfig().test_miscompile;
   const debug::Config& config = debug::GetConfig();
+  const std::string& miscompile = config.test_miscompile;
   auto NumericModeActive = [&] { return config.use_bf16 || config.downcast_bf16 || config.use_32bit_long; };
   size_t data_seen = 0;
   for (const ir::Node* node : cut.nodes) {

@@ -152,15 +152,17 @@ def _run_step_closures():
 
 # Moving and saving ----------------------------------------------------------------------------
 
-def _map_tensors(data, fn):
-    if isinstance(data, torch.Tensor):
+def _map_tensors(data, fn, leaf=lambda x: isinstance(x, torch.Tensor)):
+    """`data` with every leaf (a tensor, or what `leaf` says) replaced by fn(leaf), through dicts,
+    lists and tuples (namedtuples too)."""
+    if leaf(data):
         return fn(data)
     if isinstance(data, dict):
-        return type(data)((k, _map_tensors(v, fn)) for k, v in data.items())
+        return type(data)((k, _map_tensors(v, fn, leaf)) for k, v in data.items())
     if isinstance(data, (list, tuple)) and not hasattr(data, '_fields'):
-        return type(data)(_map_tensors(v, fn) for v in data)
+        return type(data)(_map_tensors(v, fn, leaf) for v in data)
     if isinstance(data, tuple):  # namedtuple
-        return type(data)(*(_map_tensors(v, fn) for v in data))
+        return type(data)(*(_map_tensors(v, fn, leaf) for v in data))
     return data
 
 

@@ -29,20 +29,6 @@ class TensorReference:
         self.tid = tid
 
 
-def _map(data, leaf, fn):
-    """`data` with every leaf (`leaf(x)` true) replaced by fn(leaf), through dicts, lists and
-    tuples (namedtuples too)."""
-    if leaf(data):
-        return fn(data)
-    if isinstance(data, dict):
-        return type(data)((k, _map(v, leaf, fn)) for k, v in data.items())
-    if isinstance(data, tuple) and hasattr(data, '_fields'):
-        return type(data)(*(_map(v, leaf, fn) for v in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(_map(v, leaf, fn) for v in data)
-    return data
-
-
 def save(data, path, master_only=True, global_master=False):
     """Writes `data` (nested dicts/lists/tuples of tensors and other picklable values) to `path`,
     one tensor at a time. With `master_only`, only the master ordinal writes (the local one, or
@@ -51,7 +37,7 @@ def save(data, path, master_only=True, global_master=False):
         return
     path = os.fspath(path)
     leaves = []
-    _map(data, lambda x: isinstance(x, torch.Tensor), leaves.append)
+    xm._map_tensors(data, leaves.append)
     pending = [t for t in leaves if t.device.type == 'xla']
     if pending:  # one graph computes every pending value, instead of one graph per tensor read
         torch_xla._XLAC._xla_sync_multi(pending, devices=[], wait=True)
@@ -76,7 +62,7 @@ def save(data, path, master_only=True, global_master=False):
         return TensorReference(tid)
 
     try:
-        structure = _map(data, lambda x: isinstance(x, torch.Tensor), write)
+        structure = xm._map_tensors(data, write)
         os.rename(partial_dir, final_dir)
         xm._save_atomically({'format': _FORMAT, 'tensors': name, 'data': structure}, path)
     except BaseException:  # `path` was not replaced: it still names the previous save, if any
@@ -89,20 +75,17 @@ def save(data, path, master_only=True, global_master=False):
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _read_structure(path, weights_only=True):
-    with torch.serialization.safe_globals([TensorReference]):
-        return torch.load(path, weights_only=weights_only)
-
-
 def load(path, weights_only=True):
     """Loads what `save` wrote; tensors come back on the CPU (move them with .to(device)).
     `weights_only` as torch.load's: data holding classes of your own (namedtuples, ...) needs
     False, for files you trust."""
     path = os.fspath(path)
-    obj = _read_structure(path, weights_only)
+    with torch.serialization.safe_globals([TensorReference]):
+        obj = torch.load(path, weights_only=weights_only)
     if isinstance(obj, dict) and obj.get('format') == _FORMAT:
         tensors_dir, data = os.path.join(os.path.dirname(path) or '.', obj['tensors']), obj['data']
     else:  # PyTorch/XLA's layout
         tensors_dir, data = path + '.tensors', obj
-    return _map(data, lambda x: isinstance(x, TensorReference),
-                lambda ref: torch.load(os.path.join(tensors_dir, f'tensor_{ref.tid}.pt'), weights_only=True))
+    return xm._map_tensors(data, lambda ref: torch.load(os.path.join(tensors_dir, f'tensor_{ref.tid}.pt'),
+                                                       weights_only=True),
+                           leaf=lambda x: isinstance(x, TensorReference))
