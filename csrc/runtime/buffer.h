@@ -62,4 +62,25 @@ using BufferPtr = std::shared_ptr<Buffer>;
 void* AllocateBlock(size_t bytes);
 void FreeBlock(void* p, size_t bytes);
 
+// A scratch block from that pool, given back when destroyed. Not zeroed: library calls that
+// reorder operands into scratch each call (oneDNN) spent more time zeroing and page-faulting a
+// fresh multi-megabyte vector than reordering into it.
+class PooledBlock {
+ public:
+  explicit PooledBlock(size_t bytes) : bytes_(bytes), data_(AllocateBlock(bytes)) {}
+  ~PooledBlock() {
+    if (data_ != nullptr) FreeBlock(data_, bytes_);
+  }
+  PooledBlock(PooledBlock&& other) noexcept : bytes_(other.bytes_), data_(other.data_) { other.data_ = nullptr; }
+  PooledBlock(const PooledBlock&) = delete;
+  PooledBlock& operator=(const PooledBlock&) = delete;
+  PooledBlock& operator=(PooledBlock&&) = delete;
+
+  void* data() const { return data_; }
+
+ private:
+  size_t bytes_;
+  void* data_;
+};
+
 }  // namespace txla::runtime

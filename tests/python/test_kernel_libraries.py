@@ -1,6 +1,8 @@
 """Library paths of the compiled code: float32 convolutions through oneDNN (the default when the
 build found it) and through im2col + OpenBLAS (TXLA_CONV_LIBRARY=im2col, and float64, and the
 geometries oneDNN cannot express), each against eager, values and gradients."""
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -43,6 +45,41 @@ def test_conv2d_values_and_gradients(dev, xla_env, library, geometry):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
     expected = 3 if library == 'onednn' and _onednn_built() and _onednn_expresses(xs, ws, kwargs) else 0
     assert d['OneDnnConvolution'] == expected  # forward, input and filter gradients
+
+
+# Large enough (>= 4M multiply-adds) that a convolution is cut into parts, one per thread: images
+# when the batch has one per thread, else the channels a pass produces (output channels for the
+# forward pass and the filter gradient, input channels for the input gradient); odd channel
+# counts leave unequal parts; grouped convolutions split images only.
+SPLIT_GEOMETRIES = [
+    ((4, 21, 20, 20), (37, 21, 3, 3), dict(padding=1)),
+    ((1, 21, 24, 24), (40, 21, 3, 3), dict(padding=1)),  # one image: channels
+    ((4, 32, 23, 23), (48, 32, 3, 3), dict(stride=2, padding=1)),
+    ((1, 33, 22, 22), (35, 33, 3, 3), dict(dilation=2, padding=2)),
+    ((4, 32, 16, 16), (64, 16, 3, 3), dict(padding=1, groups=2)),
+    ((1, 32, 30, 30), (64, 16, 3, 3), dict(padding=1, groups=2)),  # grouped, one image: whole
+]
+
+
+@pytest.mark.parametrize('geometry', SPLIT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_onednn_convolutions_split_over_threads_match_eager(dev, geometry):
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    xs, ws, kwargs = geometry
+    torch.manual_seed(0)
+    x, w = torch.randn(xs), torch.randn(ws)
+    x[0, 0, 3, 4] = float('nan')  # reaches every output channel of image 0 near it, and dw
+    want = _conv_and_grads(x, w, kwargs)
+    with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionParts') as d:
+        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), kwargs)]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=2e-3, equal_nan=True)
+    assert d['OneDnnConvolution'] == 3
+    threads = int(os.environ.get('TXLA_NUM_THREADS') or os.cpu_count())
+    if threads >= 2:
+        grouped, batched = kwargs.get('groups', 1) > 1, xs[0] >= threads
+        split_passes = 2 * (batched or not grouped) + (not grouped)  # forward + input grad, filter grad
+        assert d['OneDnnConvolutionParts'] == split_passes * threads
 
 
 def _onednn_built():

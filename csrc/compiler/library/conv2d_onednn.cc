@@ -17,7 +17,9 @@ extern "C" void omp_set_num_threads(int);
 #include <vector>
 
 #include "compiler/library/conv2d.h"
+#include "compiler/library/parallel.h"
 #include "metrics/metrics.h"
+#include "runtime/buffer.h"
 
 namespace txla::compiler::library {
 namespace {
@@ -32,37 +34,57 @@ dnnl::engine& Engine() {
   return engine;
 }
 
-// One pass of one geometry: the primitive, and the reorders between our plain layouts and the
-// layouts it chose (absent when they coincide).
+// The slice of a convolution one thread computes: images [n0, n1), output channels [o0, o1),
+// input channels [c0, c1) of the whole tensors, which keep their plain NCHW / OIHW strides.
+// Forward and the input gradient split images or the channels they produce (SplitFor); the
+// filter gradient splits output channels, so no part sums another's result.
+struct Part {
+  int64_t n0, n1, o0, o1, c0, c1;
+};
+
+// One pass of one part's geometry, built for a single OpenMP thread: the primitive, and the
+// reorders between the plain layouts and the layouts it chose (absent when they coincide).
+// Several threads may run one plan at once, so each run brings its scratchpads.
 struct Plan {
   dnnl::primitive primitive;
-  // oneDNN's OpenMP kernels split work for the thread count they were created with and wait for
-  // every share: a run on a thread whose OpenMP default differs would spin forever.
-  int threads = 1;
+  memory::desc scratchpad;
   // In the primitive's argument order: two inputs, then the output.
   std::array<memory::desc, 3> plain, chosen;
   std::array<std::unique_ptr<dnnl::reorder>, 3> reorders;
+  std::array<memory::desc, 3> reorder_scratchpads;
   std::array<int, 3> args;
 };
 
 struct Descs {
-  memory::desc src, weights, dst;  // plain: NCHW, (G)OIHW, NCHW
+  memory::desc src, weights, dst;  // plain: NCHW, (G)OIHW, NCHW slices of the whole tensors
   memory::desc any_src, any_weights, any_dst;
   memory::dims strides, dilates, pad_l, pad_r;
 };
 
-bool MakeDescs(const Conv2dGeometry& g, Descs* d) {
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+bool MakeDescs(const Conv2dGeometry& g, const Part& part, Descs* d) {
   const memory::dim pr_h = (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1 - g.in_h - g.pad_h;
   const memory::dim pr_w = (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1 - g.in_w - g.pad_w;
   if (pr_h < 0 || pr_w < 0 || g.batch == 0 || g.out_h <= 0 || g.out_w <= 0) return false;
   const auto f32 = memory::data_type::f32;
-  memory::dims src{g.batch, g.in_channels, g.in_h, g.in_w}, dst{g.batch, g.out_channels, g.out_h, g.out_w};
-  memory::dims weights = g.groups == 1
-      ? memory::dims{g.out_channels, g.in_channels, g.kernel_h, g.kernel_w}
-      : memory::dims{g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.kernel_h, g.kernel_w};
-  d->src = memory::desc(src, f32, tag::nchw);
-  d->dst = memory::desc(dst, f32, tag::nchw);
-  d->weights = memory::desc(weights, f32, g.groups == 1 ? tag::oihw : tag::goihw);
+  const memory::dim n = part.n1 - part.n0, o = part.o1 - part.o0, c = part.c1 - part.c0;
+  memory::dims src{n, c, g.in_h, g.in_w}, dst{n, o, g.out_h, g.out_w};
+  d->src = memory::desc(src, f32, {g.in_channels * g.in_h * g.in_w, g.in_h * g.in_w, g.in_w, 1});
+  d->dst = memory::desc(dst, f32, {g.out_channels * g.out_h * g.out_w, g.out_h * g.out_w, g.out_w, 1});
+  memory::dims weights;
+  if (g.groups == 1) {
+    weights = {o, c, g.kernel_h, g.kernel_w};
+    const memory::dim plane = g.kernel_h * g.kernel_w;
+    d->weights = memory::desc(weights, f32, {g.in_channels * plane, plane, g.kernel_w, 1});
+  } else {  // grouped: whole channels only (SplitFor)
+    weights = {g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.kernel_h, g.kernel_w};
+    d->weights = memory::desc(weights, f32, tag::goihw);
+  }
   d->any_src = memory::desc(src, f32, tag::any);
   d->any_dst = memory::desc(dst, f32, tag::any);
   d->any_weights = memory::desc(weights, f32, tag::any);
@@ -73,31 +95,35 @@ bool MakeDescs(const Conv2dGeometry& g, Descs* d) {
   return true;
 }
 
-dnnl::convolution_forward::primitive_desc ForwardDesc(const Descs& d) {
+dnnl::convolution_forward::primitive_desc ForwardDesc(const Descs& d, const dnnl::primitive_attr& attr) {
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
                                        dnnl::algorithm::convolution_direct, d.any_src,
                                        d.any_weights, d.any_dst, d.strides, d.dilates, d.pad_l,
                                        d.pad_r);
-  return dnnl::convolution_forward::primitive_desc(desc, Engine());
+  return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
 }
 
 void Finish(Plan* plan) {
-  for (int i = 0; i < 3; ++i)
-    if (plan->chosen[i] != plan->plain[i])
-      plan->reorders[i] = i < 2 ? std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
-                                      Engine(), plan->plain[i], Engine(), plan->chosen[i]))
-                                : std::make_unique<dnnl::reorder>(dnnl::reorder::primitive_desc(
-                                      Engine(), plan->chosen[i], Engine(), plan->plain[i]));
+  for (int i = 0; i < 3; ++i) {
+    if (plan->chosen[i] == plan->plain[i]) continue;
+    const memory::desc& from = i < 2 ? plan->plain[i] : plan->chosen[i];
+    const memory::desc& to = i < 2 ? plan->chosen[i] : plan->plain[i];
+    dnnl::reorder::primitive_desc pd(Engine(), from, Engine(), to, UserScratchpad());
+    plan->reorder_scratchpads[i] = pd.scratchpad_desc();
+    plan->reorders[i] = std::make_unique<dnnl::reorder>(pd);
+  }
 }
 
-std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g) {
+std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& part) {
   Descs d;
-  if (!MakeDescs(g, &d)) return nullptr;
+  if (!MakeDescs(g, part, &d)) return nullptr;
   auto plan = std::make_shared<Plan>();
-  auto fwd = ForwardDesc(d);
+  const dnnl::primitive_attr attr = UserScratchpad();
+  auto fwd = ForwardDesc(d, attr);
   switch (pass) {
     case Pass::kForward:
       plan->primitive = dnnl::convolution_forward(fwd);
+      plan->scratchpad = fwd.scratchpad_desc();
       plan->plain = {d.src, d.weights, d.dst};
       plan->chosen = {fwd.src_desc(), fwd.weights_desc(), fwd.dst_desc()};
       plan->args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
@@ -106,8 +132,9 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g) {
       dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.any_src,
                                                  d.any_weights, d.any_dst, d.strides, d.dilates,
                                                  d.pad_l, d.pad_r);
-      dnnl::convolution_backward_data::primitive_desc pd(desc, Engine(), fwd);
+      dnnl::convolution_backward_data::primitive_desc pd(desc, attr, Engine(), fwd);
       plan->primitive = dnnl::convolution_backward_data(pd);
+      plan->scratchpad = pd.scratchpad_desc();
       plan->plain = {d.dst, d.weights, d.src};
       plan->chosen = {pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc()};
       plan->args = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
@@ -117,8 +144,9 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g) {
       dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct,
                                                     d.any_src, d.any_weights, d.any_dst, d.strides,
                                                     d.dilates, d.pad_l, d.pad_r);
-      dnnl::convolution_backward_weights::primitive_desc pd(desc, Engine(), fwd);
+      dnnl::convolution_backward_weights::primitive_desc pd(desc, attr, Engine(), fwd);
       plan->primitive = dnnl::convolution_backward_weights(pd);
+      plan->scratchpad = pd.scratchpad_desc();
       plan->plain = {d.dst, d.src, d.weights};
       plan->chosen = {pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc()};
       plan->args = {DNNL_ARG_DIFF_DST, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS};
@@ -126,22 +154,21 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g) {
     }
   }
   Finish(plan.get());
-  plan->threads = omp_get_max_threads();
   return plan;
 }
 
-// Plans by pass and geometry; a geometry oneDNN rejects is remembered as null.
-std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry) {
+// Plans by pass, geometry and part extents; a geometry oneDNN rejects is remembered as null.
+std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry, const Part& part) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
   std::vector<int64_t> key(geometry, geometry + kConv2dGeometryFields);
-  key.push_back(static_cast<int64_t>(pass));
+  key.insert(key.end(), {static_cast<int64_t>(pass), part.n1 - part.n0, part.o1 - part.o0, part.c1 - part.c0});
   std::lock_guard<std::mutex> lock(mu);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
   std::shared_ptr<Plan> plan;
   try {
-    plan = MakePlan(pass, Conv2dGeometryFrom(geometry));
+    plan = MakePlan(pass, Conv2dGeometryFrom(geometry), part);
   } catch (const dnnl::error&) {
     plan = nullptr;  // a geometry oneDNN has no implementation for: im2col runs it
   }
@@ -151,36 +178,117 @@ std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry) {
 
 bool Enabled() { return debug::GetConfig().conv_library == "onednn"; }
 
-bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_t* geometry) {
-  if (!Enabled()) return false;
-  std::shared_ptr<Plan> plan = PlanFor(pass, geometry);
-  if (!plan) return false;
-  TXLA_COUNTER("OneDnnConvolution", 1);
-  // One convolution at a time: several devices' execution threads (threaded DataParallel) would
-  // otherwise each start an OpenMP team on the same cores.
-  static std::mutex run_mu;
-  std::lock_guard<std::mutex> lock(run_mu);
-  if (omp_get_max_threads() != plan->threads) omp_set_num_threads(plan->threads);
+// Below this many multiply-adds a convolution runs whole on the calling thread.
+constexpr double kParallelWork = 4e6;
+
+// The parts `threads` threads compute. Channel splits keep whole vector widths where they can.
+std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
+  const Part whole{0, g.batch, 0, g.out_channels, 0, g.in_channels};
+  const double work = static_cast<double>(g.batch) * g.out_channels * g.out_h * g.out_w * g.in_channels /
+                      g.groups * g.kernel_h * g.kernel_w;
+  if (threads <= 1 || work < kParallelWork) return {whole};
+  auto split = [&](int64_t extent, int64_t unit, auto make) {
+    std::vector<Part> parts;
+    int64_t units = (extent + unit - 1) / unit, per = (units + threads - 1) / threads;
+    for (int64_t b = 0; b < extent; b += per * unit) parts.push_back(make(b, std::min(extent, b + per * unit)));
+    return parts;
+  };
+  auto by_images = [&] {
+    return split(g.batch, 1, [&](int64_t b, int64_t e) { return Part{b, e, 0, g.out_channels, 0, g.in_channels}; });
+  };
+  auto by_outputs = [&] {
+    int64_t unit = g.out_channels >= 16 * threads ? 16 : 1;
+    return split(g.out_channels, unit, [&](int64_t b, int64_t e) { return Part{0, g.batch, b, e, 0, g.in_channels}; });
+  };
+  auto by_inputs = [&] {
+    int64_t unit = g.in_channels >= 16 * threads ? 16 : 1;
+    return split(g.in_channels, unit, [&](int64_t b, int64_t e) { return Part{0, g.batch, 0, g.out_channels, b, e}; });
+  };
+  // Each part reorders whole the operands it does not slice: a part of a batch split reorders
+  // all the weights, a part of a channel split all the images. Split whichever is larger
+  // (ResNet-18's last stage: 16 2x2 images against 9 MB of weights, where splitting images
+  // doubled the weights' reorder and ran at half eager's speed).
+  const bool channels = g.groups == 1;
+  const double weights = static_cast<double>(g.out_channels) * g.in_channels / g.groups * g.kernel_h * g.kernel_w;
+  const double images = static_cast<double>(g.batch) * (g.in_channels * g.in_h * g.in_w + g.out_channels * g.out_h * g.out_w);
+  const bool images_first = g.batch >= threads && (!channels || images >= weights);
+  switch (pass) {
+    case Pass::kForward:
+      return images_first ? by_images() : channels ? by_outputs() : std::vector<Part>{whole};
+    case Pass::kBackwardInput:
+      return images_first ? by_images() : channels ? by_inputs() : std::vector<Part>{whole};
+    case Pass::kBackwardFilter:
+      return channels ? by_outputs() : std::vector<Part>{whole};
+  }
+  return {whole};
+}
+
+// Runs one part on the calling thread, with oneDNN's OpenMP held to that thread.
+void RunPart(const Plan& plan, const std::array<float*, 3>& user) {
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);  // this thread's OpenMP setting only
   dnnl::stream stream(Engine());
-  std::array<void*, 3> user{const_cast<float*>(in0), const_cast<float*>(in1), out};
+  std::vector<runtime::PooledBlock> scratch;
+  scratch.reserve(7);  // the blocks stay where they are
+  auto scratch_memory = [&](const memory::desc& desc) {
+    scratch.emplace_back(desc.get_size());
+    return memory(desc, Engine(), scratch.back().data());
+  };
   std::array<memory, 3> args;
-  std::vector<std::vector<float>> scratch;
   for (int i = 0; i < 3; ++i) {
-    memory plain(plan->plain[i], Engine(), user[i]);
-    if (!plan->reorders[i]) {
+    memory plain(plan.plain[i], Engine(), user[i]);
+    if (!plan.reorders[i]) {
       args[i] = plain;
       continue;
     }
-    scratch.emplace_back(plan->chosen[i].get_size() / sizeof(float));
-    args[i] = memory(plan->chosen[i], Engine(), scratch.back().data());
-    if (i < 2) plan->reorders[i]->execute(stream, plain, args[i]);
+    args[i] = scratch_memory(plan.chosen[i]);
+    if (i < 2)
+      plan.reorders[i]->execute(stream, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, args[i]},
+                                         {DNNL_ARG_SCRATCHPAD, scratch_memory(plan.reorder_scratchpads[i])}});
   }
-  plan->primitive.execute(stream, {{plan->args[0], args[0]}, {plan->args[1], args[1]}, {plan->args[2], args[2]}});
-  if (plan->reorders[2]) {
-    memory plain_out(plan->plain[2], Engine(), out);
-    plan->reorders[2]->execute(stream, args[2], plain_out);
+  plan.primitive.execute(stream, {{plan.args[0], args[0]}, {plan.args[1], args[1]}, {plan.args[2], args[2]},
+                                  {DNNL_ARG_SCRATCHPAD, scratch_memory(plan.scratchpad)}});
+  if (plan.reorders[2]) {
+    memory plain_out(plan.plain[2], Engine(), user[2]);
+    plan.reorders[2]->execute(stream, {{DNNL_ARG_FROM, args[2]}, {DNNL_ARG_TO, plain_out},
+                                       {DNNL_ARG_SCRATCHPAD, scratch_memory(plan.reorder_scratchpads[2])}});
   }
   stream.wait();
+}
+
+// Pointers to a part's slices of the whole tensors, in the plan's argument order.
+std::array<float*, 3> PartPointers(Pass pass, const Conv2dGeometry& g, const Part& part, const float* in0,
+                                   const float* in1, float* out) {
+  const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w, plane_k = g.kernel_h * g.kernel_w;
+  const int64_t src = part.n0 * g.in_channels * plane_in + part.c0 * plane_in;
+  const int64_t dst = part.n0 * g.out_channels * plane_out + part.o0 * plane_out;
+  const int64_t weights = part.o0 * (g.in_channels / g.groups) * plane_k + part.c0 * plane_k;
+  auto at = [](const float* p, int64_t offset) { return const_cast<float*>(p) + offset; };
+  switch (pass) {
+    case Pass::kForward:  // x, w -> y
+      return {at(in0, src), at(in1, weights), out + dst};
+    case Pass::kBackwardInput:  // dy, w -> dx
+      return {at(in0, dst), at(in1, weights), out + src};
+    case Pass::kBackwardFilter:  // dy, x -> dw
+      return {at(in0, dst), at(in1, src), out + weights};
+  }
+  return {};
+}
+
+bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_t* geometry) {
+  if (!Enabled()) return false;
+  const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
+  const std::vector<Part> parts = SplitFor(pass, g, NumThreads());
+  std::vector<std::shared_ptr<Plan>> plans;
+  for (const Part& part : parts) {
+    plans.push_back(PlanFor(pass, geometry, part));
+    if (!plans.back()) return false;
+  }
+  TXLA_COUNTER("OneDnnConvolution", 1);
+  if (parts.size() > 1) TXLA_COUNTER("OneDnnConvolutionParts", static_cast<int64_t>(parts.size()));
+  ParallelChunks(static_cast<int64_t>(parts.size()), NumThreads(), [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      RunPart(*plans[i], PartPointers(pass, g, parts[i], in0, in1, out));
+  });
   return true;
 }
 

@@ -1,5 +1,6 @@
 // Row-major GEMM, C = A' B' + beta C (A' = A or its transpose), split over the library's threads
-// by columns of C (or rows, when C is tall), each part a single-threaded OpenBLAS call.
+// by columns of C (or rows, when C is tall), each part a single-threaded call: oneDNN's sgemm for
+// float where the build has oneDNN, OpenBLAS otherwise and for double.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,7 @@
 #include "compiler/library/parallel.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"
+#include "runtime/buffer.h"
 #include "runtime/scalar_ops.h"
 
 #ifdef TXLA_WITH_ONEDNN
@@ -115,7 +116,7 @@ bool OneDnnPart(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   dnnl::stream stream(Engine());
   memory ma(plan->a, Engine(), const_cast<uint16_t*>(a)), mb(plan->b, Engine(), const_cast<uint16_t*>(b)),
       mc(plan->c, Engine(), c);
-  std::vector<uint8_t> scratch(plan->scratchpad.get_size());
+  runtime::PooledBlock scratch(plan->scratchpad.get_size());
   memory ms(plan->scratchpad, Engine(), scratch.data());
   plan->primitive.execute(stream,
                           {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}});

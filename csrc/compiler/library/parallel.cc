@@ -19,6 +19,8 @@ namespace {
 
 thread_local bool in_parallel_region = false;
 
+constexpr int kChunksPerThread = 2;
+
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -63,10 +65,11 @@ class Pool {
     uint64_t seen = 0;
     for (;;) {
       // Kernels call the pool back to back (im2col, GEMM, col2im): poll for the next region for
-      // a few tens of microseconds before sleeping, so waking costs no system call. Short
-      // enough not to starve the tracing thread of its core.
+      // a few tens of microseconds before sleeping, so waking costs no system call; not at all
+      // while a host thread traces (it needs the core). Longer polls were measured no faster.
       auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < deadline)
+      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < deadline &&
+             !runtime::OtherHostThreadBusy())
         CpuRelax();
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return generation_.load() != seen && task_ != nullptr && next_ < chunks_; });
@@ -120,7 +123,10 @@ void ParallelChunks(int64_t count, int threads,
     body(0, 0, count);
     return;
   }
-  int64_t chunk = (count + threads - 1) / threads;
+  // More chunks than threads, claimed one at a time: a worker still waking up when the region
+  // starts takes what the caller has not reached, where the caller used to run every chunk
+  // alone (a 4 ms optimizer update, or a GEMM, ran on one core whenever the worker slept).
+  int64_t chunk = (count + threads * kChunksPerThread - 1) / (threads * kChunksPerThread);
   int chunks = static_cast<int>((count + chunk - 1) / chunk);
   std::lock_guard<std::mutex> lock(RunMutex());
   ThePool().Run(chunks, [&](int t) {
