@@ -15,6 +15,7 @@
 #include "graph/checked_execution.h"
 #include "graph/compile_cache.h"
 #include "graph/debug_analysis.h"
+#include "graph/deferred_views.h"
 #include "graph/executor_internal.h"
 #include "graph/graph_dump.h"
 #include "graph/interpreter.h"
@@ -190,14 +191,13 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
   if (!for_read) RaiseUnreportedFailure((*first)->device());
   std::vector<LazyTensorPtr> pending;
-  std::vector<ir::Value> values;
-  for (const LazyTensorPtr& t : tensors) {
-    if (t && t->pending()) {
-      pending.push_back(t);
-      values.push_back(t->pending());
-    }
-  }
+  for (const LazyTensorPtr& t : tensors)
+    if (t && t->pending()) pending.push_back(t);
+  std::vector<DeferredView> deferred;
+  if (ends_step) deferred = TakeDeferredViews(&pending);
   if (pending.empty()) return;
+  std::vector<ir::Value> values;
+  for (const LazyTensorPtr& t : pending) values.push_back(t->pending());
   int device = pending.front()->device();
   std::vector<size_t> root_index;
   GraphCut cut;
@@ -231,6 +231,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     results = executable->Submit(cut.parameters, device, gate.readiness, ends_step);
     if (!results.empty()) {
       for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+      RebaseDeferredViews(deferred);
       cut = GraphCut();
       values.clear();
 
@@ -252,6 +253,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     }
   }
   for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+  RebaseDeferredViews(deferred);
 }
 
 void MarkStep(const std::vector<int>& devices, bool wait) {
