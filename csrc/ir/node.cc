@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/op_table.h"
+#include "runtime/host_activity.h"
 
 namespace txla::ir {
 
@@ -124,6 +125,7 @@ NodePtr Node::Constant(const c10::Scalar& value, c10::ScalarType dtype) {
 
 NodePtr Node::Op(const OpInfo* op, std::vector<Value> operands, std::vector<Arg> args,
                  std::vector<Shape> shapes) {
+  runtime::NoteHostActivity();
   auto node = std::make_shared<Node>(NodeKind::kOp, op, std::move(operands), std::move(args),
                                      std::move(shapes));
   hash_t h = op->name_hash;

@@ -53,7 +53,6 @@ ExecutionQueue::~ExecutionQueue() {
 
 void ExecutionQueue::Submit(std::function<void()> work, std::shared_ptr<Readiness> done,
                             bool ends_step) {
-  NoteHostThread();
   HostWaitScope waiting;  // for room in the queue
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [&] {

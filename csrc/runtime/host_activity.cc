@@ -1,35 +1,42 @@
 #include "runtime/host_activity.h"
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <limits>
 
 namespace txla::runtime {
 namespace {
 
-std::atomic<int> host_threads{0};
-std::atomic<int> host_threads_waiting{0};
-thread_local bool is_host_thread = false;
-thread_local int waits = 0;  // nested scopes count once
+// Python between two recorded ops takes microseconds to tens of microseconds; a pause longer
+// than this is not tracing.
+constexpr int64_t kRecentNs = 200'000;
+constexpr int64_t kNever = std::numeric_limits<int64_t>::min() / 2;
+
+std::atomic<int64_t> last_activity_ns{kNever};
+std::atomic<const void*> last_active_thread{nullptr};
+thread_local char thread_tag;  // its address names the thread
+
+int64_t Now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
-void NoteHostThread() {
-  if (is_host_thread) return;
-  is_host_thread = true;
-  host_threads.fetch_add(1, std::memory_order_relaxed);
+void NoteHostActivity() {
+  last_activity_ns.store(Now(), std::memory_order_relaxed);
+  last_active_thread.store(&thread_tag, std::memory_order_relaxed);
 }
 
-HostWaitScope::HostWaitScope() : counted_(is_host_thread) {
-  if (counted_ && waits++ == 0) host_threads_waiting.fetch_add(1, std::memory_order_relaxed);
-}
-
-HostWaitScope::~HostWaitScope() {
-  if (counted_ && --waits == 0) host_threads_waiting.fetch_sub(1, std::memory_order_relaxed);
+HostWaitScope::HostWaitScope() {
+  if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag)
+    last_activity_ns.store(kNever, std::memory_order_relaxed);
 }
 
 bool OtherHostThreadBusy() {
-  int busy = host_threads.load(std::memory_order_relaxed) - host_threads_waiting.load(std::memory_order_relaxed);
-  if (is_host_thread && waits == 0) --busy;  // the caller itself is running this work
-  return busy > 0;
+  if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag) return false;  // the caller
+  return Now() - last_activity_ns.load(std::memory_order_relaxed) < kRecentNs;
 }
 
 }  // namespace txla::runtime
