@@ -14,6 +14,7 @@
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
 #include "compiler/library/conv2d_onednn.h"
+#include "compiler/library/gemm.h"
 #include "compiler/persistent_cache.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
@@ -124,6 +125,7 @@ PYBIND11_MODULE(_XLAC, m) {
   metrics::NameThisThread("python (the importing thread)");
   debug::GetConfig();  // the environment switches are read at import
   compiler::PrefetchPersistentCacheKeys();
+  compiler::library::WarmUpGemm();
 
   // Every switch: {variable: (value as text, type, changes generated code, what it does)}.
   m.def("_xla_config", [] {

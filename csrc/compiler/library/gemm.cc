@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <cstring>
+#include <thread>
 
 #ifdef TXLA_WITH_ONEDNN
 #include <dnnl.h>
@@ -84,6 +85,23 @@ void GemmBatched(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t 
     for (int64_t i = begin; i < end; ++i)
       Blas(ta, tb, m, n, k, a + i * stride_a, lda, b + i * stride_b, ldb, T(0), c + i * stride_c, ldc);
   });
+}
+
+void WarmUpGemm() {
+#ifdef TXLA_WITH_ONEDNN
+  // Joined at exit (a static's destructor) rather than detached: a thread still inside the
+  // library while the process tears its statics down would be undefined behaviour.
+  struct WarmUp {
+    std::thread thread{[] {
+      float a[16 * 16] = {}, c[16 * 16];
+      Blas(false, false, 16, 16, 16, a, 16, a, 16, 0.0f, c, 16);
+    }};
+    ~WarmUp() {
+      if (thread.joinable()) thread.join();
+    }
+  };
+  static WarmUp warm_up;
+#endif
 }
 
 template void Gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,

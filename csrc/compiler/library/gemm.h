@@ -18,4 +18,9 @@ void GemmBatched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n
                  int64_t lda, int64_t stride_a, const T* b, int64_t ldb, int64_t stride_b, T* c, int64_t ldc,
                  int64_t stride_c);
 
+// Starts the GEMM library's one-time setup on a background thread (joined at exit): oneDNN's
+// first sgemm of a process detects the CPU and generates its kernels, 20 ms that a warm-cache
+// first step would otherwise wait for. Called at import.
+void WarmUpGemm();
+
 }  // namespace txla::compiler::library
