@@ -14,8 +14,8 @@
 #include <random>
 #include <set>
 #include <sstream>
-#include <thread>
 
+#include "compiler/background_thread.h"
 #include "compiler/codegen/native_library.h"
 #include "compiler/content_hash.h"
 #include "compiler/private_directory.h"
@@ -137,15 +137,7 @@ void InitializePersistentCache(const std::string& directory, bool readonly) {
 
 void PrefetchPersistentCacheKeys() {
   if (!PersistentCacheEnabled()) return;
-  // Joined at exit (a static's destructor) rather than detached: a thread still initializing a
-  // static while the process tears its statics down would be undefined behaviour.
-  struct Prefetch {
-    std::thread thread{[] { Environment(); }};
-    ~Prefetch() {
-      if (thread.joinable()) thread.join();
-    }
-  };
-  static Prefetch prefetch;
+  static BackgroundThread prefetch([] { Environment(); });
 }
 
 bool PersistentCacheEnabled() {

@@ -1,74 +1,81 @@
 #include "graph/deferred_views.h"
 
+#include <limits>
 #include <map>
-#include <set>
 #include <utility>
 
+#include "ir/op_table.h"
 #include "metrics/metrics.h"
 
 namespace txla::graph {
 namespace {
 
+// The op name of a node with one operand, or null.
+const std::string* UnaryOpName(const ir::Value& value) {
+  const ir::Node& node = *value.node;
+  if (node.kind() != ir::NodeKind::kOp || node.operands().size() != 1) return nullptr;
+  return &node.op()->name;
+}
+
 // Functionalization's transposing view ops, as they reach the lazy IR.
 bool IsTranspose(const ir::Value& value) {
-  const ir::Node& node = *value.node;
-  if (node.kind() != ir::NodeKind::kOp || node.operands().size() != 1) return false;
-  const std::string name = node.OpName();
-  return name == "aten::t_copy" || name == "aten::transpose_copy.int" || name == "aten::permute_copy";
+  const std::string* name = UnaryOpName(value);
+  return name && (*name == "aten::t_copy" || *name == "aten::transpose_copy.int" || *name == "aten::permute_copy");
 }
 
 // Applying the op again gives back its operand.
 bool IsInvolution(const ir::Value& value) {
-  const std::string name = value.node->OpName();
-  return name == "aten::t_copy" || name == "aten::transpose_copy.int";
+  const std::string* name = UnaryOpName(value);
+  return name && (*name == "aten::t_copy" || *name == "aten::transpose_copy.int");
 }
 
 }  // namespace
 
 std::vector<DeferredView> TakeDeferredViews(std::vector<LazyTensorPtr>* pending) {
-  std::map<std::pair<const ir::Node*, uint32_t>, LazyTensor*> by_value;
-  for (const LazyTensorPtr& t : *pending)
-    by_value.emplace(std::make_pair(t->pending().node.get(), t->pending().index), t.get());
-  struct Rebase {
-    LazyTensor* source;  // null: stays as it is
+  std::vector<LazyTensorPtr>& tensors = *pending;
+  std::map<std::pair<const ir::Node*, uint32_t>, size_t> by_value;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    by_value.emplace(std::make_pair(tensors[i]->pending().node.get(), tensors[i]->pending().index), i);
+  // Per tensor: deferred (rebased on `source`, or left as it is when there is none), or a source
+  // some deferred tensor is rebased on (so computed).
+  constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  struct Plan {
+    bool deferred = false, source_of_another = false;
+    size_t source = kNone;
     ir::NodePtr transpose;
   };
-  std::map<LazyTensor*, Rebase> deferred;
-  std::set<LazyTensor*> sources;  // computed: a deferred tensor is rebased on each
-  for (const LazyTensorPtr& t : *pending) {
-    const ir::Value& value = t->pending();
-    if (!IsTranspose(value) || deferred.count(t.get()) || sources.count(t.get())) continue;
+  std::vector<Plan> plan(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const ir::Value& value = tensors[i]->pending();
+    if (!IsTranspose(value) || plan[i].deferred || plan[i].source_of_another) continue;
     const ir::Value& operand = value.node->operands()[0];
     if (operand.node->kind() == ir::NodeKind::kDeviceData) {
-      deferred.emplace(t.get(), Rebase{nullptr, nullptr});
+      plan[i].deferred = true;
       continue;
     }
     auto found = by_value.find({operand.node.get(), operand.index});
     if (found == by_value.end()) continue;
-    LazyTensor* base = found->second;
-    if (base == t.get() || deferred.count(base) || IsTranspose(base->pending())) continue;
-    if (IsInvolution(value) && !sources.count(base)) {
-      deferred.emplace(base, Rebase{t.get(), value.node});
-      sources.insert(t.get());
-    } else {
-      deferred.emplace(t.get(), Rebase{base, value.node});
-      sources.insert(base);
-    }
+    const size_t base = found->second;
+    if (base == i || plan[base].deferred || IsTranspose(tensors[base]->pending())) continue;
+    // Of the base and its transpose, which stays pending: the base when the transpose is its
+    // own inverse (and nothing else is rebased on the base), else the transpose.
+    const bool defer_base = IsInvolution(value) && !plan[base].source_of_another;
+    const size_t deferred = defer_base ? base : i, source = defer_base ? i : base;
+    plan[deferred].deferred = true;
+    plan[deferred].source = source;
+    plan[deferred].transpose = value.node;
+    plan[source].source_of_another = true;
   }
-  std::map<LazyTensor*, LazyTensorPtr> owners;
-  for (const LazyTensorPtr& t : *pending) owners.emplace(t.get(), t);
   std::vector<DeferredView> views;
   std::vector<LazyTensorPtr> computed;
-  for (LazyTensorPtr& t : *pending) {
-    auto it = deferred.find(t.get());
-    if (it == deferred.end()) {
-      computed.push_back(std::move(t));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!plan[i].deferred) {
+      computed.push_back(tensors[i]);
       continue;
     }
-    const Rebase& r = it->second;
-    views.push_back({t, r.source ? owners.at(r.source) : nullptr, r.transpose});
+    views.push_back({tensors[i], plan[i].source == kNone ? nullptr : tensors[plan[i].source], plan[i].transpose});
   }
-  *pending = std::move(computed);
+  tensors = std::move(computed);
   if (!views.empty()) TXLA_COUNTER("DeferredTransposedViews", static_cast<int64_t>(views.size()));
   return views;
 }
@@ -77,8 +84,8 @@ void RebaseDeferredViews(const std::vector<DeferredView>& views) {
   for (const DeferredView& view : views) {
     if (!view.source) continue;  // already a transpose of device data
     const ir::Node& node = *view.transpose;
-    view.tensor->SetIrValue(ir::Value{
-        ir::Node::Op(node.op(), {view.source->GetIrValue()}, node.args(), {view.tensor->shape()}), 0});
+    view.tensor->SetIrValue(
+        ir::Value{ir::Node::Op(node.op(), {view.source->GetIrValue()}, node.args(), {view.tensor->shape()}), 0});
   }
 }
 

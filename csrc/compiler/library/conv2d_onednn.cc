@@ -6,10 +6,6 @@
 
 #include <dnnl.hpp>
 
-// The OpenMP runtime oneDNN runs on (Debian's libdnnl uses libgomp).
-extern "C" int omp_get_max_threads();
-extern "C" void omp_set_num_threads(int);
-
 #include <array>
 #include <map>
 #include <memory>
@@ -225,10 +221,9 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
 
 // Runs one part on the calling thread, with oneDNN's OpenMP held to that thread.
 void RunPart(const Plan& plan, const std::array<float*, 3>& user) {
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);  // this thread's OpenMP setting only
+  UseOneOpenMpThread();
   dnnl::stream stream(Engine());
   std::vector<runtime::PooledBlock> scratch;
-  scratch.reserve(7);  // the blocks stay where they are
   auto scratch_memory = [&](const memory::desc& desc) {
     scratch.emplace_back(desc.get_size());
     return memory(desc, Engine(), scratch.back().data());

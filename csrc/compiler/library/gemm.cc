@@ -3,15 +3,12 @@
 #include <cblas.h>
 
 #include <cstring>
-#include <thread>
 
 #ifdef TXLA_WITH_ONEDNN
 #include <dnnl.h>
-// The OpenMP runtime oneDNN runs on (Debian's libdnnl uses libgomp).
-extern "C" int omp_get_max_threads();
-extern "C" void omp_set_num_threads(int);
 #endif
 
+#include "compiler/background_thread.h"
 #include "compiler/library/parallel.h"
 #include "metrics/metrics.h"
 
@@ -24,7 +21,7 @@ namespace {
 void Blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
 #ifdef TXLA_WITH_ONEDNN
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);  // this thread's OpenMP setting only
+  UseOneOpenMpThread();
   if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) == dnnl_success)
     return;
 #endif
@@ -89,18 +86,10 @@ void GemmBatched(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t 
 
 void WarmUpGemm() {
 #ifdef TXLA_WITH_ONEDNN
-  // Joined at exit (a static's destructor) rather than detached: a thread still inside the
-  // library while the process tears its statics down would be undefined behaviour.
-  struct WarmUp {
-    std::thread thread{[] {
-      float a[16 * 16] = {}, c[16 * 16];
-      Blas(false, false, 16, 16, 16, a, 16, a, 16, 0.0f, c, 16);
-    }};
-    ~WarmUp() {
-      if (thread.joinable()) thread.join();
-    }
-  };
-  static WarmUp warm_up;
+  static BackgroundThread warm_up([] {
+    float a[16 * 16] = {}, c[16 * 16];
+    Blas(false, false, 16, 16, 16, a, 16, a, 16, 0.0f, c, 16);
+  });
 #endif
 }
 

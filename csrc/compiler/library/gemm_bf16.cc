@@ -18,9 +18,6 @@
 
 #ifdef TXLA_WITH_ONEDNN
 #include <dnnl.hpp>
-// The OpenMP runtime oneDNN runs on (Debian's libdnnl uses libgomp).
-extern "C" int omp_get_max_threads();
-extern "C" void omp_set_num_threads(int);
 #endif
 
 namespace txla::compiler::library {
@@ -96,7 +93,7 @@ bool OneDnnPart(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
                 int64_t stride_c) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);  // this thread's OpenMP setting only
+  UseOneOpenMpThread();
   std::shared_ptr<Plan> plan;
   {
     std::vector<int64_t> key{batch, ta, tb, m, n, k, lda, stride_a, ldb, stride_b, ldc, stride_c};

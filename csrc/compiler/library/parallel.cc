@@ -14,6 +14,12 @@
 #include "debug/config.h"
 #include "runtime/host_activity.h"
 
+#ifdef TXLA_WITH_ONEDNN
+// The OpenMP runtime oneDNN runs on (Debian's libdnnl uses libgomp).
+extern "C" int omp_get_max_threads();
+extern "C" void omp_set_num_threads(int);
+#endif
+
 namespace txla::compiler::library {
 namespace {
 
@@ -133,6 +139,12 @@ void ParallelChunks(int64_t count, int threads,
     int64_t begin = t * chunk, end = std::min(count, begin + chunk);
     if (begin < end) body(t, begin, end);
   });
+}
+
+void UseOneOpenMpThread() {
+#ifdef TXLA_WITH_ONEDNN
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+#endif
 }
 
 }  // namespace txla::compiler::library

@@ -23,4 +23,8 @@ int NumThreads();
 void ParallelChunks(int64_t count, int threads,
                     const std::function<void(int chunk, int64_t begin, int64_t end)>& body);
 
+// Holds oneDNN's OpenMP to the calling thread (its own setting only), before a library call
+// that runs one part of a split product or convolution. No effect in a build without oneDNN.
+void UseOneOpenMpThread();
+
 }  // namespace txla::compiler::library
