@@ -65,8 +65,11 @@ void RemoveFilesOlderThan(const std::string& dir, const std::vector<std::string>
   const time_t now = std::time(nullptr);
   for (const FileEntry& f : ListFiles(dir)) {
     if (now - f.modified <= max_age_seconds) continue;
-    for (const std::string& prefix : prefixes)
-      if (f.path.rfind(prefix, 0) == 0) std::remove((dir + "/" + f.path).c_str());
+    for (const std::string& prefix : prefixes) {
+      if (f.path.rfind(prefix, 0) != 0) continue;
+      std::remove((dir + "/" + f.path).c_str());
+      break;
+    }
   }
 }
 

@@ -46,7 +46,7 @@ namespace txla::debug {
   V(std::string, save_tensors_file, "XLA_SAVE_TENSORS_FILE", "", false,                           \
     "append every executed IR graph to this file")                                                \
   V(std::string, save_tensors_fmt, "XLA_SAVE_TENSORS_FMT", "text", false,                         \
-    "format of those dumps: text (lazy IR), dot (Graphviz) or hlo")                                                         \
+    "format of those dumps: text (lazy IR), dot (Graphviz) or hlo")                               \
   V(int64_t, compilation_cache_size, "XLA_COMPILATION_CACHE_SIZE", 1024, false,                   \
     "in-memory compile cache capacity (graphs)")                                                  \
   V(int64_t, buffer_pool_bytes, "XLA_BUFFER_POOL_BYTES", int64_t{1} << 30, false,                 \

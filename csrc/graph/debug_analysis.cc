@@ -183,20 +183,18 @@ void ExplainRecompile(const GraphRecord& now, const std::vector<GraphRecord>& be
       if (lines[k].rfind("input ", 0) != 0 && lines[k].rfind("constant ", 0) != 0) out.push_back(k);
     return out;
   };
-  std::vector<size_t> ops_here = ops(here, now.lines), ops_there = ops(there, nearest->lines);
-  if (!ops_here.empty()) {
-    out << prefix << "  ops only in this graph (" << ops_here.size() << "; the first in execution order):\n";
-    for (size_t n = 0; n < ops_here.size() && n < kDifferencesShown; ++n) {
-      out << prefix << "    " << now.lines[ops_here[n]];
-      if (!now.frames[ops_here[n]].empty()) out << "; created at " << now.frames[ops_here[n]];
+  // Where each op of this graph was created is known; the cached graph's are not shown.
+  auto list_ops = [&](const char* where, const std::vector<size_t>& indices, const GraphRecord& g, bool frames) {
+    if (indices.empty()) return;
+    out << prefix << "  ops only in " << where << " (" << indices.size() << "; the first in execution order):\n";
+    for (size_t n = 0; n < indices.size() && n < kDifferencesShown; ++n) {
+      out << prefix << "    " << g.lines[indices[n]];
+      if (frames && !g.frames[indices[n]].empty()) out << "; created at " << g.frames[indices[n]];
       out << "\n";
     }
-  }
-  if (!ops_there.empty()) {
-    out << prefix << "  ops only in the cached graph (" << ops_there.size() << "; the first in execution order):\n";
-    for (size_t n = 0; n < ops_there.size() && n < kDifferencesShown; ++n)
-      out << prefix << "    " << nearest->lines[ops_there[n]] << "\n";
-  }
+  };
+  list_ops("this graph", ops(here, now.lines), now, true);
+  list_ops("the cached graph", ops(there, nearest->lines), *nearest, false);
 }
 
 double Gigabytes(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }

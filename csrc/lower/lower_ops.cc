@@ -475,7 +475,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
   }
   const debug::Config& config = debug::GetConfig();
   const std::string& miscompile = config.test_miscompile;
-  auto NumericModeActive = [&] { return config.use_bf16 || config.downcast_bf16 || config.use_32bit_long; };
+  const bool numeric_mode = config.use_bf16 || config.downcast_bf16 || config.use_32bit_long;
   size_t data_seen = 0;
   for (const ir::Node* node : cut.nodes) {
     switch (node->kind()) {
@@ -493,13 +493,14 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
         Outs outs = it->second(ctx, *node);
         InjectFault(miscompile, ctx, *node, outs);
         for (size_t k = 0; k < outs.size(); ++k) {
+          if (!outs[k]) continue;
+          const hlo::Shape want = ToHlo(node->shape(k));
           // Rules that build positions or indices in s64 (argmax, max pooling's indices, ...) or
           // accumulate in f32/f64: under a numeric mode (XLA_USE_32BIT_LONG, XLA_USE_BF16, ...)
           // the IR stores that dtype narrower, so the value is converted to the storage type.
-          if (outs[k] && NumericModeActive() && outs[k]->shape().dims == ToHlo(node->shape(k)).dims &&
-              outs[k]->shape().type != ToHlo(node->shape(k)).type)
-            outs[k] = ctx.Convert(outs[k], ToHlo(node->shape(k)).type);
-          if (outs[k] && outs[k]->shape() != ToHlo(node->shape(k)))
+          if (numeric_mode && outs[k]->shape().dims == want.dims && outs[k]->shape().type != want.type)
+            outs[k] = ctx.Convert(outs[k], want.type);
+          if (outs[k]->shape() != want)
             throw std::logic_error("lowering " + node->op()->name + " output " + std::to_string(k) +
                                    " gives " + outs[k]->shape().ToString() + ", the IR says " +
                                    node->shape(k).ToString());

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 namespace txla::metrics {
@@ -113,9 +114,9 @@ std::string StopTracing() {
   out << "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"dropped_events\": " << dropped << "},\n\"traceEvents\": [\n";
   out << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " << pid << ", \"tid\": 0, \"args\": {\"name\": "
       << "\"torch_xla (C++) process " << pid << "\"}}";
-  std::map<int, bool> seen;
-  for (const Event& e : events) seen[e.thread] = true;
-  for (const auto& [thread, unused] : seen) {
+  std::set<int> threads;
+  for (const Event& e : events) threads.insert(e.thread);
+  for (int thread : threads) {
     auto it = names.find(thread);
     std::string name = it != names.end() ? it->second : "host thread " + std::to_string(thread);
     out << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " << pid << ", \"tid\": " << thread

@@ -199,9 +199,6 @@ class StepTrace(Trace):
     """A training step's region: `step_num` is shown with it, and leaving it is a barrier
     (torch_xla.sync()), as in PyTorch/XLA."""
 
-    def __init__(self, name, **kwargs):
-        super().__init__(name, **kwargs)
-
     def __exit__(self, exc_type, exc, tb):
         try:
             if exc_type is None:
