@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_set>
 
+#include "metrics/metrics.h"
+
 namespace txla::compiler {
 
 bool IsVirtualTranspose(const hlo::Instruction& i) {
@@ -38,6 +40,22 @@ bool ReadAtOwnIndexOnly(const hlo::Instruction* fused_param, const hlo::Instruct
   return true;
 }
 
+// A value read where its users run, in another value's buffer: a virtual transpose or an alias.
+bool IsView(const BufferPlan& plan, const hlo::Instruction* i) {
+  auto slot = plan.slots.find(i);
+  return slot != plan.slots.end() &&
+         (slot->second.kind == BufferSlot::Kind::kVirtual || slot->second.kind == BufferSlot::Kind::kAlias);
+}
+
+// A reshape left outside every fusion (its users are GEMMs, library calls or other fusions' reads)
+// that the graph does not return: its users read its operand's buffer as it is.
+bool CanAlias(const BufferPlan& plan, const hlo::Instruction* i) {
+  if (i->opcode() != hlo::Opcode::kReshape || plan.slots.count(i)) return false;
+  auto base = plan.slots.find(i->operand(0));
+  if (base == plan.slots.end()) return true;  // a kernel's result (a temp or an output)
+  return base->second.kind != BufferSlot::Kind::kInline && base->second.kind != BufferSlot::Kind::kVirtual;
+}
+
 void FindDonations(BufferPlan& plan, const hlo::Instruction* root,
                    const std::unordered_map<const hlo::Instruction*, size_t>& position) {
   if (root->opcode() != hlo::Opcode::kTuple) return;
@@ -58,14 +76,15 @@ void FindDonations(BufferPlan& plan, const hlo::Instruction* root,
       if (p->opcode() != hlo::Opcode::kParameter || p->shape() != v->shape() ||
           taken.count(p->attrs().parameter_number))
         continue;
-      // Every other reader of the parameter (and of virtual views of it) runs before.
+      // Every other reader of the parameter (and of views of it read in place) runs before.
       bool last = true;
-      for (const hlo::Instruction* u : p->users()) {
+      std::vector<const hlo::Instruction*> readers(p->users().begin(), p->users().end());
+      while (!readers.empty()) {
+        const hlo::Instruction* u = readers.back();
+        readers.pop_back();
         if (u == v) continue;
         last &= position.at(u) < position.at(v);
-        auto us = plan.slots.find(u);
-        if (us != plan.slots.end() && us->second.kind == BufferSlot::Kind::kVirtual)
-          for (const hlo::Instruction* uu : u->users()) last &= position.at(uu) < position.at(v);
+        if (IsView(plan, u)) readers.insert(readers.end(), u->users().begin(), u->users().end());
       }
       if (!last || !ReadAtOwnIndexOnly(fp, fused->root())) continue;
       // Every candidate is listed: at run time the first that nothing else holds is used.
@@ -107,17 +126,22 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
     }
   }
 
+  for (const hlo::Instruction* i : order)
+    if (i != root && CanAlias(plan, i)) {
+      plan.slots[i] = {BufferSlot::Kind::kAlias, 0, 0, i->operand(0)};
+      TXLA_COUNTER("ReshapesReadInPlace", 1);
+    }
+
   // Temps: live from their definition to their last use; a freed range is reused first-fit.
   std::unordered_map<const hlo::Instruction*, size_t> position, last_use;
   for (size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
   FindDonations(plan, root, position);
   for (size_t p = 0; p < order.size(); ++p)
     for (const hlo::Instruction* op : order[p]->operands()) last_use[op] = p;
-  // A virtual instruction is read where its users run: its operand lives until then too.
+  // A view is read where its users run: its operand lives until then too.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const hlo::Instruction* v = *it;
-    auto slot = plan.slots.find(v);
-    if (slot == plan.slots.end() || slot->second.kind != BufferSlot::Kind::kVirtual) continue;
+    if (!IsView(plan, v)) continue;
     for (const hlo::Instruction* op : v->operands())
       last_use[op] = std::max(last_use[op], last_use[v]);
   }

@@ -12,10 +12,14 @@
 namespace txla::compiler {
 
 struct BufferSlot {
-  enum class Kind { kParameter, kOutput, kTemp, kInline, kVirtual };
+  // kAlias: a reshape read in place, in its operand's buffer (`base`): a row-major reshape keeps
+  // every element's linear position, so copying it (400 KB of the MLP's input, GPT's 1 MB
+  // gradients reshaped for their GEMMs) bought nothing.
+  enum class Kind { kParameter, kOutput, kTemp, kInline, kVirtual, kAlias };
   Kind kind = Kind::kTemp;
   int64_t index = 0;   // parameter number or output index
   int64_t offset = 0;  // arena offset (kTemp)
+  const hlo::Instruction* base = nullptr;  // kAlias
 };
 
 struct BufferPlan {

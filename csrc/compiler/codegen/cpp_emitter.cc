@@ -221,6 +221,12 @@ class Emitter {
       case BufferSlot::Kind::kTemp:
         out_ << "  " << type << "* " << Buffer(i) << " = (" << type << "*)(arena + " << s.offset << ");\n";
         break;
+      case BufferSlot::Kind::kAlias: {
+        const char* constness = plan_.slots.at(s.base).kind == BufferSlot::Kind::kParameter ? "const " : "";
+        out_ << "  " << constness << type << "* " << Buffer(i) << " = (" << constness << type << "*)"
+             << Buffer(*s.base) << ";  // " << i.name() << " in place\n";
+        break;
+      }
       default:
         break;
     }
@@ -230,7 +236,8 @@ class Emitter {
     auto it = plan_.slots.find(&i);
     return it != plan_.slots.end() && (it->second.kind == BufferSlot::Kind::kParameter ||
                                        it->second.kind == BufferSlot::Kind::kOutput ||
-                                       it->second.kind == BufferSlot::Kind::kTemp);
+                                       it->second.kind == BufferSlot::Kind::kTemp ||
+                                       it->second.kind == BufferSlot::Kind::kAlias);
   }
 
   void EmitKernel(const Instruction& i) {
@@ -258,6 +265,9 @@ class Emitter {
         return;
       case Opcode::kTranspose:
         if (IsVirtualTranspose(i)) return;
+        break;
+      case Opcode::kReshape:
+        if (plan_.slots.count(&i) && plan_.slots.at(&i).kind == BufferSlot::Kind::kAlias) return;
         break;
       default:
         break;

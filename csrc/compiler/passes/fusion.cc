@@ -2,6 +2,7 @@
 
 #include "compiler/buffer_assignment.h"
 #include "compiler/passes/dce.h"
+#include "metrics/metrics.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -56,12 +57,68 @@ bool IsDuplicable(const Instruction& i) {
 
 constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be copied into
 
+// Rough work per element, in multiply-adds: a transcendental is a polynomial or rational
+// function (runtime/scalar_ops.h) or a libm call; a division or square root a long-latency
+// instruction.
+int ElementCost(Opcode op) {
+  switch (op) {
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kTanh:
+    case Opcode::kLogistic:
+    case Opcode::kErf:
+    case Opcode::kLgamma:
+    case Opcode::kDigamma:
+    case Opcode::kAcosh:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kPower:
+    case Opcode::kAtan2:
+      return 20;
+    case Opcode::kDivide:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kRemainder:
+      return 4;
+    default:
+      return 1;
+  }
+}
+
+// A value whose elementwise cone costs this much or more per element is computed once and
+// stored, not recomputed in each consumer: GELU's backward (an erf and an exp) computed again
+// in the bias gradient's reduction and in the GEMMs' operand took 0.27 ms each on GPT's
+// 512x512 activations, where reading it back costs a few hundredths.
+constexpr int kExpensiveCone = 40;
+
+// The per-element cost of computing `i` from the values that are materialized anyway (the
+// operands of its loop-fusible cone), counted up to kExpensiveCone.
+int ConeCost(const Instruction& i) {
+  std::vector<const Instruction*> stack = {&i};
+  std::set<const Instruction*> seen = {&i};
+  int cost = 0;
+  while (!stack.empty() && cost < kExpensiveCone) {
+    const Instruction* c = stack.back();
+    stack.pop_back();
+    cost += ElementCost(c->opcode());
+    for (const Instruction* op : c->operands())
+      if (IsDuplicable(*op) && op->opcode() != Opcode::kBroadcast && seen.insert(op).second) stack.push_back(op);
+  }
+  return cost;
+}
+
 // How many consumer fusions may each compute `i` again. A broadcast reads one small operand per
 // element: materializing it (a full-size array written once, read by every consumer) costs far
 // more than recomputing it anywhere, so it goes into every consumer (GELU's constants, biases).
 size_t DuplicationLimit(const Instruction& i) {
   if (!IsDuplicable(i)) return 1;
   if (i.opcode() == Opcode::kBroadcast) return SIZE_MAX;
+  if (ConeCost(i) >= kExpensiveCone) return 1;
   return kMaxDuplication;
 }
 
@@ -94,6 +151,8 @@ bool Fusion::Run(hlo::Module& module) {
       }
       if (all_fused && user_groups.size() <= DuplicationLimit(*i))
         joined.assign(user_groups.begin(), user_groups.end());
+      else if (all_fused && user_groups.size() > 1 && user_groups.size() <= kMaxDuplication)
+        TXLA_COUNTER("FusionExpensiveValuesComputedOnce", 1);
     }
     if (joined.empty()) {
       if (i->opcode() == Opcode::kConstant && i->shape().IsScalar()) continue;  // inlined by users
@@ -105,6 +164,8 @@ bool Fusion::Run(hlo::Module& module) {
 
   bool changed = false;
   for (auto& [g, list] : members) {
+    // A reshape alone stays unfused: buffer assignment reads it in its operand's buffer.
+    if (list.size() == 1 && list[0]->opcode() == Opcode::kReshape) continue;
     std::reverse(list.begin(), list.end());  // operands first
     Instruction* root = list.back();
     hlo::Computation* fused = module.AddComputation(module.UniqueName("fused_computation"));
