@@ -125,20 +125,108 @@ def deep_residual_net():
     return nn.Sequential(*layers)
 
 
+def on_cpu(value, dtype=None):
+    """An optimizer state_dict's tensors copied to the CPU (floating ones as `dtype`): copied, never
+    shared, or the eager optimizer would advance the device optimizer's CPU `step` counter too."""
+    if isinstance(value, dict):
+        return {k: on_cpu(v, dtype) for k, v in value.items()}
+    if isinstance(value, list):
+        return [on_cpu(v, dtype) for v in value]
+    if isinstance(value, torch.Tensor):
+        value = value.detach().to('cpu', copy=True)
+        return value.to(dtype) if dtype is not None and value.is_floating_point() else value
+    return value
+
+
+def relative_errors(tensors, references):
+    """Per tensor (matched by key), the norm of its deviation from its reference relative to the
+    reference's norm."""
+    errors = {}
+    for key, r in references.items():
+        r = r.detach().double()
+        errors[key] = ((tensors[key].detach().cpu().double() - r).norm() / r.norm().clamp_min(1e-30)).item()
+    return errors
+
+
+def step_results(model, optimizer):
+    """What one training step computes, by name: gradients, Adam's moments, running statistics."""
+    out = {n + '.grad': p.grad for n, p in model.named_parameters()}
+    for n, p in model.named_parameters():
+        for key, value in optimizer.state[p].items():
+            if key != 'step':
+                out[n + '.' + key] = value
+    out.update((n, b) for n, b in model.named_buffers() if b.dtype.is_floating_point)
+    return out
+
+
+def train_checking_each_step(model, inputs, target, steps, make_optimizer, loss_fn):
+    """Trains a float32 copy on the device; before each step, eager float64 and float32 copies of
+    the device's parameters and optimizer state take the same step. Per step: the losses, and the
+    deviations from that float64 step of eager float32's and of the device's step results
+    (step_results) and parameters. Each step is checked from where the device is, so a chaotic
+    trajectory (one that two float32 runs leave in different directions) neither hides nor fakes
+    an error."""
+    dev = xm.xla_device()
+    device_model = copy.deepcopy(model).to(dev)
+    optimizer = make_optimizer(device_model.parameters())
+    x, y = inputs.to(dev), target.to(dev)
+    history = []
+    for _ in range(steps):
+        runs = {}
+        for name, dtype in (('f64', torch.float64), ('f32', torch.float32)):
+            m = copy.deepcopy(device_model).cpu().to(dtype)
+            opt = make_optimizer(m.parameters())
+            if optimizer.state:
+                opt.load_state_dict(on_cpu(optimizer.state_dict(), dtype))
+            runs[name] = (m, opt, inputs.to(dtype), target)
+        runs['xla'] = (device_model, optimizer, x, y)
+        losses = {}
+        for name, (m, opt, xs, ys) in runs.items():
+            opt.zero_grad()
+            loss = loss_fn(m(xs), ys)
+            loss.backward()
+            opt.step()
+            xm.mark_step()
+            losses[name] = loss.item()
+        results = {k: step_results(m, opt) for k, (m, opt, _, _) in runs.items()}
+        params = {k: dict(m.named_parameters()) for k, (m, _, _, _) in runs.items()}
+        history.append({'losses': losses,
+                        'f32': relative_errors(results['f32'], results['f64']),
+                        'xla': relative_errors(results['xla'], results['f64']),
+                        'params f32': relative_errors(params['f32'], params['f64']),
+                        'params xla': relative_errors(params['xla'], params['f64'])})
+    return history
+
+
 def test_deep_residual_net_with_adam_trains_like_eager():
-    # eps=1e-6, not Adam's 1e-8: with 1e-8, Adam turns rounding-level gradients of near-zero
-    # elements into full lr-sized steps, and ReLU/BatchNorm near-ties then make the 5-step float32
-    # trajectory chaotic: eager float32 itself jumps from 1.5e-5 to 8.9e-3 of float64 at step 4 on
-    # torch 2.9, and when the device jumps depends on its thread count (summation order). The
-    # comparison is meant to catch systematic errors (issue 9's 2-10% gradients at step 2).
+    # Adam's first steps move each parameter by about lr times the sign of its gradient, so a
+    # rounding-level gradient of a near-zero element becomes a full step, and ReLU/BatchNorm
+    # near-ties turn that into percent-level gradient changes a step later: the 5-step float32
+    # trajectories leave float64 chaotically (eager float32 itself by 3e-2 at step 2 in one seed
+    # of two on an AVX2 EPYC, the device in the other). So each step is checked from the device's
+    # own state. Even then one ReLU whose input is within rounding of zero (TXLA_CHECK_GRAPHS
+    # names them) moves a BatchNorm bias gradient by percents, in eager float32 as on the device
+    # (measured over three seeds: the worst tensor 1e-2 to 1.6e-2 off, each in one step of five),
+    # while every other tensor stays at rounding (median 1e-7 to 3e-6). So the median tensor is
+    # held to rounding: it is what a systematic error (issue 9's 2-10% gradients) moves.
     torch.manual_seed(1)
     model = deep_residual_net().train()
     x = torch.randn(6, 3, 32, 32)
     y = torch.randint(0, 10, (6,))
-    history, _ = train_three_ways(model, x, y, steps=5,
-                                  make_optimizer=lambda p: torch.optim.Adam(p, lr=1e-3, eps=1e-6),
-                                  loss_fn=nn.CrossEntropyLoss())
-    assert_as_close_as_eager(history)
+    history = train_checking_each_step(model, x, y, steps=5,
+                                       make_optimizer=lambda p: torch.optim.Adam(p, lr=1e-3, eps=1e-6),
+                                       loss_fn=nn.CrossEntropyLoss())
+    for step, h in enumerate(history):
+        for what, median_bound, worst_bound in (('xla', 1e-5, 5e-2), ('params xla', 1e-5, 1e-2)):
+            errors = h[what]
+            ranked = sorted(errors.values())
+            worst = max(errors, key=errors.get)
+            assert ranked[len(ranked) // 2] <= median_bound and ranked[-1] <= worst_bound, (
+                f'step {step}, {what}: median tensor error {ranked[len(ranked) // 2]:.2e}, worst '
+                f'{worst} {ranked[-1]:.2e} (eager float32: median '
+                f'{sorted(h[what.replace("xla", "f32")].values())[len(ranked) // 2]:.2e})')
+        losses = h['losses']
+        assert abs(losses['xla'] - losses['f64']) <= 1e-5 * abs(losses['f64']) + 1e-6, f'step {step}: {losses}'
 
 
 def test_f32_sums_accumulate_like_eager(dev):
