@@ -198,35 +198,62 @@ def train_checking_each_step(model, inputs, target, steps, make_optimizer, loss_
     return history
 
 
+def adam(params):
+    return torch.optim.Adam(params, lr=1e-3, eps=1e-6)
+
+
+def test_deep_residual_net_with_adam_in_float64_follows_eager_float64():
+    """In float64 a ReLU's input is never within rounding of zero here, so the device's trajectory
+    must stay on eager's to float64 rounding: any systematic error in any op shows."""
+    torch.manual_seed(1)
+    model = deep_residual_net().train().double()
+    x, y = torch.randn(6, 3, 32, 32, dtype=torch.float64), torch.randint(0, 10, (6,))
+    dev = xm.xla_device()
+    device_model = copy.deepcopy(model).to(dev)
+    runs = [(model, adam(model.parameters()), x, y),
+            (device_model, adam(device_model.parameters()), x.to(dev), y.to(dev))]
+    for step in range(5):
+        losses = []
+        for m, opt, xs, ys in runs:
+            opt.zero_grad()
+            loss = nn.CrossEntropyLoss()(m(xs), ys)
+            loss.backward()
+            opt.step()
+            xm.mark_step()
+            losses.append(loss.item())
+        assert losses[1] == pytest.approx(losses[0], rel=1e-10), f'step {step}'
+        deviation = parameter_deviation(device_model, model)
+        assert deviation <= 1e-9, f'step {step}: parameters {deviation:.2e} from eager float64'
+
+
 def test_deep_residual_net_with_adam_trains_like_eager():
-    # Adam's first steps move each parameter by about lr times the sign of its gradient, so a
-    # rounding-level gradient of a near-zero element becomes a full step, and ReLU/BatchNorm
+    # Float32. Adam's first steps move each parameter by about lr times the sign of its gradient,
+    # so a rounding-level gradient of a near-zero element becomes a full step, and ReLU/BatchNorm
     # near-ties turn that into percent-level gradient changes a step later: the 5-step float32
     # trajectories leave float64 chaotically (eager float32 itself by 3e-2 at step 2 in one seed
     # of two on an AVX2 EPYC, the device in the other). So each step is checked from the device's
-    # own state. Even then one ReLU whose input is within rounding of zero (TXLA_CHECK_GRAPHS
-    # names them) moves a BatchNorm bias gradient by percents, in eager float32 as on the device
-    # (measured over three seeds: the worst tensor 1e-2 to 1.6e-2 off, each in one step of five),
-    # while every other tensor stays at rounding (median 1e-7 to 3e-6). So the median tensor is
-    # held to rounding: it is what a systematic error (issue 9's 2-10% gradients) moves.
+    # own state. Even then a ReLU whose input is within rounding of zero (TXLA_CHECK_GRAPHS names
+    # them) moves the gradients of every layer below it, in eager float32 as on the device: the
+    # median tensor, at rounding (1e-7 to 3e-6) in most steps, reached 1.8e-3 for both in one.
+    # So the device's median tensor is held to eager float32's: a float32-specific systematic
+    # error (issue 9's 2-10% gradients from float32 accumulators) moves it far beyond.
     torch.manual_seed(1)
     model = deep_residual_net().train()
     x = torch.randn(6, 3, 32, 32)
     y = torch.randint(0, 10, (6,))
-    history = train_checking_each_step(model, x, y, steps=5,
-                                       make_optimizer=lambda p: torch.optim.Adam(p, lr=1e-3, eps=1e-6),
+    history = train_checking_each_step(model, x, y, steps=5, make_optimizer=adam,
                                        loss_fn=nn.CrossEntropyLoss())
+    median = lambda errors: sorted(errors.values())[len(errors) // 2]  # noqa: E731
     for step, h in enumerate(history):
-        for what, median_bound, worst_bound in (('xla', 1e-5, 5e-2), ('params xla', 1e-5, 1e-2)):
-            errors = h[what]
-            ranked = sorted(errors.values())
+        for what in ('xla', 'params xla'):
+            errors, eager = h[what], h[what.replace('xla', 'f32')]
             worst = max(errors, key=errors.get)
-            assert ranked[len(ranked) // 2] <= median_bound and ranked[-1] <= worst_bound, (
-                f'step {step}, {what}: median tensor error {ranked[len(ranked) // 2]:.2e}, worst '
-                f'{worst} {ranked[-1]:.2e} (eager float32: median '
-                f'{sorted(h[what.replace("xla", "f32")].values())[len(ranked) // 2]:.2e})')
+            assert median(errors) <= 3 * median(eager) + 1e-5, (
+                f'step {step}, {what}: median tensor error {median(errors):.2e} (eager float32 '
+                f'{median(eager):.2e}), worst {worst} {errors[worst]:.2e}')
         losses = h['losses']
-        assert abs(losses['xla'] - losses['f64']) <= 1e-5 * abs(losses['f64']) + 1e-6, f'step {step}: {losses}'
+        loss_bound = 3 * abs(losses['f32'] - losses['f64']) + 1e-5 * abs(losses['f64']) + 1e-6
+        assert abs(losses['xla'] - losses['f64']) <= loss_bound, f'step {step}: {losses}'
 
 
 def test_f32_sums_accumulate_like_eager(dev):
