@@ -22,24 +22,6 @@ int64_t ByteSize(const hlo::Shape& shape) {
 
 namespace {
 
-// Whether the fused parameter reaches the fusion's root through same-shape elementwise ops only:
-// then each output element reads the parameter at its own index and nowhere else.
-bool ReadAtOwnIndexOnly(const hlo::Instruction* fused_param, const hlo::Instruction* fused_root) {
-  // Each instruction is checked once: a chain whose links read their operand twice (x * x,
-  // lerp) has exponentially many paths.
-  std::vector<const hlo::Instruction*> stack = {fused_param};
-  std::unordered_set<const hlo::Instruction*> seen = {fused_param};
-  while (!stack.empty()) {
-    const hlo::Instruction* i = stack.back();
-    stack.pop_back();
-    if (i->shape().dims != fused_root->shape().dims) return false;
-    if (i != fused_param && !hlo::IsElementwise(i->opcode())) return false;
-    for (const hlo::Instruction* u : i->users())
-      if (seen.insert(u).second) stack.push_back(u);
-  }
-  return true;
-}
-
 // A value read where its users run, in another value's buffer: a virtual transpose or an alias.
 bool IsView(const BufferPlan& plan, const hlo::Instruction* i) {
   auto slot = plan.slots.find(i);
@@ -76,14 +58,18 @@ void FindDonations(BufferPlan& plan, const hlo::Instruction* root,
       if (p->opcode() != hlo::Opcode::kParameter || p->shape() != v->shape() ||
           taken.count(p->attrs().parameter_number))
         continue;
-      // Every other reader of the parameter (and of views of it read in place) runs before.
+      // Every other reader of the parameter (and of views of it read in place) runs before, or
+      // in the same multi-output kernel at each element's own index.
+      const hlo::Instruction* kernel = plan.merged.KernelOf(v);
       bool last = true;
       std::vector<const hlo::Instruction*> readers(p->users().begin(), p->users().end());
       while (!readers.empty()) {
         const hlo::Instruction* u = readers.back();
         readers.pop_back();
         if (u == v) continue;
-        last &= position.at(u) < position.at(v);
+        const hlo::Instruction* reader_kernel = plan.merged.KernelOf(u);
+        if (reader_kernel == kernel) last &= FusionReadsAtOwnIndexOnly(u, p);
+        else last &= position.at(reader_kernel) < position.at(kernel);
         if (IsView(plan, u)) readers.insert(readers.end(), u->users().begin(), u->users().end());
       }
       if (!last || !ReadAtOwnIndexOnly(fp, fused->root())) continue;
@@ -135,9 +121,13 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
   // Temps: live from their definition to their last use; a freed range is reused first-fit.
   std::unordered_map<const hlo::Instruction*, size_t> position, last_use;
   for (size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+  plan.merged = FindMergedKernels(module);
   FindDonations(plan, root, position);
   for (size_t p = 0; p < order.size(); ++p)
     for (const hlo::Instruction* op : order[p]->operands()) last_use[op] = p;
+  // A value another kernel writes is computed there: its operands live until then.
+  for (auto [value, writer] : plan.merged.writer)
+    for (const hlo::Instruction* op : value->operands()) last_use[op] = std::max(last_use[op], position[writer]);
   // A view is read where its users run: its operand lives until then too.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const hlo::Instruction* v = *it;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/kernel_merging.h"
 #include "hlo/instruction.h"
 
 namespace txla::compiler {
@@ -36,6 +37,8 @@ struct BufferPlan {
   // loop kernel is the parameter's last reader and reads it only at the index it writes. An
   // output may have several candidates; the runtime uses the first free one.
   std::vector<std::pair<int64_t, int64_t>> donations;
+  // Loop fusions written by another's kernel (kernel_merging.h).
+  MergedKernels merged;
 };
 
 // A 2-D transpose whose users are all dots is never materialized: the dot reads its operand

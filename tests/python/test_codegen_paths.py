@@ -12,7 +12,9 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
   (GemmBatchSplitAcrossThreads);
 - reshapes that GEMMs read in their operand's buffer instead of a copy (ReshapesReadInPlace);
 - expensive values (GELU's backward) computed once for several consumers instead of again in
-  each (FusionExpensiveValuesComputedOnce).
+  each (FusionExpensiveValuesComputedOnce);
+- loop kernels that also write the values they read at their own index (an optimizer's state
+  update written by the parameter update's kernel: MultiOutputKernelExtraOutputs).
 
 Counters count compilations (or library calls), so each test uses shapes of its own: a graph
 another test compiled first would come from the cache."""
@@ -236,6 +238,47 @@ def test_gelu_backward_is_computed_once_for_the_bias_and_weight_gradients(dev, d
         want, got = run_both(fn, x, w, b, dev=dev)
     assert_same(got, want, dtype)
     assert d['FusionExpensiveValuesComputedOnce'] >= 1
+
+
+OPTIMIZERS = {
+    'sgd_momentum': lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-2),
+    'adamw': lambda p: torch.optim.AdamW(p, lr=1e-2),
+    'adam_amsgrad': lambda p: torch.optim.Adam(p, lr=1e-2, amsgrad=True),
+}
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('name', sorted(OPTIMIZERS))
+def test_optimizer_state_and_parameter_updates_share_one_loop(dev, dtype, name):
+    """An optimizer's state update (momentum buffer, Adam's moments) is written by the kernel of
+    the parameter update that reads it, in one pass over memory; parameters, gradients and state
+    stay eager's over steps where both are updated in place (donated), for odd and empty shapes,
+    with a NaN gradient element spreading as in eager."""
+    torch.manual_seed(13)
+    shapes = [(7, 5), (13,), (0, 3), (3, 1, 4)]
+    params = [torch.randn(s, dtype=dtype) for s in shapes]
+    grads = [[torch.randn(s, dtype=dtype) for s in shapes] for _ in range(3)]
+    grads[2][1][4] = float('nan')
+    results = {}
+    with CounterDelta('MultiOutputKernelExtraOutputs') as d:
+        for device in ('cpu', dev):
+            ps = [p.clone().to(device).requires_grad_() for p in params]
+            opt = OPTIMIZERS[name](ps)
+            for step_grads in grads:
+                for p, g in zip(ps, step_grads):
+                    p.grad = g.to(device)
+                opt.step()
+                xm.mark_step()
+            state = [{k: v.cpu() for k, v in opt.state[p].items() if k != 'step'} for p in ps]
+            results[device] = ([p.detach().cpu() for p in ps], state)
+    want, got = results['cpu'], results[dev]
+    for g, w in zip(got[0], want[0]):
+        torch.testing.assert_close(g, w, equal_nan=True, **tol(dtype))
+    for gs, ws in zip(got[1], want[1]):
+        assert gs.keys() == ws.keys()
+        for k in ws:
+            torch.testing.assert_close(gs[k], ws[k], equal_nan=True, **tol(dtype))
+    assert d['MultiOutputKernelExtraOutputs'] >= 1
 
 
 def test_masked_fill_reads_the_mask_as_bytes(dev):

@@ -241,6 +241,7 @@ class Emitter {
   }
 
   void EmitKernel(const Instruction& i) {
+    if (plan_.merged.writer.count(&i)) return;  // computed and written by another loop kernel
     switch (i.opcode()) {
       case Opcode::kParameter:
       case Opcode::kTuple:
@@ -276,11 +277,21 @@ class Emitter {
       throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
     const Instruction* root = &i;
     fusion_params_.clear();
-    if (i.opcode() == Opcode::kFusion) {
-      const hlo::Computation* fused = i.attrs().called.at(0);
+    inlined_.clear();
+    extra_outputs_.clear();
+    auto map_fusion = [&](const Instruction& fusion) {
+      const hlo::Computation* fused = fusion.attrs().called.at(0);
       for (const Instruction* p : fused->parameters())
-        fusion_params_[p] = i.operand(p->attrs().parameter_number);
-      root = fused->root();
+        fusion_params_[p] = fusion.operand(p->attrs().parameter_number);
+      return fused->root();
+    };
+    if (i.opcode() == Opcode::kFusion) root = map_fusion(i);
+    auto extra = plan_.merged.extra_outputs.find(&i);
+    if (extra != plan_.merged.extra_outputs.end()) {
+      for (const Instruction* producer : extra->second) {
+        inlined_[producer] = map_fusion(*producer);
+        extra_outputs_.push_back(producer);
+      }
     }
     // The loop nest becomes a function of its own whose buffers are __restrict__ parameters:
     // nothing aliases, so the compiler hoists scalar loads and vectorizes without checks.
@@ -305,6 +316,10 @@ class Emitter {
     const char* restrict = "* __restrict__ ";
     std::string signature = "TXLA_KERNEL void " + fn + "(" + type + restrict + Buffer(i);
     std::string call_args = Buffer(i);
+    for (const Instruction* e : extra_outputs_) {
+      signature += ", " + StorageType(e->shape().type) + restrict + Buffer(*e);
+      call_args += ", " + Buffer(*e);
+    }
     for (const Instruction* b : used_) {
       signature += ", const " + StorageType(b->shape().type) + restrict + Buffer(*b);
       call_args += ", " + Buffer(*b);
@@ -323,6 +338,11 @@ class Emitter {
     fields << type << "* out;";
     args << "c->out";
     init << Buffer(i);
+    for (size_t k = 0; k < extra_outputs_.size(); ++k) {
+      fields << " " << StorageType(extra_outputs_[k]->shape().type) << "* out" << k + 1 << ";";
+      args << ", c->out" << k + 1;
+      init << ", " << Buffer(*extra_outputs_[k]);
+    }
     for (size_t k = 0; k < used_.size(); ++k) {
       fields << " const " << StorageType(used_[k]->shape().type) << "* in" << k << ";";
       args << ", c->in" << k;
@@ -369,7 +389,7 @@ class Emitter {
       return false;
     }
     size_t rank = shape.dims.size();
-    bool tiled = rank >= 2 && TransposesLastDimension(root) && shape.dims[rank - 1] > kTile &&
+    bool tiled = rank >= 2 && KernelTransposesLastDimension(root) && shape.dims[rank - 1] > kTile &&
                  shape.dims[rank - 2] > kTile;
     // A 2-D transpose's outer loop is a loop over rows of tiles: the threads split those.
     parallel_extent_ = tiled && rank == 2 ? (shape.dims[0] + kTile - 1) / kTile : shape.dims[0];
@@ -413,7 +433,7 @@ class Emitter {
     // A kernel that transposes its last dimension reads one of its inputs down columns: walking
     // the last two dimensions in square tiles keeps both the reads and the writes in cache.
     size_t rank = dims.size();
-    bool tiled = rank >= 2 && TransposesLastDimension(root) && dims[rank - 1] > kTile && dims[rank - 2] > kTile;
+    bool tiled = rank >= 2 && KernelTransposesLastDimension(root) && dims[rank - 1] > kTile && dims[rank - 2] > kTile;
     for (size_t k = 0; k < rank; ++k) {
       std::string v = "i" + std::to_string(k);
       auto [begin, end] = ranges[k];
@@ -449,14 +469,32 @@ class Emitter {
     memo_.clear();
     may_split_ = may_split;
     std::string value = Value(root, idx);
+    // The producers this kernel also writes, at the same index (their values are mostly
+    // computed already: the root reads them).
+    std::vector<std::string> extra_values;
+    for (const Instruction* e : extra_outputs_) extra_values.push_back(Value(*inlined_.at(e), idx));
     may_split_ = false;
+    // Every value is computed before any is stored: an output may be written over a donated
+    // parameter that this index still reads (buffer_assignment.h, donations).
     nest << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << Stored(root.shape().type, value)
          << ";\n";
+    for (size_t k = 0; k < extra_outputs_.size(); ++k)
+      nest << indent << "    " << Buffer(*extra_outputs_[k]) << "[" << Linear(idx, dims)
+           << "] = " << Stored(extra_outputs_[k]->shape().type, extra_values[k]) << ";\n";
     nest << indent << "  }\n" << indent << "}\n";
     return nest.str();
   }
 
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
+
+  // Whether the loop kernel being emitted (`root` and the producers it also writes) reads
+  // through a transpose that moves the last dimension.
+  bool KernelTransposesLastDimension(const Instruction& root) {
+    if (TransposesLastDimension(root)) return true;
+    for (const auto& [producer, fused_root] : inlined_)
+      if (TransposesLastDimension(*fused_root)) return true;
+    return false;
+  }
 
   // Whether a loop kernel rooted at `root` reads through a transpose that moves the last dimension.
   bool TransposesLastDimension(const Instruction& root) {
@@ -681,6 +719,8 @@ class Emitter {
   std::string Value(const Instruction& i, const Index& idx) {
     auto pit = fusion_params_.find(&i);
     if (pit != fusion_params_.end()) return Value(*pit->second, idx);
+    auto inlined = inlined_.find(&i);
+    if (inlined != inlined_.end()) return Value(*inlined->second, idx);
     if (i.opcode() == Opcode::kConstant && i.shape().IsScalar())
       return Literal(i.attrs().literal, 0, i.shape().type);
     std::string key = i.name() + "@";
@@ -741,7 +781,7 @@ class Emitter {
         const Instruction* src = i.operand(0);
         auto param = fusion_params_.find(src);
         if (param != fusion_params_.end()) src = param->second;
-        if (Materialized(*src) && src != current_output_) {
+        if (Materialized(*src) && src != current_output_ && !inlined_.count(src)) {
           if (std::find(used_.begin(), used_.end(), src) == used_.end()) used_.push_back(src);
           return Load(*src, Linear(idx, i.shape().dims));
         }
@@ -1291,6 +1331,9 @@ class Emitter {
   std::ostringstream body_;
   std::map<std::string, std::string> memo_;
   std::map<const Instruction*, const Instruction*> fusion_params_;
+  // Producers the kernel being emitted also writes (kernel_merging.h) -> their fused roots.
+  std::map<const Instruction*, const Instruction*> inlined_;
+  std::vector<const Instruction*> extra_outputs_;
   int next_var_ = 0;
 };
 
