@@ -20,14 +20,13 @@ int64_t ByteSize(const hlo::Shape& shape) {
   return shape.element_count() * static_cast<int64_t>(runtime::ByteWidth(shape.type));
 }
 
-namespace {
-
-// A value read where its users run, in another value's buffer: a virtual transpose or an alias.
-bool IsView(const BufferPlan& plan, const hlo::Instruction* i) {
-  auto slot = plan.slots.find(i);
-  return slot != plan.slots.end() &&
+bool BufferPlan::IsView(const hlo::Instruction* i) const {
+  auto slot = slots.find(i);
+  return slot != slots.end() &&
          (slot->second.kind == BufferSlot::Kind::kVirtual || slot->second.kind == BufferSlot::Kind::kAlias);
 }
+
+namespace {
 
 // A reshape left outside every fusion (its users are GEMMs, library calls or other fusions' reads)
 // that the graph does not return: its users read its operand's buffer as it is.
@@ -70,7 +69,7 @@ void FindDonations(BufferPlan& plan, const hlo::Instruction* root,
         const hlo::Instruction* reader_kernel = plan.merged.KernelOf(u);
         if (reader_kernel == kernel) last &= FusionReadsAtOwnIndexOnly(u, p);
         else last &= position.at(reader_kernel) < position.at(kernel);
-        if (IsView(plan, u)) readers.insert(readers.end(), u->users().begin(), u->users().end());
+        if (plan.IsView(u)) readers.insert(readers.end(), u->users().begin(), u->users().end());
       }
       if (!last || !ReadAtOwnIndexOnly(fp, fused->root())) continue;
       // Every candidate is listed: at run time the first that nothing else holds is used.
@@ -131,7 +130,7 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
   // A view is read where its users run: its operand lives until then too.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const hlo::Instruction* v = *it;
-    if (!IsView(plan, v)) continue;
+    if (!plan.IsView(v)) continue;
     for (const hlo::Instruction* op : v->operands())
       last_use[op] = std::max(last_use[op], last_use[v]);
   }

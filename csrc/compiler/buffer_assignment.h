@@ -39,6 +39,10 @@ struct BufferPlan {
   std::vector<std::pair<int64_t, int64_t>> donations;
   // Loop fusions written by another's kernel (kernel_merging.h).
   MergedKernels merged;
+
+  // A value read where its users run, in another value's buffer (a virtual transpose or an
+  // alias): it has no kernel of its own.
+  bool IsView(const hlo::Instruction* i) const;
 };
 
 // A 2-D transpose whose users are all dots is never materialized: the dot reads its operand

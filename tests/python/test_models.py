@@ -39,6 +39,16 @@ def parameter_deviation(model, reference):
     return worst
 
 
+def train_step(model, optimizer, inputs, target, loss_fn):
+    """One training step, ended by a barrier; its loss."""
+    optimizer.zero_grad()
+    loss = loss_fn(model(inputs), target)
+    loss.backward()
+    optimizer.step()
+    xm.mark_step()
+    return loss.item()
+
+
 def train_three_ways(model, inputs, target, steps, make_optimizer, loss_fn):
     """Trains float64 and float32 copies eagerly and a float32 copy on the device; per step, the
     losses and the parameter deviations from float64 of eager float32 and of the device."""
@@ -50,14 +60,7 @@ def train_three_ways(model, inputs, target, steps, make_optimizer, loss_fn):
     optimizers = {k: make_optimizer(m.parameters()) for k, m in models.items()}
     history = []
     for _ in range(steps):
-        losses = {}
-        for k, m in models.items():
-            optimizers[k].zero_grad()
-            loss = loss_fn(m(data[k][0]), data[k][1])
-            loss.backward()
-            optimizers[k].step()
-            xm.mark_step()
-            losses[k] = loss.item()
+        losses = {k: train_step(m, optimizers[k], *data[k], loss_fn) for k, m in models.items()}
         history.append((losses, parameter_deviation(models['f32'], models['f64']),
                         parameter_deviation(models['xla'], models['f64'])))
     return history, models
@@ -180,14 +183,7 @@ def train_checking_each_step(model, inputs, target, steps, make_optimizer, loss_
                 opt.load_state_dict(on_cpu(optimizer.state_dict(), dtype))
             runs[name] = (m, opt, inputs.to(dtype), target)
         runs['xla'] = (device_model, optimizer, x, y)
-        losses = {}
-        for name, (m, opt, xs, ys) in runs.items():
-            opt.zero_grad()
-            loss = loss_fn(m(xs), ys)
-            loss.backward()
-            opt.step()
-            xm.mark_step()
-            losses[name] = loss.item()
+        losses = {name: train_step(m, opt, xs, ys, loss_fn) for name, (m, opt, xs, ys) in runs.items()}
         results = {k: step_results(m, opt) for k, (m, opt, _, _) in runs.items()}
         params = {k: dict(m.named_parameters()) for k, (m, _, _, _) in runs.items()}
         history.append({'losses': losses,
@@ -213,14 +209,7 @@ def test_deep_residual_net_with_adam_in_float64_follows_eager_float64():
     runs = [(model, adam(model.parameters()), x, y),
             (device_model, adam(device_model.parameters()), x.to(dev), y.to(dev))]
     for step in range(5):
-        losses = []
-        for m, opt, xs, ys in runs:
-            opt.zero_grad()
-            loss = nn.CrossEntropyLoss()(m(xs), ys)
-            loss.backward()
-            opt.step()
-            xm.mark_step()
-            losses.append(loss.item())
+        losses = [train_step(m, opt, xs, ys, nn.CrossEntropyLoss()) for m, opt, xs, ys in runs]
         assert losses[1] == pytest.approx(losses[0], rel=1e-10), f'step {step}'
         deviation = parameter_deviation(device_model, model)
         assert deviation <= 1e-9, f'step {step}: parameters {deviation:.2e} from eager float64'

@@ -241,7 +241,8 @@ class Emitter {
   }
 
   void EmitKernel(const Instruction& i) {
-    if (plan_.merged.writer.count(&i)) return;  // computed and written by another loop kernel
+    // A view is read in its base's buffer; a merged producer is written by its consumer's loop.
+    if (plan_.IsView(&i) || plan_.merged.writer.count(&i)) return;
     switch (i.opcode()) {
       case Opcode::kParameter:
       case Opcode::kTuple:
@@ -264,12 +265,6 @@ class Emitter {
       case Opcode::kReduceScatter:
         EmitCollective(i);
         return;
-      case Opcode::kTranspose:
-        if (IsVirtualTranspose(i)) return;
-        break;
-      case Opcode::kReshape:
-        if (plan_.slots.count(&i) && plan_.slots.at(&i).kind == BufferSlot::Kind::kAlias) return;
-        break;
       default:
         break;
     }

@@ -112,14 +112,19 @@ int ConeCost(const Instruction& i) {
   return cost;
 }
 
+// Whether `i` is cheap to duplicate in kind but costs too much per element to compute again in
+// each consumer.
+bool IsExpensive(const Instruction& i) {
+  return IsDuplicable(i) && i.opcode() != Opcode::kBroadcast && ConeCost(i) >= kExpensiveCone;
+}
+
 // How many consumer fusions may each compute `i` again. A broadcast reads one small operand per
 // element: materializing it (a full-size array written once, read by every consumer) costs far
 // more than recomputing it anywhere, so it goes into every consumer (GELU's constants, biases).
 size_t DuplicationLimit(const Instruction& i) {
   if (!IsDuplicable(i)) return 1;
   if (i.opcode() == Opcode::kBroadcast) return SIZE_MAX;
-  if (ConeCost(i) >= kExpensiveCone) return 1;
-  return kMaxDuplication;
+  return IsExpensive(i) ? 1 : kMaxDuplication;
 }
 
 bool Fusion::Run(hlo::Module& module) {
@@ -151,7 +156,7 @@ bool Fusion::Run(hlo::Module& module) {
       }
       if (all_fused && user_groups.size() <= DuplicationLimit(*i))
         joined.assign(user_groups.begin(), user_groups.end());
-      else if (all_fused && user_groups.size() > 1 && user_groups.size() <= kMaxDuplication)
+      else if (all_fused && user_groups.size() <= kMaxDuplication && IsExpensive(*i))
         TXLA_COUNTER("FusionExpensiveValuesComputedOnce", 1);
     }
     if (joined.empty()) {
