@@ -9,11 +9,33 @@
 
 namespace txla::compiler {
 
+namespace {
+
+// The dot reads `operand` as a batch of matrices with the batch dimension leading, the one
+// layout of a batched product the GEMM call expresses (codegen's EmitDot).
+bool ReadsAsLeadingBatch(const hlo::Instruction& dot, const hlo::Instruction* operand) {
+  const hlo::DotDims& d = dot.attrs().dot;
+  if (d.lhs_batch != std::vector<int64_t>{0} || d.rhs_batch != std::vector<int64_t>{0}) return false;
+  if (d.lhs_contracting.size() != 1 || d.rhs_contracting.size() != 1) return false;
+  for (int side = 0; side < 2; ++side)
+    if (dot.operand(side) == operand && dot.operand(side)->shape().rank() != 3) return false;
+  return true;
+}
+
+}  // namespace
+
 bool IsVirtualTranspose(const hlo::Instruction& i) {
-  if (i.opcode() != hlo::Opcode::kTranspose || i.shape().rank() != 2 || i.users().empty())
-    return false;
-  return std::all_of(i.users().begin(), i.users().end(),
-                     [](const hlo::Instruction* u) { return u->opcode() == hlo::Opcode::kDot; });
+  if (i.opcode() != hlo::Opcode::kTranspose || i.users().empty()) return false;
+  int64_t rank = i.shape().rank();
+  if (rank == 2) {
+    return std::all_of(i.users().begin(), i.users().end(),
+                       [](const hlo::Instruction* u) { return u->opcode() == hlo::Opcode::kDot; });
+  }
+  // A batch of matrices, each transposed (attention's K^T, and most products of its backward).
+  if (rank != 3 || i.attrs().dimensions != std::vector<int64_t>{0, 2, 1}) return false;
+  return std::all_of(i.users().begin(), i.users().end(), [&](const hlo::Instruction* u) {
+    return u->opcode() == hlo::Opcode::kDot && ReadsAsLeadingBatch(*u, &i);
+  });
 }
 
 int64_t ByteSize(const hlo::Shape& shape) {
@@ -93,6 +115,7 @@ BufferPlan AssignBuffers(const hlo::Module& module) {
       plan.slots[i] = {BufferSlot::Kind::kInline, 0, 0};
     } else if (IsVirtualTranspose(*i)) {
       plan.slots[i] = {BufferSlot::Kind::kVirtual, 0, 0};
+      if (i->shape().rank() == 3) TXLA_COUNTER("BatchedTransposesReadByGemm", 1);
     }
   }
   if (root->opcode() == hlo::Opcode::kTuple) {

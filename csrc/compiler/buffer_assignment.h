@@ -45,8 +45,9 @@ struct BufferPlan {
   bool IsView(const hlo::Instruction* i) const;
 };
 
-// A 2-D transpose whose users are all dots is never materialized: the dot reads its operand
-// with the transpose flag.
+// A transpose whose users are all dots is never materialized: the dot reads its operand with the
+// transpose flag. A matrix (2-D), or a batch of matrices each transposed ({0, 2, 1}) read by
+// batched dots whose batch dimension leads.
 bool IsVirtualTranspose(const hlo::Instruction& i);
 int64_t ByteSize(const hlo::Shape& shape);
 BufferPlan AssignBuffers(const hlo::Module& module);

@@ -9,7 +9,8 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
 - reductions over leading dimensions split across threads by output slice
   (KernelRowReductionsInParallel);
 - batched matrix products whose small products are shared out among threads
-  (GemmBatchSplitAcrossThreads);
+  (GemmBatchSplitAcrossThreads), and that read a batch of transposed matrices through the
+  GEMM's transpose flags instead of a copy (BatchedTransposesReadByGemm);
 - reshapes that GEMMs read in their operand's buffer instead of a copy (ReshapesReadInPlace);
 - expensive values (GELU's backward) computed once for several consumers instead of again in
   each (FusionExpensiveValuesComputedOnce);
@@ -55,6 +56,29 @@ def assert_same(got, want, dtype):
     torch.testing.assert_close(got[0], want[0], equal_nan=True, **tol(dtype))
     for g, w in zip(got[1], want[1]):
         torch.testing.assert_close(g, w, equal_nan=True, **tol(dtype))
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('b,m,n,k', [(6, 13, 11, 7), (1, 40, 3, 29), (2, 0, 5, 3), (3, 4, 2, 0), (0, 3, 4, 5)])
+def test_batched_products_read_transposed_operands_in_place(dev, dtype, b, m, n, k):
+    """Attention's q @ k^T and its backward: each matrix of a batch transposed ({0, 2, 1}) feeds
+    batched products only, which read it through the GEMM's transpose flags instead of a copy."""
+    torch.manual_seed(11)
+    q, kk, v = (torch.randn(b, m, k, dtype=dtype), torch.randn(b, n, k, dtype=dtype),
+                torch.randn(b, n, k, dtype=dtype))
+    if q.numel():
+        q[0, 0, 0] = float('nan')
+        v[-1, -1, -1] = float('inf')
+
+    def fn(q, kk, v):
+        scores = torch.bmm(q, kk.transpose(1, 2))         # [b, m, n]
+        mixed = torch.bmm(scores, v)                       # [b, m, k]
+        return torch.bmm(mixed.transpose(1, 2), scores)    # [b, k, n], both operands transposed
+
+    with CounterDelta('BatchedTransposesReadByGemm') as d:
+        want, got = run_both(fn, q, kk, v, dev=dev)
+    assert_same(got, want, dtype)
+    assert d['BatchedTransposesReadByGemm'] >= 2
 
 
 @pytest.mark.parametrize('dtype', FLOATS)

@@ -1285,7 +1285,6 @@ class Emitter {
     if (d.lhs_batch.size() > 1 || (lb == 1 && (d.lhs_batch[0] != 0 || d.rhs_batch[0] != 0)) ||
         d.lhs_contracting.size() != 1 || ls.size() - lb > 2 || rs.size() - lb > 2)
       throw std::invalid_argument("codegen: this dot layout is not supported yet");
-    if (lb == 1 && (lhs_t || rhs_t)) throw std::invalid_argument("codegen: batched dot of a transpose");
     // Row-major C[M,N] = op(A)[M,K] op(B)[K,N].
     bool lhs_vec = ls.size() - lb == 1, rhs_vec = rs.size() - lb == 1;
     int64_t m = lhs_vec ? 1 : ls[lb + (d.lhs_contracting[0] == static_cast<int64_t>(lb) ? 1 : 0)];
