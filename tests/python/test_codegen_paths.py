@@ -12,8 +12,8 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
   (GemmBatchSplitAcrossThreads), and that read a batch of transposed matrices through the
   GEMM's transpose flags instead of a copy (BatchedTransposesReadByGemm);
 - reshapes that GEMMs read in their operand's buffer instead of a copy (ReshapesReadInPlace);
-- expensive values (GELU's backward) computed once for several consumers instead of again in
-  each (FusionExpensiveValuesComputedOnce);
+- expensive values (GELU's backward, a concatenation) computed once for several consumers
+  instead of again in each (FusionExpensiveValuesComputedOnce);
 - loop kernels that also write the values they read at their own index (an optimizer's state
   update written by the parameter update's kernel: MultiOutputKernelExtraOutputs).
 
@@ -79,6 +79,32 @@ def test_batched_products_read_transposed_operands_in_place(dev, dtype, b, m, n,
         want, got = run_both(fn, q, kk, v, dev=dev)
     assert_same(got, want, dtype)
     assert d['BatchedTransposesReadByGemm'] >= 2
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('rows,widths', [(24, (5, 3, 7)), (1, (1, 1, 2)), (9, (4, 0, 6)), (0, (2, 3, 1))])
+def test_concatenation_read_by_a_reduction_and_a_product_is_materialized_once(dev, dtype, rows, widths):
+    """A bias gradient and a weight gradient of fused q/k/v projections: the concatenation of the
+    three gradients feeds a reduction over rows and a GEMM. Fused into the reduction, every
+    element would evaluate each part at a clamped index; it is computed once instead, its loop
+    split at the part boundaries, and both read it (FusionExpensiveValuesComputedOnce)."""
+    torch.manual_seed(3)
+    parts = [torch.randn(rows, w, dtype=dtype) for w in widths]
+    x = torch.randn(rows, 6, dtype=dtype)
+    if parts[0].numel():
+        parts[0][0, 0] = float('nan')
+        parts[2][-1, -1] = float('-inf')
+
+    def fn(a, b, c, x):
+        grad = torch.cat([a * 2, b.tanh(), c + 1], dim=1)
+        bias_grad = grad.sum(0)
+        weight_grad = grad.t() @ x
+        return torch.cat([bias_grad, weight_grad.sum(1)])
+
+    with CounterDelta('FusionExpensiveValuesComputedOnce') as d:
+        want, got = run_both(fn, *parts, x, dev=dev)
+    assert_same(got, want, dtype)
+    assert d['FusionExpensiveValuesComputedOnce'] >= 1
 
 
 @pytest.mark.parametrize('dtype', FLOATS)
