@@ -2,8 +2,8 @@
 # Sets up a fresh Debian bookworm machine for torch_xla (C++), as root, and is safe to run again:
 #  1. installs the Debian packages it needs (only those missing);
 #  2. makes .venv in the checkout from the machine's python3 (3.10+; TXLA_BASE_PYTHON overrides);
-#  3. installs into it the torch pinned in pyproject.toml (PyPI's wheel; pip's cache makes a second
-#     install quick) and the test tools;
+#  3. installs into it the torch and the MKL pinned in pyproject.toml (PyPI's wheels; pip's cache
+#     makes a second install quick) and the test tools;
 #  4. builds the C++ core and torch_xla._XLAC against that torch (ccache), into build/;
 #  5. makes this checkout the venv's torch_xla (a .pth file): `.venv/bin/python -c 'import torch_xla'`
 #     works from any directory.
@@ -38,9 +38,9 @@ if [ ! -x "$PYTHON" ]; then
   "$BASE_PYTHON" -m venv "$VENV"
 fi
 
-# The pins live in pyproject.toml (torch in dependencies, torchvision with the test extras).
+# The pins live in pyproject.toml (torch and mkl in dependencies, torchvision with the test extras).
 pin() { sed -n "s/.*\"\($1==[^\"]*\)\".*/\1/p" "$ROOT/pyproject.toml" | head -1; }
-REQUIREMENTS=("$(pin torch)" "$(pin torchvision)" numpy pytest scikit-build-core)
+REQUIREMENTS=("$(pin torch)" "$(pin torchvision)" "$(pin mkl)" numpy pytest scikit-build-core)
 if ! "$PYTHON" - "${REQUIREMENTS[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version

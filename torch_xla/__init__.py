@@ -22,6 +22,23 @@ def _check_torch_version():
 
 _check_torch_version()
 
+
+def _point_at_mkl():
+    # PyPI's mkl wheel (a dependency) puts libmkl_rt.so.2 under the environment's lib/; the C++
+    # core loads it from TXLA_MKL_LIBRARY for float32 GEMMs (csrc/compiler/library/mkl_blas.h).
+    if 'TXLA_MKL_LIBRARY' in _os.environ:
+        return
+    try:
+        from importlib.metadata import PackageNotFoundError, files
+        found = [f for f in (files('mkl') or []) if f.name == 'libmkl_rt.so.2']
+    except PackageNotFoundError:
+        return
+    if found:
+        _os.environ['TXLA_MKL_LIBRARY'] = str(found[0].locate().resolve())
+
+
+_point_at_mkl()
+
 from . import _XLAC  # noqa: F401,E402  (registers the xla device kernels)
 from . import _torch113 as _torch113
 

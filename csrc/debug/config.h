@@ -62,6 +62,11 @@ namespace txla::debug {
     "threads for library calls and large kernels (0: every core; read at first use)")             \
   V(std::string, conv_library, "TXLA_CONV_LIBRARY", "onednn", false,                              \
     "float32 convolutions: onednn (when built with it) or im2col (im2col + OpenBLAS)")            \
+  V(std::string, gemm_library, "TXLA_GEMM_LIBRARY", "auto", false,                                \
+    "float32 products: mkl (PyPI's MKL), onednn, openblas, or auto: mkl on CPUs without AVX-512 "  \
+    "(fastest measured on an EPYC Milan), onednn on those with it; each falls back when absent")   \
+  V(std::string, mkl_library, "TXLA_MKL_LIBRARY", "", false,                                      \
+    "path of MKL's libmkl_rt.so.2 (torch_xla sets it to the installed PyPI mkl; empty: no MKL)")   \
   V(std::string, gemm_bf16_library, "TXLA_GEMM_BF16_LIBRARY", "onednn", false,                    \
     "bf16 products (autocast): onednn (AMX/AVX512-BF16 kernels, when built with it and the CPU "  \
     "has them) or widened (operands widened, f32 GEMM)")                                          \

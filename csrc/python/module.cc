@@ -15,6 +15,7 @@
 #include "ir/op_table.h"
 #include "compiler/library/conv2d_onednn.h"
 #include "compiler/library/gemm.h"
+#include "compiler/library/mkl_blas.h"
 #include "compiler/persistent_cache.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
@@ -263,6 +264,7 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_kernel_libraries", [] {
     std::vector<std::string> libs{"openblas"};
     if (compiler::library::OneDnnAvailable()) libs.push_back("onednn");
+    if (compiler::library::MklSgemmFunction() != nullptr) libs.push_back("mkl");
     return libs;
   });
   m.def("_xla_set_rng_seed", [](uint64_t seed, const std::string& device) {

@@ -1,6 +1,7 @@
 """Library paths of the compiled code: float32 convolutions through oneDNN (the default when the
 build found it) and through im2col + OpenBLAS (TXLA_CONV_LIBRARY=im2col, and float64, and the
-geometries oneDNN cannot express), each against eager, values and gradients."""
+geometries oneDNN cannot express); float32 products through MKL, oneDNN and OpenBLAS
+(TXLA_GEMM_LIBRARY); each against eager, values and gradients."""
 import os
 
 import pytest
@@ -144,3 +145,56 @@ def test_padded_max_pool_indices_values_and_gradients(dev, dtype, geometry):
     assert torch.equal(i1, i0)
     torch.testing.assert_close(y1, y0, equal_nan=True)
     torch.testing.assert_close(g1, g0, equal_nan=True)
+
+
+# Products in every operand layout the lowering emits (row-major, each operand plain or
+# transposed), odd sizes, a product split over threads, empty and k=0 products.
+GEMM_SHAPES = [(7, 5, 3), (33, 70, 129), (130, 96, 200), (0, 4, 5), (4, 0, 5), (6, 3, 0)]
+
+
+@pytest.mark.parametrize('library', ['mkl', 'onednn', 'openblas'])
+@pytest.mark.parametrize('trans_a,trans_b', [(False, False), (False, True), (True, False), (True, True)])
+@pytest.mark.parametrize('m,n,k', GEMM_SHAPES, ids=lambda s: str(s))
+def test_float32_products_values_and_gradients_in_each_library(dev, xla_env, library, trans_a, trans_b, m, n, k):
+    """TXLA_GEMM_LIBRARY picks the float32 GEMM (gemm.cc); each must match eager, including NaN and
+    infinity, and MklGemmCalls shows when MKL ran."""
+    import torch_xla
+    xla_env(TXLA_GEMM_LIBRARY=library)
+    torch.manual_seed(m * 100 + n * 10 + k)
+    a = torch.randn((k, m) if trans_a else (m, k))
+    b = torch.randn((n, k) if trans_b else (k, n))
+    if a.numel() and b.numel():
+        a.view(-1)[0] = float('nan')
+        b.view(-1)[-1] = float('inf')
+
+    def run(a, b):
+        a, b = a.detach().requires_grad_(), b.detach().requires_grad_()
+        y = (a.t() if trans_a else a) @ (b.t() if trans_b else b)
+        g = torch.linspace(-1, 1, y.numel()).reshape(y.shape).to(y.device)
+        (torch.nan_to_num(y, nan=0.0, posinf=0.0, neginf=0.0) * g).sum().backward()
+        return y, a.grad, b.grad
+
+    want = run(a, b)
+    with CounterDelta('MklGemmCalls') as d:
+        got = [t.cpu() for t in run(a.to(dev), b.to(dev))]
+    for x, y in zip(got, want):
+        torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-4, equal_nan=True)
+    mkl = library == 'mkl' and 'mkl' in torch_xla._XLAC._xla_kernel_libraries()
+    if mkl and m and n and k:
+        assert d['MklGemmCalls'] >= 3  # the product and both gradients
+    elif not mkl:
+        assert d['MklGemmCalls'] == 0
+
+
+def test_mkl_is_installed_and_loads_and_float64_stays_on_openblas(dev, xla_env):
+    """The README's set-up installs PyPI's mkl, which the package points TXLA_MKL_LIBRARY at; MKL
+    computes float32 products only (float64 goes to OpenBLAS, at float64 tolerances)."""
+    import torch_xla
+    assert os.path.exists(os.environ.get('TXLA_MKL_LIBRARY', '')), 'PyPI mkl not found at import'
+    assert 'mkl' in torch_xla._XLAC._xla_kernel_libraries()
+    xla_env(TXLA_GEMM_LIBRARY='mkl')
+    a, b = torch.randn(40, 50, dtype=torch.float64), torch.randn(50, 30, dtype=torch.float64)
+    with CounterDelta('MklGemmCalls') as d:
+        got = (a.to(dev) @ b.to(dev)).cpu()
+    torch.testing.assert_close(got, a @ b, rtol=1e-12, atol=1e-12)
+    assert d['MklGemmCalls'] == 0

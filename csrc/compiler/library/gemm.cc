@@ -2,29 +2,79 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <limits>
+#include <string>
 
 #ifdef TXLA_WITH_ONEDNN
 #include <dnnl.h>
 #endif
 
 #include "compiler/background_thread.h"
+#include "compiler/library/conv2d_onednn.h"
+#include "compiler/library/mkl_blas.h"
 #include "compiler/library/parallel.h"
+#include "debug/config.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler::library {
 namespace {
 
-// float: oneDNN's sgemm where it is built in (its AVX-512 kernels ran this project's GEMM shapes
-// 15-25% faster than OpenBLAS 0.3.21's on one Sapphire Rapids core, and lose less when a product
-// is cut into parts), held to the calling thread: the parts are split over the library's threads.
+// CBLAS's enumerators (MKL's values; OpenBLAS's cblas.h has the same under other names).
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
+
+enum class FloatGemmLibrary { kMkl, kOneDnn, kOpenBlas };
+
+// TXLA_GEMM_LIBRARY, resolved against what this build and machine have. By measurement, one part
+// per thread, on the shapes of this project's models: MKL's sequential sgemm ran 7-18% faster in
+// all than oneDNN's on an EPYC Milan (AVX2), up to 30% on the weight gradients' transposed
+// operands, where oneDNN's copy-free AVX2 kernels also slowed down by a third whenever an operand
+// was 32-byte aligned; on a Sapphire Rapids core oneDNN's AVX-512 kernels beat OpenBLAS by
+// 15-25% (MKL not measured there).
+FloatGemmLibrary ChosenFloatGemmLibrary() {
+  const std::string& want = debug::GetConfig().gemm_library;
+  bool mkl = MklSgemmFunction() != nullptr;
+  bool onednn = OneDnnAvailable();
+  if (want == "mkl" && !mkl) {
+    static std::once_flag told;
+    std::call_once(told, [] {
+      std::fprintf(stderr, "torch_xla: TXLA_GEMM_LIBRARY=mkl, but MKL did not load (%s); using %s\n",
+                   MklLoadError().c_str(), OneDnnAvailable() ? "oneDNN" : "OpenBLAS");
+    });
+  }
+  if (want == "mkl" && mkl) return FloatGemmLibrary::kMkl;
+  if (want == "openblas") return FloatGemmLibrary::kOpenBlas;
+  if (want == "auto" && mkl && !__builtin_cpu_supports("avx512f")) return FloatGemmLibrary::kMkl;
+  return onednn ? FloatGemmLibrary::kOneDnn : mkl ? FloatGemmLibrary::kMkl : FloatGemmLibrary::kOpenBlas;
+}
+
+// float: one part of a split product, held to the calling thread.
 void Blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  switch (ChosenFloatGemmLibrary()) {
+    case FloatGemmLibrary::kMkl:
+      TXLA_COUNTER("MklGemmCalls", 1);
+      // MKL's 32-bit interface: a dimension past 2^31 takes another library.
+      if (std::max({m, n, k, lda, ldb, ldc}) <= std::numeric_limits<int>::max()) {
+        MklSgemmFunction()(kCblasRowMajor, ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans,
+                           static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda),
+                           b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+        return;
+      }
+      break;
+    case FloatGemmLibrary::kOneDnn:
 #ifdef TXLA_WITH_ONEDNN
-  UseOneOpenMpThread();
-  if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) == dnnl_success)
-    return;
+      UseOneOpenMpThread();
+      if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) == dnnl_success)
+        return;
 #endif
+      break;
+    case FloatGemmLibrary::kOpenBlas:
+      break;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
               k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
@@ -85,12 +135,10 @@ void GemmBatched(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t 
 }
 
 void WarmUpGemm() {
-#ifdef TXLA_WITH_ONEDNN
   static BackgroundThread warm_up([] {
     float a[16 * 16] = {}, c[16 * 16];
     Blas(false, false, 16, 16, 16, a, 16, a, 16, 0.0f, c, 16);
   });
-#endif
 }
 
 template void Gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,

@@ -1,6 +1,7 @@
 // Row-major GEMM, C = A' B' + beta C (A' = A or its transpose), split over the library's threads
-// by columns of C (or rows, when C is tall), each part a single-threaded call: oneDNN's sgemm for
-// float where the build has oneDNN, OpenBLAS otherwise and for double.
+// by columns of C (or rows, when C is tall), each part a single-threaded call: for float, MKL's,
+// oneDNN's or OpenBLAS's sgemm (TXLA_GEMM_LIBRARY; gemm.cc says which wins where), OpenBLAS for
+// double.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,9 @@ void GemmBatched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n
                  int64_t lda, int64_t stride_a, const T* b, int64_t ldb, int64_t stride_b, T* c, int64_t ldc,
                  int64_t stride_c);
 
-// Starts the GEMM library's one-time setup on a background thread (joined at exit): oneDNN's
-// first sgemm of a process detects the CPU and generates its kernels, 20 ms that a warm-cache
-// first step would otherwise wait for. Called at import.
+// Starts the GEMM library's one-time setup on a background thread (joined at exit): loading MKL,
+// or oneDNN's first sgemm of a process detecting the CPU and generating its kernels (20 ms), which
+// a warm-cache first step would otherwise wait for. Called at import.
 void WarmUpGemm();
 
 }  // namespace txla::compiler::library
