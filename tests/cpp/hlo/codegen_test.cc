@@ -43,11 +43,17 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
   EXPECT_NE(code.find("double acc[512];"), std::string::npos) << code;
   EXPECT_NE(code.find("acc[o1] = acc[o1] + v"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t o = 0; o < 512; ++o) buf0[o] = (float)acc[o];"), std::string::npos) << code;
-  // Large enough to split: each thread owns a slice [lo, hi) of the row, accumulates and stores it.
+  // 128 rows (65k elements) stay on one thread (a thread's narrow slice of each row was slower);
+  // large enough to split (8M elements): each thread owns a slice [lo, hi) of the row,
+  // accumulates and stores it.
   code = Emit(kSumOverBatch);
+  EXPECT_EQ(code.find("support->parallel_for"), std::string::npos) << code;
+  text = kSumOverBatch;
+  text.replace(text.find("f32[128,512]"), 12, "f32[16384,512]");
+  code = Emit(text);
   // The single kept dimension splits in blocks of 16 (a constant inner trip count vectorizes).
   EXPECT_NE(code.find("acc[(b*16 + j)] = acc[(b*16 + j)] + v"), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 128; ++r0)\n    for (int64_t b = lo; b < hi; ++b)\n"
+  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 16384; ++r0)\n    for (int64_t b = lo; b < hi; ++b)\n"
                       "    for (int64_t j = 0; j < 16; ++j)"),
             std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) acc[o] = "), std::string::npos) << code;
