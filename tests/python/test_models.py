@@ -223,9 +223,12 @@ def test_deep_residual_net_with_adam_trains_like_eager():
     # of two on an AVX2 EPYC, the device in the other). So each step is checked from the device's
     # own state. Even then a ReLU whose input is within rounding of zero (TXLA_CHECK_GRAPHS names
     # them) moves the gradients of every layer below it, in eager float32 as on the device: the
-    # median tensor, at rounding (1e-7 to 3e-6) in most steps, reached 1.8e-3 for both in one.
-    # So the device's median tensor is held to eager float32's: a float32-specific systematic
-    # error (issue 9's 2-10% gradients from float32 accumulators) moves it far beyond.
+    # median tensor, at rounding (1e-7 to 3e-6) in most steps, reached 1.8e-3 for both in one;
+    # and for the device alone in another (with MKL's float32 GEMM the state of step 3 held a
+    # ReLU input that the device's convolutions, Debian's oneDNN 2.6, round to the other side of
+    # zero from eager's oneDNN 3.x). So the device's median tensor is held to eager float32's in
+    # every step but one, and below 1e-2 in that one: a float32-specific systematic error (issue
+    # 9's 2-10% gradients from float32 accumulators) shows in every step, far beyond either.
     torch.manual_seed(1)
     model = deep_residual_net().train()
     x = torch.randn(6, 3, 32, 32)
@@ -233,16 +236,20 @@ def test_deep_residual_net_with_adam_trains_like_eager():
     history = train_checking_each_step(model, x, y, steps=5, make_optimizer=adam,
                                        loss_fn=nn.CrossEntropyLoss())
     median = lambda errors: sorted(errors.values())[len(errors) // 2]  # noqa: E731
+    beyond_eager = []
     for step, h in enumerate(history):
         for what in ('xla', 'params xla'):
             errors, eager = h[what], h[what.replace('xla', 'f32')]
             worst = max(errors, key=errors.get)
-            assert median(errors) <= 3 * median(eager) + 1e-5, (
-                f'step {step}, {what}: median tensor error {median(errors):.2e} (eager float32 '
-                f'{median(eager):.2e}), worst {worst} {errors[worst]:.2e}')
+            report = (f'step {step}, {what}: median tensor error {median(errors):.2e} (eager float32 '
+                      f'{median(eager):.2e}), worst {worst} {errors[worst]:.2e}')
+            assert median(errors) <= 1e-2, report
+            if median(errors) > 3 * median(eager) + 1e-5:
+                beyond_eager.append(report)
         losses = h['losses']
         loss_bound = 3 * abs(losses['f32'] - losses['f64']) + 1e-5 * abs(losses['f64']) + 1e-6
         assert abs(losses['xla'] - losses['f64']) <= loss_bound, f'step {step}: {losses}'
+    assert len({r.split(',')[0] for r in beyond_eager}) <= 1, beyond_eager
 
 
 def test_f32_sums_accumulate_like_eager(dev):
