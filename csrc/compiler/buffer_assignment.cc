@@ -11,15 +11,12 @@ namespace txla::compiler {
 
 namespace {
 
-// The dot reads `operand` as a batch of matrices with the batch dimension leading, the one
-// layout of a batched product the GEMM call expresses (codegen's EmitDot).
-bool ReadsAsLeadingBatch(const hlo::Instruction& dot, const hlo::Instruction* operand) {
+// The dot multiplies batches of matrices with the batch dimension leading, the one layout of a
+// batched product the GEMM call expresses (codegen's EmitDot).
+bool BatchLeads(const hlo::Instruction& dot) {
   const hlo::DotDims& d = dot.attrs().dot;
-  if (d.lhs_batch != std::vector<int64_t>{0} || d.rhs_batch != std::vector<int64_t>{0}) return false;
-  if (d.lhs_contracting.size() != 1 || d.rhs_contracting.size() != 1) return false;
-  for (int side = 0; side < 2; ++side)
-    if (dot.operand(side) == operand && dot.operand(side)->shape().rank() != 3) return false;
-  return true;
+  return d.lhs_batch == std::vector<int64_t>{0} && d.rhs_batch == std::vector<int64_t>{0} &&
+         d.lhs_contracting.size() == 1 && d.rhs_contracting.size() == 1;
 }
 
 }  // namespace
@@ -33,9 +30,8 @@ bool IsVirtualTranspose(const hlo::Instruction& i) {
   }
   // A batch of matrices, each transposed (attention's K^T, and most products of its backward).
   if (rank != 3 || i.attrs().dimensions != std::vector<int64_t>{0, 2, 1}) return false;
-  return std::all_of(i.users().begin(), i.users().end(), [&](const hlo::Instruction* u) {
-    return u->opcode() == hlo::Opcode::kDot && ReadsAsLeadingBatch(*u, &i);
-  });
+  return std::all_of(i.users().begin(), i.users().end(),
+                     [](const hlo::Instruction* u) { return u->opcode() == hlo::Opcode::kDot && BatchLeads(*u); });
 }
 
 int64_t ByteSize(const hlo::Shape& shape) {

@@ -23,14 +23,11 @@
 namespace txla::compiler::library {
 namespace {
 
-// CBLAS's enumerators (MKL's values; OpenBLAS's cblas.h has the same under other names).
-constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
-
 enum class FloatGemmLibrary { kMkl, kOneDnn, kOpenBlas };
 
 // TXLA_GEMM_LIBRARY, resolved against what this build and machine have. By measurement, one part
-// per thread, on the shapes of this project's models: MKL's sequential sgemm ran 7-18% faster in
-// all than oneDNN's on an EPYC Milan (AVX2), up to 30% on the weight gradients' transposed
+// per thread, on the shapes of this project's models: MKL's sequential sgemm ran 7-9% faster in
+// all than oneDNN's on an EPYC Milan (AVX2, interleaved in one process), up to 30% on the weight gradients' transposed
 // operands, where oneDNN's copy-free AVX2 kernels also slowed down by a third whenever an operand
 // was 32-byte aligned; on a Sapphire Rapids core oneDNN's AVX-512 kernels beat OpenBLAS by
 // 15-25% (MKL not measured there).
@@ -56,10 +53,11 @@ void Blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int
           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   switch (ChosenFloatGemmLibrary()) {
     case FloatGemmLibrary::kMkl:
-      TXLA_COUNTER("MklGemmCalls", 1);
-      // MKL's 32-bit interface: a dimension past 2^31 takes another library.
+      // MKL's 32-bit interface: a dimension past 2^31 takes another library. MKL's CBLAS
+      // enumerators are OpenBLAS's (cblas.h), as ints.
       if (std::max({m, n, k, lda, ldb, ldc}) <= std::numeric_limits<int>::max()) {
-        MklSgemmFunction()(kCblasRowMajor, ta ? kCblasTrans : kCblasNoTrans, tb ? kCblasTrans : kCblasNoTrans,
+        TXLA_COUNTER("MklGemmCalls", 1);
+        MklSgemmFunction()(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(lda),
                            b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
         return;
