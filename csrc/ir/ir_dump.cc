@@ -11,9 +11,7 @@ std::string ShapesString(const Node& node) {
   if (node.shapes().size() == 1) return node.shape().ToString();
   std::string out = "(";
   for (size_t i = 0; i < node.shapes().size(); ++i) {
-    const Shape& s = node.shapes()[i];
-    out += (i ? ", " : "") +
-           (s.dtype == c10::ScalarType::Undefined ? std::string("undefined") : s.ToString());
+    out += (i ? ", " : "") + node.shapes()[i].ToString();
   }
   return out + ")";
 }

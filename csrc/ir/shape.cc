@@ -22,6 +22,8 @@ hash_t Shape::Hash() const {
 }
 
 std::string Shape::ToString() const {
+  // A multi-output op's unrequested output (output_mask false) is an undefined tensor.
+  if (dtype == c10::ScalarType::Undefined) return "undefined";
   std::ostringstream ss;
   ss << runtime::ElementTypeName(ToElementType(dtype)) << "[";
   for (size_t i = 0; i < sizes.size(); ++i) ss << (i ? "," : "") << sizes[i];

@@ -145,6 +145,20 @@ def test_level_two_analyses_every_execution_into_the_debug_file(tmp_path):
     assert text.count('Compilation Cause') == 1
 
 
+def test_a_graph_with_an_unrequested_gradient_is_explained(tmp_path):
+    # A bias-free convolution's backward, its input not requiring a gradient, leaves two of its
+    # three outputs undefined: the analysis names them
+    # instead of failing the barrier (it did, with "unsupported dtype").
+    err, _ = run(tmp_path, """
+        conv = torch.nn.Conv2d(3, 4, 3, bias=False).to(dev)
+        for width in (8, 9):
+            conv(torch.randn(2, 3, width, width).to(dev)).sum().backward()
+            torch_xla.sync()
+        """, PT_XLA_DEBUG='1')
+    assert err.count('Compilation Cause') >= 2
+    assert re.search(r'aten::convolution_backward\(.*\) -> undefined, f32\[4,3,3,3\], undefined ', err), err
+
+
 def test_off_by_default(tmp_path):
     err, _ = run(tmp_path, """
         x = torch.randn(4, 5).to(dev)
