@@ -154,8 +154,8 @@ void ExplainRecompile(const GraphRecord& now, const std::vector<GraphRecord>& be
   out << prefix << "  nearest cached graph: " << nearest->hash << " (" << nearest->lines.size() << " nodes; this one "
       << now.lines.size() << "), compiled for " << nearest->cause_frame << "\n";
   if (here.empty() && there.empty()) {
-    out << prefix << "  same inputs, constants and ops: the inputs alias differently (one tensor passed in two "
-                     "places) or a switch that changes generated code differs\n";
+    out << prefix << "  same inputs, constants and ops: the roots (the tensors computed) are ordered or shared "
+                     "differently, or a switch that changes generated code differs\n";
     return;
   }
   auto section = [&](const char* kind, const char* title) {

@@ -71,7 +71,7 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
   size_t data_seen = 0;
   for (const ir::Node* node : cut.nodes) {
     if (node->kind() == ir::NodeKind::kDeviceData) {
-      first_slot[node] = static_cast<int>(cut.parameter_sequence[data_seen++]);
+      first_slot[node] = static_cast<int>(data_seen++);
       continue;
     }
     std::vector<int> operand_slots;

@@ -52,16 +52,17 @@ GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* roo
     }
   }
 
-  std::unordered_map<const runtime::Buffer*, size_t> param_index;
+  // One parameter per device-data node, even where two nodes hold one buffer (two tensors that
+  // share a computed value): the compiled program is valid for any inputs, aliased or not, so
+  // aliasing is not part of the graph. It used to be, and a value shared by two tensors in one
+  // step (ResNet-18's residual bias gradients, copied into two momentum buffers) made the next
+  // step's graph differ from every later one: a third compilation. Donation checks at run time
+  // that nothing else holds a donated buffer, a second parameter included.
   ir::hash_t h = ir::Mix(0x67726170ULL, cut.roots.size());
   for (const ir::Value& root : cut.roots) h = ir::Mix(h, root.hash());
-  for (const ir::Node* node : cut.nodes) {
-    if (node->kind() != ir::NodeKind::kDeviceData) continue;
-    auto [it, inserted] = param_index.emplace(node->data().get(), cut.parameters.size());
-    if (inserted) cut.parameters.push_back(node->data());
-    cut.parameter_sequence.push_back(it->second);
-    h = ir::Mix(h, it->second);
-  }
+  for (const ir::Node* node : cut.nodes)
+    if (node->kind() == ir::NodeKind::kDeviceData) cut.parameters.push_back(node->data());
+  h = ir::Mix(h, cut.parameters.size());
   cut.hash = h;
   return cut;
 }

@@ -1,6 +1,5 @@
-// Cutting a graph: from the values to compute, the nodes they need in post-order, the unique
-// parameters, and the graph hash (root hashes plus the pattern in which device-data nodes share
-// parameters, so that x + x and x + y are different graphs).
+// Cutting a graph: from the values to compute, the nodes they need in post-order, their
+// parameters (one per device-data node, in post-order), and the graph hash.
 #pragma once
 
 #include <vector>
@@ -12,9 +11,8 @@ namespace txla::graph {
 struct GraphCut {
   std::vector<const ir::Node*> nodes;          // post-order
   std::vector<ir::Value> roots;                // unique values to compute
-  std::vector<runtime::BufferPtr> parameters;  // unique buffers, in first-use order
-  // For each device-data node in post-order, its parameter index.
-  std::vector<size_t> parameter_sequence;
+  // The device-data nodes' buffers in post-order; a buffer two nodes hold appears twice.
+  std::vector<runtime::BufferPtr> parameters;
   ir::hash_t hash = 0;
 };
 

@@ -480,7 +480,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
   for (const ir::Node* node : cut.nodes) {
     switch (node->kind()) {
       case ir::NodeKind::kDeviceData:
-        ctx.Set(node, {params[cut.parameter_sequence[data_seen++]]});
+        ctx.Set(node, {params[data_seen++]});
         break;
       case ir::NodeKind::kConstant:
         ctx.Set(node, {ctx.Constant(node->constant().toDouble(), ToHlo(node->shape().dtype))});

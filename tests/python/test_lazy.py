@@ -101,6 +101,29 @@ def test_training_loop_compiles_once_per_distinct_graph(dev):
     assert d['CachedCompile'] == 4
 
 
+def test_tensors_sharing_a_value_do_not_make_a_graph_of_their_own(dev):
+    # SGD's momentum buffer starts as a clone of the gradient: one computed value held by two
+    # tensors, one buffer after the barrier. The next step reads it twice; that graph is the
+    # same program as every later step's (ResNet-18 compiled a third graph for it).
+    x = torch.randn(6).to(dev)
+    xm.mark_step()
+    a = x * 3 + 1
+    b = a.clone()
+    xm.mark_step()
+    expected_a, expected_b = a.cpu(), b.cpu()
+    with CounterDelta('UncachedCompile', 'CachedCompile', 'DonatedBuffers') as d:
+        for _ in range(4):
+            a.mul_(0.5).add_(b)  # in place: a donation must not overwrite b, which reads the same memory
+            b.mul_(2).add_(1)
+            expected_a = expected_a * 0.5 + expected_b
+            expected_b = expected_b * 2 + 1
+            xm.mark_step()
+    assert d['UncachedCompile'] == 1 and d['CachedCompile'] == 3
+    assert d['DonatedBuffers'] >= 2  # the later steps update in place
+    torch.testing.assert_close(a.cpu(), expected_a)
+    torch.testing.assert_close(b.cpu(), expected_b)
+
+
 def test_new_input_shape_compiles_again(dev):
     def step(n):
         y = (torch.randn(n, 3).to(dev) * 2).sum()
