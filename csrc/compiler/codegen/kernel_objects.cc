@@ -19,6 +19,7 @@
 #include "compiler/codegen/native_library.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"
+#include "metrics/trace.h"
 
 namespace txla::compiler {
 namespace {
@@ -70,6 +71,10 @@ void CompileUnits(const std::vector<std::string>& sources, const std::vector<std
   std::vector<std::thread> builds;
   for (size_t k = 0; k < sources.size(); ++k) {
     builds.emplace_back([&, k] {
+      // Where a cold compile goes, unit by unit, in a profiler capture.
+      metrics::TraceSpan span("compile", "C++ compiler");
+      if (span.recording())
+        span.Arg("unit", outputs[k] + " (" + std::to_string(sources[k].size()) + " bytes," + flags[k] + ")");
       std::string unit_path = outputs[k] + ".cc";
       std::ofstream(unit_path) << sources[k];
       (*ok)[k] = RunCommand(KernelCompilerCommand() + flags[k] + " -o '" + outputs[k] + "' '" + unit_path + "'",
@@ -148,7 +153,11 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
   std::string link = debug::GetConfig().cxx + " -shared -Wl,--allow-multiple-definition -o '" + tmp + "'";
   for (const std::string& o : outputs) link += " '" + o + "'";
   for (const std::string& o : *reused) link += " '" + o + "'";
-  bool linked = all && RunCommand(link, tmp + ".log", log);
+  bool linked = false;
+  if (all) {
+    metrics::TraceSpan span("compile", "link");
+    linked = RunCommand(link, tmp + ".log", log);
+  }
   std::remove(outputs.back().c_str());
   if (!linked) {
     for (size_t k = 0; k + 1 < outputs.size(); ++k) std::remove(outputs[k].c_str());
