@@ -27,12 +27,17 @@ NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
   for (auto [out, other] : output_aliases_) shared_.insert(out);
 }
 
+namespace {
+// Outputs get their memory when the run starts (or their donor's): a queued step holds none.
+constexpr runtime::Buffer::Deferred kOutputStorage{};
+}  // namespace
+
 std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
     const std::vector<runtime::BufferPtr>& parameters, int device) const {
   std::vector<runtime::BufferPtr> results(outputs_.size());
   for (size_t k = 0; k < outputs_.size(); ++k) {
     if (!shared_.count(static_cast<int64_t>(k)))
-      results[k] = std::make_shared<runtime::Buffer>(outputs_[k].type, outputs_[k].dims, device);
+      results[k] = std::make_shared<runtime::Buffer>(outputs_[k].type, outputs_[k].dims, device, kOutputStorage);
   }
   for (auto [out, param] : parameter_outputs_) results[out] = parameters[param];
   for (auto [out, other] : output_aliases_) results[out] = results[other];
@@ -53,6 +58,8 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
       TXLA_COUNTER("DonatedBuffers", 1);
     }
   }
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (!shared_.count(static_cast<int64_t>(k))) outputs[k]->Materialize();
   std::vector<const void*> params;
   params.reserve(parameters.size());
   for (const auto& p : parameters) params.push_back(p->data());

@@ -1,6 +1,7 @@
 // torch_xla._XLAC: the C++ core as Python sees it. Function names follow PyTorch/XLA's _XLAC so
 // that code written against it runs unchanged.
 #include <pybind11/pybind11.h>
+#include <unistd.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
@@ -24,6 +25,7 @@
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
 #include "runtime/collectives.h"
+#include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "tensor/bridge.h"
 #include "tensor/registry.h"
@@ -210,6 +212,20 @@ PYBIND11_MODULE(_XLAC, m) {
         }
       },
       py::arg("devices") = std::vector<std::string>{});
+  m.def(
+      "_xla_memory_info",
+      [](const std::string& device) {
+        ParseDevice(device);  // a clear error for a device that does not exist
+        runtime::MemoryUsage usage = runtime::GetMemoryUsage();
+        // The devices' memory is the host's: its limit is the machine's physical memory.
+        int64_t limit = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+        py::dict info;
+        info["bytes_used"] = usage.bytes_used;
+        info["peak_bytes_used"] = usage.peak_bytes_used;
+        info["bytes_limit"] = limit;
+        return info;
+      },
+      py::arg("device"));
   m.def("_xla_get_default_device", [] { return runtime::DeviceName(0); });
   m.def("_xla_get_all_devices", [] {
     std::vector<std::string> names;

@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <functional>
 #include <numeric>
@@ -65,15 +66,53 @@ size_t RoundedBytes(size_t bytes) {
   return rounded == 0 ? kAlignment : rounded;
 }
 
+// Bytes handed out and not yet given back (buffers, arenas, library scratch), and their peak.
+struct Usage {
+  std::atomic<int64_t> used{0};
+  std::atomic<int64_t> peak{0};
+};
+Usage& CurrentUsage() {
+  static Usage usage;
+  return usage;
+}
+
 }  // namespace
 
-void* AllocateBlock(size_t bytes) { return Pool().Take(RoundedBytes(bytes)); }
-void FreeBlock(void* p, size_t bytes) { Pool().Give(p, RoundedBytes(bytes)); }
+void* AllocateBlock(size_t bytes) {
+  size_t rounded = RoundedBytes(bytes);
+  void* p = Pool().Take(rounded);
+  Usage& usage = CurrentUsage();
+  int64_t now = usage.used.fetch_add(static_cast<int64_t>(rounded)) + static_cast<int64_t>(rounded);
+  int64_t peak = usage.peak.load();
+  while (now > peak && !usage.peak.compare_exchange_weak(peak, now)) {
+  }
+  return p;
+}
+
+void FreeBlock(void* p, size_t bytes) {
+  size_t rounded = RoundedBytes(bytes);
+  CurrentUsage().used.fetch_sub(static_cast<int64_t>(rounded));
+  Pool().Give(p, rounded);
+}
+
+MemoryUsage GetMemoryUsage() {
+  Usage& usage = CurrentUsage();
+  return {usage.used.load(), usage.peak.load()};
+}
 
 Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal)
     : type_(type), dims_(std::move(dims)), device_ordinal_(device_ordinal), owns_(true) {
   data_ = AllocateBlock(size_bytes());
   TXLA_COUNTER("CreateDataHandles", 1);
+}
+
+Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Deferred)
+    : type_(type), dims_(std::move(dims)), device_ordinal_(device_ordinal), owns_(true) {
+  TXLA_COUNTER("CreateDataHandles", 1);
+}
+
+void Buffer::Materialize() {
+  if (owns_ && data_ == nullptr) data_ = AllocateBlock(size_bytes());
 }
 
 Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, void* data,
@@ -87,15 +126,17 @@ Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, 
 }
 
 bool Buffer::AdoptStorage(Buffer& donor) {
-  if (!owns_ || !donor.owns_ || donor.size_bytes() != size_bytes() || donor.data_ == data_) return false;
-  FreeBlock(data_, size_bytes());
+  if (!owns_ || !donor.owns_ || donor.data_ == nullptr || donor.size_bytes() != size_bytes() ||
+      donor.data_ == data_)
+    return false;
+  if (data_ != nullptr) FreeBlock(data_, size_bytes());
   data_ = donor.data_;
   donor.owns_ = false;
   return true;
 }
 
 Buffer::~Buffer() {
-  if (owns_) FreeBlock(data_, size_bytes());
+  if (owns_ && data_ != nullptr) FreeBlock(data_, size_bytes());
   TXLA_COUNTER("DestroyDataHandles", 1);
 }
 

@@ -19,6 +19,11 @@ class Buffer {
  public:
   // Allocates an uninitialized, 64-byte aligned buffer.
   Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal);
+  // A buffer whose memory comes when the run that writes it starts (Materialize), or from a
+  // donor (AdoptStorage): a queued step holds no output memory, so pipelined steps waiting
+  // behind the running one do not each hold a copy of every parameter they will update.
+  struct Deferred {};
+  Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Deferred);
   // Adopts memory kept alive by `owner` (never copied, never freed here).
   Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, void* data,
          std::shared_ptr<void> owner);
@@ -35,9 +40,13 @@ class Buffer {
   const void* data() const { return data_; }
   std::string ToString() const;  // "f32[2,3] on xla:0"
 
-  // Takes over `donor`'s memory (same size, owned by the donor): this buffer's own block is freed
-  // and `donor` keeps a borrowed pointer to what is now this buffer's. False if it cannot.
+  // Takes over `donor`'s memory (same size, owned by the donor): this buffer's own block, if it
+  // has one, is freed and `donor` keeps a borrowed pointer to what is now this buffer's. False
+  // if it cannot.
   bool AdoptStorage(Buffer& donor);
+  // Gives a deferred buffer its memory (once; later calls do nothing). Called by the run that
+  // writes it, before anything can read it.
+  void Materialize();
 
   // A buffer an asynchronous execution is still writing: reads from the host wait for it.
   void set_readiness(std::shared_ptr<Readiness> readiness) { readiness_ = std::move(readiness); }
@@ -61,6 +70,15 @@ using BufferPtr = std::shared_ptr<Buffer>;
 // 64-byte aligned host memory from the runtime's pool of freed blocks (scratch arenas use it too).
 void* AllocateBlock(size_t bytes);
 void FreeBlock(void* p, size_t bytes);
+
+// Device memory in use: blocks handed out by AllocateBlock and not yet freed (buffers, scratch
+// arenas, library scratch; not the pool's idle blocks, not memory a buffer borrows from a host
+// tensor), and the most ever in use at once. The CPU devices of a process share one count.
+struct MemoryUsage {
+  int64_t bytes_used = 0;
+  int64_t peak_bytes_used = 0;
+};
+MemoryUsage GetMemoryUsage();
 
 // A scratch block from that pool, given back when destroyed. Not zeroed: library calls that
 // reorder operands into scratch each call (oneDNN) spent more time zeroing and page-faulting a

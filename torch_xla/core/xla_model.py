@@ -313,6 +313,15 @@ class RateTracker:
 
 # Random numbers ----------------------------------------------------------------------------------
 
+def get_memory_info(device=None):
+    """The device's memory: {'bytes_used', 'peak_bytes_used', 'bytes_limit'}. On this CPU backend
+    `bytes_used` is what the device's buffers, scratch arenas and kernel libraries' scratch hold
+    now and `peak_bytes_used` the most they ever held at once (every xla device of a process
+    counts in the same figures: they share the host's memory), and `bytes_limit` is the machine's
+    physical memory."""
+    return dict(torch_xla._XLAC._xla_memory_info(_device_arg(device)))
+
+
 def _device_arg(device):
     return str(device) if device is not None else torch_xla._XLAC._xla_get_default_device()
 
