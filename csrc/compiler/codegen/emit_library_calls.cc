@@ -1,0 +1,215 @@
+// Calls into the support table: GEMM, convolution, pooling and collectives, with their geometry.
+#include "compiler/codegen/emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include "compiler/codegen/kernel_naming.h"
+#include "debug/config.h"
+#include "metrics/metrics.h"
+#include "runtime/collectives.h"
+#include "runtime/scalar_ops.h"
+
+namespace txla::compiler::emitter {
+
+std::string Emitter::Geometry(const std::string& name, const std::vector<int64_t>& fields) {
+  std::string table = "g_" + Sanitize(name);
+  declarations_ << "  static const int64_t " << table << "[] = {";
+  for (size_t k = 0; k < fields.size(); ++k) declarations_ << (k ? ", " : "") << fields[k] << "LL";
+  declarations_ << "};\n";
+  return table;
+}
+
+std::string Emitter::Operand(const Instruction& i, size_t k) {
+  const Instruction& op = *i.operand(k);
+  if (!Materialized(op))
+    throw std::invalid_argument("codegen: operand " + op.name() + " of " + i.name() + " is not in memory");
+  return Buffer(op);
+}
+
+// Max pooling's argmax as a loop kernel: selects over an unrolled window vectorize, where a
+// library loop would branch on the data. Positions in the padding are masked out (read
+// clamped, never taken); the index ranges drop the masks wherever they cannot fail.
+bool Emitter::EmitPoolIndices(const Instruction& i) {
+  const auto& window = i.attrs().window;
+  const hlo::Shape& in = i.operand(0)->shape();
+  const auto& out_dims = i.shape().dims;
+  int64_t positions = 1;
+  for (const hlo::WindowDim& w : window) {
+    if (w.lhs_dilation != 1) return false;
+    positions *= w.size;
+  }
+  if (positions > 16 || in.rank() < 2 || in.element_count() == 0) return false;
+  std::string type = CType(in.type), x = Operand(i, 0), fn = "k_" + Sanitize(i.name());
+  int64_t r = in.rank(), in_w = in.dims[r - 1];
+  std::ostringstream body;
+  Index idx;
+  for (int64_t k = 0; k < r; ++k) {
+    idx.push_back(IndexExpr::Var("i" + std::to_string(k), out_dims[k]));
+    body << "  for (int64_t i" << k << " = 0; i" << k << " < " << out_dims[k] << "; ++i" << k << ")\n";
+  }
+  body << "  {\n    int64_t best = -1;\n    " << type << " m = 0;\n";
+  std::vector<int64_t> pos(r, 0);
+  for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
+    WindowRead read = ReadWindowPosition(window, idx, pos, in.dims);
+    if (read.never) continue;  // a position that is padding for every output
+    const Index& in_idx = read.at;
+    std::string inside = read.inside.empty() ? "" : " && " + read.inside;
+    std::string flat = (in_idx[r - 2] * in_w + in_idx[r - 1]).str();
+    // ATen's rule: the first position in the image seeds the maximum; a larger value or a NaN
+    // replaces it.
+    body << "    { const " << type << " v = x[" << Linear(in_idx, in.dims) << "]; const bool take = (true" << inside
+         << ") & ((best < 0) | (v > m) | (v != v));\n"
+         << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
+  }
+  body << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n";
+  KernelNames names = AddKernel(
+      i.name(), "TXLA_KERNEL void " + fn + "(int64_t* __restrict__ out, const " + type + "* __restrict__ x)",
+      body.str());
+  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << x << ");\n";
+  return true;
+}
+
+void Emitter::EmitLibraryCall(const Instruction& i) {
+  if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+  if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target == "txla.max_pool2d_indices" &&
+      EmitPoolIndices(i))
+    return;
+  if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target.rfind("txla.cum", 0) == 0) {
+    EmitCumulative(i);
+    return;
+  }
+  const hlo::Attributes& a = i.attrs();
+  ElementType type = i.operand(0)->shape().type;
+  if (type != ElementType::kF32 && type != ElementType::kF64)
+    throw std::invalid_argument("codegen: " + i.name() + " on " +
+                                runtime::ElementTypeName(type) + " is not supported yet");
+  std::string suffix = type == ElementType::kF32 ? "_f32" : "_f64";
+  std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
+  std::string routine;
+  std::vector<int64_t> geometry;
+  if (target == "convolution" || target == "txla.conv2d_backward_input" ||
+      target == "txla.conv2d_backward_filter") {
+    // x, w, y in NCHW / OIHW whichever way round the call names them.
+    const hlo::Shape& x = target == "txla.conv2d_backward_filter" ? i.operand(1)->shape()
+                          : target == "convolution"               ? i.operand(0)->shape()
+                                                                  : i.shape();
+    const hlo::Shape& w = target == "txla.conv2d_backward_filter" ? i.shape() : i.operand(1)->shape();
+    const hlo::Shape& y = target == "convolution" ? i.shape() : i.operand(0)->shape();
+    if (!IsCanonicalConv2d(a, x.rank()))
+      throw std::invalid_argument("codegen: only 2-D NCHW/OIHW convolutions without base dilation are supported");
+    geometry = {x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
+                a.window[0].stride, a.window[1].stride, a.window[0].pad_lo, a.window[1].pad_lo,
+                a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count};
+    routine = target == "convolution" ? "conv2d" : target.substr(5);
+  } else if (target == "txla.max_pool2d_indices" || target == "txla.max_pool2d_backward") {
+    const hlo::Shape& x = target == "txla.max_pool2d_indices" ? i.operand(0)->shape() : i.shape();
+    const hlo::Shape& y = target == "txla.max_pool2d_indices" ? i.shape() : i.operand(0)->shape();
+    int64_t r = x.rank();
+    if (r < 2 || a.window.size() != static_cast<size_t>(r))
+      throw std::invalid_argument("codegen: " + target + " needs a window per dimension");
+    int64_t planes = 1;
+    for (int64_t d = 0; d < r - 2; ++d) planes *= x.dims[d];
+    const hlo::WindowDim &h = a.window[r - 2], &w = a.window[r - 1];
+    geometry = {planes, x.dims[r - 2], x.dims[r - 1], y.dims[r - 2], y.dims[r - 1], h.size, w.size,
+                h.stride, w.stride, h.pad_lo, w.pad_lo, h.rhs_dilation, w.rhs_dilation};
+    routine = target.substr(5);
+  } else if (target == "txla.sort_indices") {
+    // dimensions={d}; index=1 for descending
+    const hlo::Shape& x = i.operand(0)->shape();
+    int64_t d = a.dimensions.at(0), outer = 1, inner = 1;
+    for (int64_t k = 0; k < d; ++k) outer *= x.dims[k];
+    for (int64_t k = d + 1; k < x.rank(); ++k) inner *= x.dims[k];
+    geometry = {outer, x.dims[d], inner, a.index};
+    routine = "sort_indices";
+  } else {
+    throw std::invalid_argument("codegen: unknown custom call target " + target);
+  }
+  std::string table = Geometry(i.name(), geometry);
+  std::string args;
+  for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
+  out_ << "  support->" << routine << suffix << "(" << args << Buffer(i) << ", " << table << ");\n";
+}
+
+// Collectives go to the runtime's transport on whole buffers (runtime/collectives.h decodes the
+// spec). Gathering or scattering along dimension 0 of a row-major buffer is contiguous blocks;
+// lowering transposes other dimensions there.
+void Emitter::EmitCollective(const Instruction& i) {
+  if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+  const hlo::Attributes& a = i.attrs();
+  auto op = i.opcode() == Opcode::kAllReduce   ? runtime::CollectiveOp::kAllReduce
+            : i.opcode() == Opcode::kAllGather ? runtime::CollectiveOp::kAllGather
+                                               : runtime::CollectiveOp::kReduceScatter;
+  if (op != runtime::CollectiveOp::kAllReduce && a.dimensions != std::vector<int64_t>{0})
+    throw std::invalid_argument("codegen: " + i.name() + " along a dimension other than 0");
+  runtime::ReduceKind kind = runtime::ReduceKind::kSum;
+  if (op != runtime::CollectiveOp::kAllGather) {
+    switch (a.called.at(0)->root()->opcode()) {
+      case Opcode::kAdd: kind = runtime::ReduceKind::kSum; break;
+      case Opcode::kMultiply: kind = runtime::ReduceKind::kProduct; break;
+      case Opcode::kMinimum: kind = runtime::ReduceKind::kMin; break;
+      case Opcode::kMaximum: kind = runtime::ReduceKind::kMax; break;
+      default: throw std::invalid_argument("codegen: " + i.name() + " reduces with an unsupported computation");
+    }
+  }
+  const hlo::Shape& in = i.operand(0)->shape();
+  std::string table = Geometry(i.name(), runtime::EncodeCollective(op, kind, in.type, in.element_count(),
+                                                                   a.replica_groups));
+  out_ << "  support->collective(" << table << ", " << Operand(i, 0) << ", " << Buffer(i) << ");\n";
+}
+
+bool Emitter::IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {
+  const hlo::ConvDims& c = a.conv;
+  bool canonical = rank == 4 && a.window.size() == 2 && c.input_batch == 0 && c.input_feature == 1 &&
+                   c.input_spatial == std::vector<int64_t>{2, 3} && c.kernel_output_feature == 0 &&
+                   c.kernel_input_feature == 1 && c.kernel_spatial == std::vector<int64_t>{2, 3} &&
+                   c.output_batch == 0 && c.output_feature == 1 &&
+                   c.output_spatial == std::vector<int64_t>{2, 3};
+  for (const hlo::WindowDim& w : a.window)
+    canonical &= w.lhs_dilation == 1 && w.pad_lo == w.pad_hi;
+  return canonical;
+}
+
+// Reads through a virtual transpose: the buffer and whether it is transposed.
+std::pair<const Instruction*, bool> Emitter::GemmOperand(const Instruction& i) {
+  if (IsVirtualTranspose(i)) return {i.operand(0), true};
+  return {&i, false};
+}
+
+void Emitter::EmitDot(const Instruction& dot) {
+  const hlo::DotDims& d = dot.attrs().dot;
+  ElementType type = dot.shape().type;
+  // bf16 operands with an f32 result: a mixed-precision product (float-normalization's).
+  bool bf16 = dot.operand(0)->shape().type == ElementType::kBF16 && dot.operand(1)->shape().type == ElementType::kBF16 &&
+              type == ElementType::kF32;
+  bool same = dot.operand(0)->shape().type == type && dot.operand(1)->shape().type == type;
+  if (!(bf16 || (same && (type == ElementType::kF32 || type == ElementType::kF64))))
+    throw std::invalid_argument("codegen: dot of " + std::string(runtime::ElementTypeName(dot.operand(0)->shape().type)) +
+                                " into " + runtime::ElementTypeName(type) + " is not supported yet");
+  auto [lhs, lhs_t] = GemmOperand(*dot.operand(0));
+  auto [rhs, rhs_t] = GemmOperand(*dot.operand(1));
+  const auto& ls = dot.operand(0)->shape().dims;  // logical (after any transpose)
+  const auto& rs = dot.operand(1)->shape().dims;
+  int64_t batch = d.lhs_batch.empty() ? 1 : ls[0];
+  size_t lb = d.lhs_batch.size();
+  if (d.lhs_batch.size() > 1 || (lb == 1 && (d.lhs_batch[0] != 0 || d.rhs_batch[0] != 0)) ||
+      d.lhs_contracting.size() != 1 || ls.size() - lb > 2 || rs.size() - lb > 2)
+    throw std::invalid_argument("codegen: this dot layout is not supported yet");
+  // Row-major C[M,N] = op(A)[M,K] op(B)[K,N].
+  bool lhs_vec = ls.size() - lb == 1, rhs_vec = rs.size() - lb == 1;
+  int64_t m = lhs_vec ? 1 : ls[lb + (d.lhs_contracting[0] == static_cast<int64_t>(lb) ? 1 : 0)];
+  int64_t k = ls[d.lhs_contracting[0]];
+  int64_t n = rhs_vec ? 1 : rs[lb + (d.rhs_contracting[0] == static_cast<int64_t>(lb) ? 1 : 0)];
+  bool trans_a = lhs_t != (!lhs_vec && d.lhs_contracting[0] == static_cast<int64_t>(lb));
+  bool trans_b = rhs_t != (!rhs_vec && d.rhs_contracting[0] != static_cast<int64_t>(lb));
+  int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+  if (rhs_vec) { trans_b = false; ldb = 1; }
+  if (lhs_vec) { trans_a = false; lda = k; }
+  std::string fn = bf16 ? "gemm_bf16" : type == ElementType::kF32 ? "gemm_f32" : "gemm_f64";
+  out_ << "  // " << dot.name() << "\n";
+  out_ << "  support->" << fn << "(" << batch << ", " << trans_a << ", " << trans_b << ", " << m << ", " << n
+       << ", " << k << ", " << Buffer(*lhs) << ", " << lda << ", " << m * k << ", " << Buffer(*rhs) << ", " << ldb
+       << ", " << k * n << ", " << Buffer(dot) << ", " << n << ", " << m * n << ");\n";
+}
+
+}  // namespace txla::compiler::emitter

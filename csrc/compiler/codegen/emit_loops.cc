@@ -1,0 +1,322 @@
+// Loop kernels: a fusion's loop nest over its output, its split across threads, and the kernel
+// functions and trampolines it becomes.
+#include "compiler/codegen/emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include "compiler/codegen/cpp_emitter.h"
+#include "compiler/codegen/kernel_naming.h"
+#include "debug/config.h"
+#include "metrics/metrics.h"
+#include "runtime/collectives.h"
+#include "runtime/scalar_ops.h"
+
+namespace txla::compiler::emitter {
+
+void Emitter::EmitKernel(const Instruction& i) {
+  // A view is read in its base's buffer; a merged producer is written by its consumer's loop.
+  if (plan_.IsView(&i) || plan_.merged.writer.count(&i)) return;
+  switch (i.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kTuple:
+      return;
+    case Opcode::kConstant:
+      if (i.shape().IsScalar()) return;
+      break;
+    case Opcode::kDot:
+      EmitDot(i);
+      return;
+    case Opcode::kConvolution:
+    case Opcode::kCustomCall:
+      EmitLibraryCall(i);
+      return;
+    case Opcode::kScatter:
+      EmitScatter(i);
+      return;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+      EmitCollective(i);
+      return;
+    default:
+      break;
+  }
+  if (!Materialized(i))
+    throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+  const Instruction* root = &i;
+  fusion_params_.clear();
+  inlined_.clear();
+  extra_outputs_.clear();
+  auto map_fusion = [&](const Instruction& fusion) {
+    const hlo::Computation* fused = fusion.attrs().called.at(0);
+    for (const Instruction* p : fused->parameters())
+      fusion_params_[p] = fusion.operand(p->attrs().parameter_number);
+    return fused->root();
+  };
+  if (i.opcode() == Opcode::kFusion) root = map_fusion(i);
+  auto extra = plan_.merged.extra_outputs.find(&i);
+  if (extra != plan_.merged.extra_outputs.end()) {
+    for (const Instruction* producer : extra->second) {
+      inlined_[producer] = map_fusion(*producer);
+      extra_outputs_.push_back(producer);
+    }
+  }
+  // The loop nest becomes a function of its own whose buffers are __restrict__ parameters:
+  // nothing aliases, so the compiler hoists scalar loads and vectorizes without checks.
+  std::ostringstream kernel;
+  std::swap(kernel, out_);
+  used_.clear();
+  next_var_ = 0;  // value names restart in each kernel: identical kernels read the same
+  tables_.str("");
+  declared_tables_.clear();
+  current_output_ = &i;
+  parallel_ = Parallelizable(*root);
+  if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
+  else EmitLoop(*root, Buffer(i));
+  std::swap(kernel, out_);
+  std::string fn = "k_" + Sanitize(i.name());
+  std::string type = StorageType(i.shape().type);
+  // Restrict holds in practice even where the output may be written over a donated parameter:
+  // buffer assignment donates only a parameter the kernel reads at each element's own index
+  // (ReadAtOwnIndexOnly), so every element is read before it is written, in any order the
+  // compiler picks. Without restrict, such kernels (every optimizer update) reloaded their
+  // scalars per element and did not vectorize: AdamW's update ran at 3.4 ns per element.
+  const char* restrict = "* __restrict__ ";
+  std::string signature = "TXLA_KERNEL void " + fn + "(" + type + restrict + Buffer(i);
+  std::string call_args = Buffer(i);
+  for (const Instruction* e : extra_outputs_) {
+    signature += ", " + StorageType(e->shape().type) + restrict + Buffer(*e);
+    call_args += ", " + Buffer(*e);
+  }
+  for (const Instruction* b : used_) {
+    signature += ", const " + StorageType(b->shape().type) + restrict + Buffer(*b);
+    call_args += ", " + Buffer(*b);
+  }
+  if (!parallel_) {
+    signature += ")";
+    KernelNames names = AddKernel(i.name(), signature, tables_.str() + kernel.str());
+    out_ << "  " << names.at(fn) << "(" << call_args << ");\n";
+    return;
+  }
+  // Parallel: the kernel takes a range of its outermost loop; a context struct and a
+  // trampoline let the runtime's threads call it (support->parallel_for).
+  signature += ", int64_t lo, int64_t hi)";
+  std::string ctx = "x_" + Sanitize(i.name()), tramp = "t_" + Sanitize(i.name());
+  std::ostringstream fields, args, init;
+  fields << type << "* out;";
+  args << "c->out";
+  init << Buffer(i);
+  for (size_t k = 0; k < extra_outputs_.size(); ++k) {
+    fields << " " << StorageType(extra_outputs_[k]->shape().type) << "* out" << k + 1 << ";";
+    args << ", c->out" << k + 1;
+    init << ", " << Buffer(*extra_outputs_[k]);
+  }
+  for (size_t k = 0; k < used_.size(); ++k) {
+    fields << " const " << StorageType(used_[k]->shape().type) << "* in" << k << ";";
+    args << ", c->in" << k;
+    init << ", " << Buffer(*used_[k]);
+  }
+  // Defined next to the kernel and again before txla_run; guarded for a single-unit build.
+  std::string guard = "TXLA_DEFINED_" + ctx;
+  std::string decl = "#ifndef " + guard + "\n#define " + guard + "\nstruct " + ctx + " { " + fields.str() +
+                     " };\n#endif\n";
+  // The trampoline sits with the kernel (in its unit); txla_run's unit sees a prototype.
+  std::string trampoline = decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi) { const " +
+                           ctx + "* c = (const " + ctx + "*)p; " + fn + "(" + args.str() + ", lo, hi); }\n";
+  KernelNames names = AddKernel(i.name(), signature, tables_.str() + kernel.str(), trampoline,
+                                decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi);\n");
+  out_ << "  { " << names.at(ctx) << " c = {" << init.str() << "}; support->parallel_for(&" << names.at(tramp)
+       << ", &c, " << parallel_extent_ << "); }\n";
+}
+
+bool Emitter::Parallelizable(const Instruction& root) {
+  const hlo::Shape& shape = root.opcode() == Opcode::kReduce ? root.operand(0)->shape() : root.shape();
+  if (shape.rank() == 0 || shape.element_count() < kParallelElements) return false;
+  if (size_t leading = root.opcode() == Opcode::kReduce ? RowReduceLeading(root) : 0) {
+    // Rows of accumulators split by their first kept dimension: each thread owns a slice. A
+    // single kept dimension is split in whole blocks of kRowBlock: the inner loop keeps a
+    // constant trip count, which the compiler needs to vectorize it at -O2.
+    // Each thread then reads a narrow slice of every row, a strided pattern the prefetchers
+    // follow badly: on an EPYC Milan the split ran 1.1-5x slower than one thread streaming
+    // whole rows at every size measured (64k to 4M elements; LayerNorm and bias gradients are
+    // 65k-262k), so only very large reductions are split.
+    if (shape.element_count() < kParallelRowReduceElements) return false;
+    int64_t kept = shape.dims[leading];
+    if (leading + 1 == shape.dims.size()) {
+      if (kept % kRowBlock != 0) return false;
+      kept /= kRowBlock;
+    }
+    parallel_extent_ = kept;
+    return parallel_extent_ >= 2;
+  }
+  if (root.opcode() == Opcode::kReduce) {
+    // The general reduction's outermost loop runs over the first kept dimension: split it.
+    const auto& reduced = root.attrs().dimensions;
+    for (int64_t d = 0; d < shape.rank(); ++d) {
+      if (std::find(reduced.begin(), reduced.end(), d) != reduced.end()) continue;
+      parallel_extent_ = shape.dims[d];
+      return parallel_extent_ >= 2;
+    }
+    return false;
+  }
+  size_t rank = shape.dims.size();
+  bool tiled = rank >= 2 && KernelTransposesLastDimension(root) && shape.dims[rank - 1] > kTile &&
+               shape.dims[rank - 2] > kTile;
+  // A 2-D transpose's outer loop is a loop over rows of tiles: the threads split those.
+  parallel_extent_ = tiled && rank == 2 ? (shape.dims[0] + kTile - 1) / kTile : shape.dims[0];
+  return parallel_extent_ >= 2;
+}
+
+// for (i0..) for (i1..) { out[linear] = value; }
+// A concatenation along a loop's own variable splits that loop at the parts' boundaries: each
+// piece then reads one part, without clamps or selects.
+void Emitter::EmitLoop(const Instruction& root, const std::string& out) {
+  const auto& dims = root.shape().dims;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t d : dims) ranges.emplace_back(0, d);
+  split_dim_ = -1;
+  split_points_.clear();
+  std::string whole = LoopNest(root, out, ranges, /*may_split=*/true);
+  if (split_dim_ < 0) {
+    out_ << whole;
+    return;
+  }
+  TXLA_COUNTER("KernelLoopsSplitAtConcatenate", 1);
+  std::vector<int64_t> points = split_points_;
+  int64_t dim = split_dim_;
+  points.insert(points.begin(), 0);
+  points.push_back(dims[dim]);
+  for (size_t p = 0; p + 1 < points.size(); ++p) {
+    if (points[p] == points[p + 1]) continue;
+    ranges[dim] = {points[p], points[p + 1]};
+    out_ << LoopNest(root, out, ranges, /*may_split=*/false);
+  }
+}
+
+// One loop nest over `ranges` of the output's dimensions.
+std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
+                     const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split) {
+  const auto& dims = root.shape().dims;
+  std::ostringstream nest;
+  Index idx;
+  std::string indent = "  ";
+  nest << indent << "{\n";
+  // A kernel that transposes its last dimension reads one of its inputs down columns: walking
+  // the last two dimensions in square tiles keeps both the reads and the writes in cache.
+  size_t rank = dims.size();
+  bool tiled = rank >= 2 && KernelTransposesLastDimension(root) && dims[rank - 1] > kTile && dims[rank - 2] > kTile;
+  for (size_t k = 0; k < rank; ++k) {
+    std::string v = "i" + std::to_string(k);
+    auto [begin, end] = ranges[k];
+    idx.push_back(IndexExpr::Var(v, begin, end));
+    if (tiled && k + 2 >= rank) continue;
+    if (k == 0 && parallel_) {
+      std::string b = begin == 0 ? "lo" : "(lo > " + std::to_string(begin) + " ? lo : " + std::to_string(begin) + ")";
+      std::string e = end == dims[0] ? "hi" : "(hi < " + std::to_string(end) + " ? hi : " + std::to_string(end) + ")";
+      nest << indent << "  for (int64_t " << v << " = " << b << "; " << v << " < " << e << "; ++" << v << ")\n";
+    } else {
+      nest << indent << "  for (int64_t " << v << " = " << begin << "; " << v << " < " << end << "; ++" << v << ")\n";
+    }
+  }
+  if (tiled) {
+    std::vector<std::string> begin(rank), end(rank);
+    for (size_t k = rank - 2; k < rank; ++k) {
+      begin[k] = std::to_string(ranges[k].first);
+      end[k] = std::to_string(ranges[k].second);
+      if (k == 0 && parallel_) {  // this thread's rows of tiles: [lo * kTile, hi * kTile)
+        std::string l = "lo * " + std::to_string(kTile), h = "hi * " + std::to_string(kTile);
+        begin[k] = "(" + l + " > " + begin[k] + " ? " + l + " : " + begin[k] + ")";
+        end[k] = "(" + h + " < " + end[k] + " ? " + h + " : " + end[k] + ")";
+      }
+      nest << indent << "  for (int64_t t" << k << " = " << begin[k] << "; t" << k << " < " << end[k] << "; t" << k
+           << " += " << kTile << ")\n";
+    }
+    for (size_t k = rank - 2; k < rank; ++k)
+      nest << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
+           << end[k] << " ? t" << k << " + " << kTile << " : " << end[k] << "); ++i" << k << ")\n";
+  }
+  nest << indent << "  {\n";
+  body_.str("");
+  memo_.clear();
+  may_split_ = may_split;
+  std::string value = Value(root, idx);
+  // The producers this kernel also writes, at the same index (their values are mostly
+  // computed already: the root reads them).
+  std::vector<std::string> extra_values;
+  for (const Instruction* e : extra_outputs_) extra_values.push_back(Value(*inlined_.at(e), idx));
+  may_split_ = false;
+  // Every value is computed before any is stored: an output may be written over a donated
+  // parameter that this index still reads (buffer_assignment.h, donations).
+  nest << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << Stored(root.shape().type, value)
+       << ";\n";
+  for (size_t k = 0; k < extra_outputs_.size(); ++k)
+    nest << indent << "    " << Buffer(*extra_outputs_[k]) << "[" << Linear(idx, dims)
+         << "] = " << Stored(extra_outputs_[k]->shape().type, extra_values[k]) << ";\n";
+  nest << indent << "  }\n" << indent << "}\n";
+  return nest.str();
+}
+
+// Whether the loop kernel being emitted (`root` and the producers it also writes) reads
+// through a transpose that moves the last dimension.
+bool Emitter::KernelTransposesLastDimension(const Instruction& root) {
+  if (TransposesLastDimension(root)) return true;
+  for (const auto& [producer, fused_root] : inlined_)
+    if (TransposesLastDimension(*fused_root)) return true;
+  return false;
+}
+
+// Whether a loop kernel rooted at `root` reads through a transpose that moves the last dimension.
+bool Emitter::TransposesLastDimension(const Instruction& root) {
+  std::vector<const Instruction*> stack = {&root};
+  std::set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    if (!seen.insert(i).second) continue;
+    if (i->opcode() == Opcode::kTranspose) {
+      const auto& perm = i->attrs().dimensions;
+      if (!perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1) return true;
+    }
+    if (fusion_params_.count(i)) continue;
+    for (const Instruction* op : i->operands()) stack.push_back(op);
+  }
+  return false;
+}
+
+Emitter::KernelNames Emitter::AddKernel(const std::string& name, const std::string& signature, const std::string& body,
+                      const std::string& after, const std::string& prototype_extra) {
+  NamedKernel kernel = NameByContent({signature, body, after, prototype_extra});
+  if (emitted_kernels_.insert(kernel.hash).second) {
+    functions_ << kKernelBegin << kernel.hash << " " << name << "\n" << SourceComment(name) << kernel.pieces[0] << " {\n"
+               << kernel.pieces[1] << "}\n" << kernel.pieces[2] << kKernelEnd;
+    prototypes_ << kernel.pieces[0] << ";\n" << kernel.pieces[3];
+  } else {
+    TXLA_COUNTER("KernelsSharedInGraph", 1);
+  }
+  return kernel.names;
+}
+
+// XLA_HLO_DEBUG: the lazy IR ops and user lines the instruction `name` computes (its fused
+// instructions' metadata), as comment lines before its kernel.
+std::string Emitter::SourceComment(const std::string& name) {
+  if (!debug::GetConfig().hlo_debug) return "";
+  const Instruction* i = nullptr;
+  for (const Instruction* candidate : module_.entry()->instructions())
+    if (candidate->name() == name) i = candidate;
+  if (!i) return "";
+  std::vector<const Instruction*> parts{i};
+  if (i->opcode() == Opcode::kFusion)
+    for (const Instruction* f : i->attrs().called.at(0)->instructions()) parts.push_back(f);
+  std::set<std::string> seen;
+  std::string out;
+  for (const Instruction* p : parts) {
+    const hlo::Attributes::Metadata& m = p->attrs().metadata;
+    if (m.empty()) continue;
+    std::string line = m.op_type + (m.source_file.empty() ? "" : " at " + m.source_file + ":" + std::to_string(m.source_line));
+    if (seen.insert(line).second) out += "// computes " + line + "\n";
+  }
+  return out;
+}
+
+}  // namespace txla::compiler::emitter

@@ -1,0 +1,340 @@
+// Kernels that accumulate: reductions (whole, row-wise, windowed), cumulative sums and scatter.
+#include "compiler/codegen/emitter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include "compiler/codegen/kernel_naming.h"
+#include "debug/config.h"
+#include "metrics/metrics.h"
+#include "runtime/collectives.h"
+#include "runtime/scalar_ops.h"
+
+namespace txla::compiler::emitter {
+
+std::string Emitter::Combiner(const Instruction& reduce, const std::string& acc, const std::string& v) {
+  const Instruction* r = reduce.attrs().called.at(0)->root();
+  switch (r->opcode()) {
+    case Opcode::kAdd: return acc + " + " + v;
+    case Opcode::kMultiply: return acc + " * " + v;
+    case Opcode::kMaximum: return "txla_max(" + acc + ", " + v + ")";
+    case Opcode::kMinimum: return "txla_min(" + acc + ", " + v + ")";
+    case Opcode::kAnd: return acc + " && " + v;
+    case Opcode::kOr: return acc + " || " + v;
+    default:
+      throw std::invalid_argument("codegen: reduce with a " + std::string(hlo::OpcodeName(r->opcode())) +
+                                  " combiner is not supported yet");
+  }
+}
+
+void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
+  if (reduce.operands().size() != 2) throw std::invalid_argument("codegen: variadic reduce");
+  const Instruction& input = *reduce.operand(0);
+  const auto& in_dims = input.shape().dims;
+  std::vector<bool> reduced(in_dims.size(), false);
+  for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
+  if (size_t leading = RowReduceLeading(reduce)) {
+    EmitRowReduce(reduce, out, leading);
+    return;
+  }
+  std::string type = CType(reduce.shape().type);
+  out_ << "  {\n";
+  Index out_idx, full(in_dims.size());
+  for (size_t k = 0; k < in_dims.size(); ++k) {
+    if (reduced[k]) continue;
+    std::string v = "o" + std::to_string(k);
+    if (out_idx.empty() && parallel_)  // the first kept dimension
+      out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+    else
+      out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+    out_idx.push_back(IndexExpr::Var(v, in_dims[k]));
+    full[k] = out_idx.back();
+  }
+  out_ << "    {\n";
+  body_.str("");
+  memo_.clear();
+  std::string init = Value(*reduce.operand(1), {});
+  std::string acc_type = AccumulatorType(reduce);
+  out_ << body_.str() << "      " << acc_type << " acc = " << init << ";\n";
+  // Reducing the contiguous last dimension: kPartials accumulators, each taking every
+  // kPartials-th element, so the loop vectorizes (a single running total is one long chain of
+  // dependent adds); they are combined into the total at the end, as eager's vectorized
+  // reductions do.
+  size_t last = in_dims.empty() ? 0 : in_dims.size() - 1;
+  std::string identity = ReductionIdentity(reduce, init);
+  bool partials = !in_dims.empty() && reduced[last] && in_dims[last] >= 2 * kPartials && !identity.empty();
+  if (partials) {
+    TXLA_COUNTER("KernelReductionsWithPartials", 1);
+    out_ << "      " << acc_type << " part[" << kPartials << "];\n      for (int j = 0; j < " << kPartials
+         << "; ++j) part[j] = " << identity << ";\n";
+  }
+  for (size_t k = 0; k < in_dims.size(); ++k) {
+    if (!reduced[k] || (partials && k == last)) continue;
+    std::string v = "r" + std::to_string(k);
+    out_ << "      for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+    full[k] = IndexExpr::Var(v, in_dims[k]);
+  }
+  out_ << "      {\n";
+  if (!partials) {
+    body_.str("");
+    memo_.clear();
+    std::string value = Value(input, full);
+    out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n";
+  } else {
+    int64_t n = in_dims[last], whole = n - n % kPartials;
+    std::string v = "r" + std::to_string(last);
+    out_ << "      for (int64_t b = 0; b < " << whole << "; b += " << kPartials << ")\n"
+         << "      for (int64_t " << v << " = b; " << v << " < b + " << kPartials << "; ++" << v << ") {\n";
+    full[last] = IndexExpr::Var(v, 0, whole);
+    body_.str("");
+    memo_.clear();
+    std::string value = Value(input, full);
+    std::string slot = "part[" + v + " - b]";
+    out_ << body_.str() << "        " << slot << " = " << Combiner(reduce, slot, value) << ";\n      }\n";
+    if (whole < n) {
+      out_ << "      for (int64_t " << v << " = " << whole << "; " << v << " < " << n << "; ++" << v << ") {\n";
+      full[last] = IndexExpr::Var(v, whole, n);
+      body_.str("");
+      memo_.clear();
+      value = Value(input, full);
+      out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n      }\n";
+    }
+  }
+  out_ << "      }\n";
+  if (partials)
+    out_ << "      for (int j = 0; j < " << kPartials << "; ++j) acc = " << Combiner(reduce, "acc", "part[j]") << ";\n";
+  out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = "
+       << Stored(reduce.shape().type, "(" + type + ")acc") << ";\n";
+  out_ << "    }\n  }\n";
+}
+
+// What partial accumulators start from: the combiner's identity, or the init value itself
+// where combining it twice changes nothing (max, min, and, or). Empty: no partials.
+std::string Emitter::ReductionIdentity(const Instruction& reduce, const std::string& init) {
+  switch (reduce.attrs().called.at(0)->root()->opcode()) {
+    case Opcode::kAdd: return "0";
+    case Opcode::kMultiply: return "1";
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kAnd:
+    case Opcode::kOr: return init;
+    default: return "";
+  }
+}
+
+// Sums and products of f32 accumulate in double: a running f32 sum loses ~n ulps over n terms,
+// which is enough to decide near ties (relu's mask after batch norm) the other way than eager
+// PyTorch (whose vectorized sums keep many partial sums) and to turn ResNet's gradients.
+std::string Emitter::AccumulatorType(const Instruction& reduce) {
+  Opcode combiner = reduce.attrs().called.at(0)->root()->opcode();
+  bool sum_or_product = combiner == Opcode::kAdd || combiner == Opcode::kMultiply;
+  return sum_or_product ? WideType(reduce.shape().type) : CType(reduce.shape().type);
+}
+
+// acc[o...] = init; for r...: for o...: acc[o...] = combine(acc[o...], input[r..., o...]);
+// out = acc, with acc a row of accumulators on the stack.
+// Reducing leading dimensions (a sum over the batch) accumulates whole output rows, so the
+// inner loop walks memory contiguously instead of striding down a column: the number of
+// leading reduced dimensions when a reduction has that form, else 0.
+size_t Emitter::RowReduceLeading(const Instruction& reduce) {
+  const auto& in_dims = reduce.operand(0)->shape().dims;
+  std::vector<bool> reduced(in_dims.size(), false);
+  for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
+  size_t leading = 0;
+  while (leading < in_dims.size() && reduced[leading]) ++leading;
+  bool rows = leading > 0 && leading < in_dims.size();
+  for (size_t k = leading; k < in_dims.size(); ++k) rows &= !reduced[k];
+  // The row of wider accumulators lives on the stack: bounded.
+  rows &= reduce.shape().element_count() <= kMaxAccumulatorRow;
+  return rows ? leading : 0;
+}
+
+void Emitter::EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading) {
+  const Instruction& input = *reduce.operand(0);
+  const auto& in_dims = input.shape().dims;
+  const auto& out_dims = reduce.shape().dims;
+  const int64_t count = reduce.shape().element_count();
+  // In parallel, this thread owns rows [lo, hi) of the first kept dimension: a contiguous
+  // slice of the accumulators and of the output.
+  const bool blocks = parallel_ && leading + 1 == in_dims.size();  // see Parallelizable
+  const int64_t inner = blocks ? kRowBlock : count / in_dims[leading];
+  if (parallel_) TXLA_COUNTER("KernelRowReductionsInParallel", 1);
+  std::string scale = inner == 1 ? "" : " * " + std::to_string(inner);
+  std::string first = parallel_ ? "lo" + scale : "0";
+  std::string past = parallel_ ? "hi" + scale : std::to_string(count);
+  out_ << "  {\n";
+  body_.str("");
+  memo_.clear();
+  std::string init = Value(*reduce.operand(1), {});
+  out_ << body_.str();
+  out_ << "    " << AccumulatorType(reduce) << " acc[" << count << "];\n";
+  out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) acc[o] = " << init << ";\n";
+  Index full(in_dims.size()), out_idx;
+  for (size_t k = 0; k < leading; ++k) {
+    std::string v = "r" + std::to_string(k);
+    full[k] = IndexExpr::Var(v, in_dims[k]);
+    out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+  }
+  for (size_t k = leading; k < in_dims.size(); ++k) {
+    std::string v = "o" + std::to_string(k);
+    full[k] = IndexExpr::Var(v, in_dims[k]);
+    if (k == leading && blocks) {
+      // The block's columns count from 0: a trip count the compiler sees is constant.
+      full[k] = IndexExpr::Var("b", 0, in_dims[k] / kRowBlock) * kRowBlock + IndexExpr::Var("j", kRowBlock);
+      out_ << "    for (int64_t b = lo; b < hi; ++b)\n    for (int64_t j = 0; j < " << kRowBlock << "; ++j)\n";
+    } else if (k == leading && parallel_) {
+      out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+    } else {
+      out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+    }
+    out_idx.push_back(full[k]);
+  }
+  out_ << "    {\n";
+  body_.str("");
+  memo_.clear();
+  std::string value = Value(input, full);
+  std::string slot = "acc[" + Linear(out_idx, out_dims) + "]";
+  out_ << body_.str() << "      " << slot << " = " << Combiner(reduce, slot, value) << ";\n";
+  out_ << "    }\n";
+  out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << out << "[o] = "
+       << Stored(reduce.shape().type, "(" + std::string(CType(reduce.shape().type)) + ")acc[o]") << ";\n  }\n";
+}
+
+Emitter::WindowRead Emitter::ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,
+                                     const std::vector<int64_t>& pos, const std::vector<int64_t>& in_dims) {
+  WindowRead r;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const hlo::WindowDim& w = window[k];
+    IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
+    r.never |= e.OutsideRange(0, in_dims[k] - 1);
+    if (e.lo() < 0) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " >= 0";
+    if (e.hi() >= in_dims[k]) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " < " + std::to_string(in_dims[k]);
+    r.at.push_back(e.Clamp(0, in_dims[k] - 1));
+  }
+  return r;
+}
+
+// The next window position, last dimension fastest.
+void Emitter::NextWindowPosition(const std::vector<hlo::WindowDim>& window, std::vector<int64_t>* pos) {
+  for (size_t k = pos->size(); k-- > 0;) {
+    if (++(*pos)[k] < window[k].size) return;
+    (*pos)[k] = 0;
+  }
+}
+
+std::string Emitter::ReduceWindow(const Instruction& i, const Index& idx) {
+  const auto& window = i.attrs().window;
+  const auto& in_dims = i.operand(0)->shape().dims;
+  std::string acc = "v" + std::to_string(next_var_++);
+  std::string init = Value(*i.operand(1), {});
+  body_ << "      " << CType(i.shape().type) << " " << acc << " = " << init << ";\n";
+  // Small windows are unrolled: straight-line code, vectorizable. Positions in the padding
+  // are read clamped and masked out; the index ranges drop the masks where they cannot fail.
+  int64_t positions = 1;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (window[k].lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
+    positions *= window[k].size;
+  }
+  auto saved = memo_;  // values computed inside the window are local to it
+  if (positions <= 16) {
+    std::vector<int64_t> pos(idx.size(), 0);
+    for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
+      WindowRead read = ReadWindowPosition(window, idx, pos, in_dims);
+      if (read.never) continue;  // padding for every output: holds the init value
+      std::string v = Value(*i.operand(0), read.at);
+      std::string combined = Combiner(i, acc, v);
+      if (!read.inside.empty()) combined = "(" + read.inside + ") ? " + combined + " : " + acc;
+      body_ << "      " << acc << " = " << combined << ";\n";
+    }
+    memo_ = std::move(saved);
+    return acc;
+  }
+  Index in_idx(idx.size());
+  int braces = 0;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const hlo::WindowDim& w = window[k];
+    if (w.size == 1 && w.pad_lo == 0 && w.stride == 1) {
+      in_idx[k] = idx[k];
+      continue;
+    }
+    std::string wv = acc + "_w" + std::to_string(k), iv = acc + "_x" + std::to_string(k);
+    body_ << "      for (int64_t " << wv << " = 0; " << wv << " < " << w.size << "; ++" << wv << ") {\n"
+          << "      const int64_t " << iv << " = " << idx[k].str() << " * " << w.stride << " - " << w.pad_lo
+          << " + " << wv << " * " << w.rhs_dilation << ";\n"
+          << "      if (" << iv << " < 0 || " << iv << " >= " << in_dims[k] << ") continue;\n";
+    in_idx[k] = IndexExpr::Opaque(iv, 0, in_dims[k] - 1);  // past the bounds check
+    ++braces;
+  }
+  std::string v = Value(*i.operand(0), in_idx);
+  memo_ = std::move(saved);
+  body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
+  for (int b = 0; b < braces; ++b) body_ << "      }\n";
+  return acc;
+}
+
+// An index read from data: one outside [0, size) is reported (the run fails with eager's
+// error once it returns) and replaced by 0, so it never reads or writes outside the buffer.
+std::string Emitter::CheckedIndex(const std::string& j, int64_t size, const std::string& site) {
+  return "((unsigned long long)(" + j + ") >= " + std::to_string(size) + "ULL ? txla_support->index_error(" + j +
+         ", " + std::to_string(size) + ", \"" + site + "\") : (" + j + "))";
+}
+
+// scatter: copy the operand, then combine each update into the position its index names.
+void Emitter::EmitScatter(const Instruction& i) {
+  if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+  const hlo::Shape& updates = i.operand(2)->shape();
+  std::string type = CType(i.shape().type), fn = "k_" + Sanitize(i.name());
+  std::string operand = Operand(i, 0), indices = Operand(i, 1), values = Operand(i, 2);
+  int64_t d = i.attrs().dimensions.at(0);
+  std::ostringstream body;
+  body << "  for (int64_t o = 0; o < " << i.shape().element_count() << "; ++o) out[o] = operand[o];\n";
+  Index q;
+  for (int64_t k = 0; k < updates.rank(); ++k) {
+    q.push_back(IndexExpr::Var("q" + std::to_string(k), updates.dims[k]));
+    body << "  for (int64_t q" << k << " = 0; q" << k << " < " << updates.dims[k] << "; ++q" << k << ")\n";
+  }
+  std::string j = i.attrs().index == 0 ? "indices[" + (updates.rank() ? q[d].str() : std::string("0")) + "]"
+                                       : "indices[" + Linear(q, updates.dims) + "]";
+  Index target = q;
+  int64_t target_size = i.shape().dims.empty() ? 1 : i.shape().dims[d];
+  if (updates.rank()) target[d] = IndexExpr::Opaque("j", 0, target_size - 1);
+  std::string slot = "out[" + Linear(target, i.shape().dims) + "]";
+  std::string value = "updates[" + Linear(q, updates.dims) + "]";
+  const Instruction* combiner = i.attrs().called.at(0)->root();
+  std::string combined = combiner->opcode() == Opcode::kParameter ? value : Combiner(i, slot, value);
+  body << "  {\n    const int64_t j = " << CheckedIndex(j, target_size, i.name())
+       << ";\n    " << slot << " = " << combined << ";\n  }\n";
+  KernelNames names =
+      AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
+                              "* __restrict__ operand, const int64_t* __restrict__ indices, const " + type +
+                              "* __restrict__ updates)",
+                body.str());
+  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
+}
+
+// Convolutions and custom calls run a library routine from the support table on whole buffers.
+// txla.cumsum / txla.cumprod along dimensions={d}: a running total per line.
+void Emitter::EmitCumulative(const Instruction& i) {
+  const hlo::Shape& s = i.shape();
+  bool sum = i.attrs().custom_call_target == "txla.cumsum";
+  if (!sum && i.attrs().custom_call_target != "txla.cumprod")
+    throw std::invalid_argument("codegen: unknown custom call target " + i.attrs().custom_call_target);
+  int64_t d = i.attrs().dimensions.at(0), outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= s.dims[k];
+  for (int64_t k = d + 1; k < s.rank(); ++k) inner *= s.dims[k];
+  std::string type = CType(s.type), fn = "k_" + Sanitize(i.name());
+  // As ATen's CPU kernels: running totals of f32 in double.
+  std::string acc_type = WideType(s.type);
+  std::ostringstream body;
+  body << "  for (int64_t o = 0; o < " << outer << "; ++o)\n    for (int64_t i = 0; i < " << inner << "; ++i) {\n"
+       << "      " << acc_type << " acc = " << (sum ? "0" : "1") << ";\n"
+       << "      for (int64_t k = 0; k < " << s.dims[d] << "; ++k) {\n"
+       << "        const int64_t at = (o * " << s.dims[d] << " + k) * " << inner << " + i;\n"
+       << "        acc = acc " << (sum ? "+" : "*") << " x[at];\n        out[at] = (" << type << ")acc;\n      }\n    }\n";
+  KernelNames names = AddKernel(
+      i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type + "* __restrict__ x)",
+      body.str());
+  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";
+}
+
+}  // namespace txla::compiler::emitter

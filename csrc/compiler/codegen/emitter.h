@@ -1,0 +1,152 @@
+// The C++ emitter's internals, shared by the files that emit each kind of code: cpp_emitter.cc
+// (txla_run and the translation unit), emit_loops.cc, emit_reductions.cc, emit_expressions.cc and
+// emit_library_calls.cc. Nothing outside compiler/codegen includes it; cpp_emitter.h is the
+// interface.
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/buffer_assignment.h"
+#include "compiler/codegen/index_expr.h"
+#include "hlo/instruction.h"
+
+namespace txla::compiler::emitter {
+
+using hlo::ElementType;
+using hlo::Instruction;
+using hlo::Opcode;
+using Index = std::vector<IndexExpr>;
+
+const char* CType(ElementType t);
+using hlo::Is16BitFloat;
+// The type of a buffer's elements in memory: a 16-bit float is its bit pattern.
+std::string StorageType(ElementType t);
+// A call of runtime/scalar_ops.h's `txla_<prefix><bf16|f16><suffix>` on `value` for a 16-bit
+// float type; `value` itself for any other type.
+std::string Call16BitFloat(ElementType t, const char* prefix, const char* suffix, const std::string& value);
+// `value` (of CType(t)) as the bits a buffer of `t` stores.
+std::string Stored(ElementType t, const std::string& value);
+// A float rounded to the 16-bit float type `t` (other types unchanged).
+std::string Rounded(ElementType t, const std::string& value);
+// Element k of a literal as C++ source; integers come from the literal's exact int64 values.
+std::string Literal(const hlo::Literal& literal, int64_t k, ElementType t);
+// The row-major offset of a multi-index, as source.
+IndexExpr LinearExpr(const Index& idx, const std::vector<int64_t>& dims);
+std::string Linear(const Index& idx, const std::vector<int64_t>& dims);
+
+class Emitter {
+ public:
+  Emitter(const hlo::Module& module, const BufferPlan& plan, bool profile)
+      : module_(module), plan_(plan), profile_(profile) {}
+  std::string Emit();
+
+ private:
+  // cpp_emitter.cc: txla_run, the buffer pointers it declares
+  std::string Buffer(const Instruction& i) { return "b_" + Sanitize(i.name()); }
+  static std::string Sanitize(const std::string& name);
+  void DeclareBuffer(const Instruction& i);
+  bool Materialized(const Instruction& i);
+
+  // emit_loops.cc: loop kernels, their parallel split, the kernel functions they become
+  void EmitKernel(const Instruction& i);
+  // Loop kernels big enough to pay for a second thread split their outermost loop.
+  static constexpr int64_t kParallelElements = 1 << 16;
+  static constexpr int64_t kParallelRowReduceElements = 1 << 23;
+  bool Parallelizable(const Instruction& root);
+  void EmitLoop(const Instruction& root, const std::string& out);
+  std::string LoopNest(const Instruction& root, const std::string& out,
+                       const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split);
+  static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
+  bool KernelTransposesLastDimension(const Instruction& root);
+  bool TransposesLastDimension(const Instruction& root);
+  // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
+  // split marker: a large source can then be built as several translation units in parallel.
+  // A kernel (its signature and body; what follows it in its unit, a trampoline; what txla_run's
+  // unit declares besides its prototype) is named by its content (kernel_naming.h) and emitted
+  // once however many instructions run it. Returns the kernel-level names the call site uses.
+  using KernelNames = std::map<std::string, std::string>;
+  KernelNames AddKernel(const std::string& name, const std::string& signature, const std::string& body,
+                        const std::string& after = "", const std::string& prototype_extra = "");
+  std::string SourceComment(const std::string& name);
+
+  // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
+  std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
+  void EmitReduce(const Instruction& reduce, const std::string& out);
+  static std::string ReductionIdentity(const Instruction& reduce, const std::string& init);
+  static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row
+  static std::string AccumulatorType(const Instruction& reduce);
+  // The type sums and products of `t` accumulate in: double for f32, else t itself.
+  static std::string WideType(ElementType t) { return t == ElementType::kF32 ? "double" : CType(t); }
+  static constexpr int64_t kMaxAccumulatorRow = 1 << 15;
+  static constexpr int64_t kRowBlock = 16;
+  static size_t RowReduceLeading(const Instruction& reduce);
+  void EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading);
+  // One position of a window at output index `idx`: where it reads (clamped into the input), the
+  // condition that it lies in the input (empty when the index ranges prove it always does), and
+  // whether it lies in the padding for every output.
+  struct WindowRead {
+    Index at;
+    std::string inside;
+    bool never = false;
+  };
+  static WindowRead ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,
+                                       const std::vector<int64_t>& pos, const std::vector<int64_t>& in_dims);
+  static void NextWindowPosition(const std::vector<hlo::WindowDim>& window, std::vector<int64_t>* pos);
+  // A window's reduction at one output index: an accumulator and a loop per windowed dimension,
+  // emitted in the kernel body; positions in the padding are skipped (they hold the init value).
+  std::string ReduceWindow(const Instruction& i, const Index& idx);
+  static std::string CheckedIndex(const std::string& j, int64_t size, const std::string& site);
+  void EmitScatter(const Instruction& i);
+  void EmitCumulative(const Instruction& i);
+
+  // emit_expressions.cc: the scalar expression of an instruction at a loop index
+  std::string Load(const Instruction& buffer, const std::string& index);
+  std::string Value(const Instruction& i, const Index& idx);
+  std::string Compute(const Instruction& i, const Index& idx);
+
+  // emit_library_calls.cc: GEMM, convolution, pooling and collective calls
+  std::string Geometry(const std::string& name, const std::vector<int64_t>& fields);
+  std::string Operand(const Instruction& i, size_t k);
+  bool EmitPoolIndices(const Instruction& i);
+  void EmitLibraryCall(const Instruction& i);
+  void EmitCollective(const Instruction& i);
+  static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
+  std::pair<const Instruction*, bool> GemmOperand(const Instruction& i);
+  void EmitDot(const Instruction& dot);
+
+  // State: the graph, the text being built, the kernel being emitted.
+  const hlo::Module& module_;
+  const BufferPlan& plan_;
+  bool profile_;
+  std::ostringstream out_;           // the body of txla_run
+  std::ostringstream declarations_;  // buffer pointers, at the top of txla_run
+  std::ostringstream functions_;     // one function per loop kernel, before txla_run
+  std::ostringstream prototypes_;
+  std::ostringstream tables_;  // constant tables of the kernel being emitted
+  bool parallel_ = false;       // the kernel being emitted splits its outermost loop
+  // A loop the kernel being emitted splits at a concatenation's boundaries (-1: none).
+  bool may_split_ = false;
+  int64_t split_dim_ = -1;
+  std::vector<int64_t> split_points_;
+  static constexpr size_t kMaxSplitParts = 8;
+  int64_t parallel_extent_ = 0;
+  std::set<std::string> declared_tables_;
+  std::set<std::string> emitted_kernels_;  // content hashes of the kernels this graph defines
+  // Buffers the kernel being emitted reads, in order of first use (deterministic source).
+  std::vector<const Instruction*> used_;
+  const Instruction* current_output_ = nullptr;
+  std::ostringstream body_;
+  std::map<std::string, std::string> memo_;
+  std::map<const Instruction*, const Instruction*> fusion_params_;
+  // Producers the kernel being emitted also writes (kernel_merging.h) -> their fused roots.
+  std::map<const Instruction*, const Instruction*> inlined_;
+  std::vector<const Instruction*> extra_outputs_;
+  int next_var_ = 0;
+};
+
+}  // namespace txla::compiler::emitter
