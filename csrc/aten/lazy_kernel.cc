@@ -18,6 +18,7 @@
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/debug_analysis.h"
+#include "metrics/metrics.h"
 #include "metrics/trace.h"
 #include "tensor/bridge.h"
 
@@ -373,6 +374,7 @@ std::vector<ir::Shape> CachedMetaShapes(const c10::OperatorHandle& op, c10::Arra
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
+  TXLA_COUNTER("MetaKernelShapes", 1);  // slow (often Python): a C++ shape rule avoids it
   std::vector<ir::Shape> shapes = MetaShapes(op, args, classes);
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= kMaxEntries) cache.clear();  // a program that never repeats a signature

@@ -40,6 +40,47 @@ Shapes SameAsFirst(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{ShapeOf(first)};
 }
 
+Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& first = args[0].toTensor();
+  if (!c10::isFloatingType(first.scalar_type())) return std::nullopt;
+  std::vector<int64_t> sizes;
+  for (const c10::IValue& a : args) {
+    // A bool or complex alpha/value/weight: eager's checks and promotion decide (the Meta kernel).
+    if (a.isScalar() && (a.toScalar().isBoolean() || a.toScalar().isComplex())) return std::nullopt;
+    if (!a.isTensor()) continue;
+    const at::Tensor& t = a.toTensor();
+    // A wrapped Python number or a CPU tensor takes part in type promotion differently.
+    if (!t.defined() || t.scalar_type() != first.scalar_type() || t.unsafeGetTensorImpl()->is_wrapped_number() ||
+        t.device().type() != first.device().type())
+      return std::nullopt;
+    // A mismatch raises eager's own message (TensorIterator's), which the Meta kernel words
+    // differently.
+    sizes = at::infer_size(sizes, t.sizes());
+  }
+  return std::vector<Shape>{Shape(first.scalar_type(), sizes)};
+}
+
+Shapes AddSubTensor(c10::ArrayRef<c10::IValue> args) {
+  // Eager's alpha check, which torch 2.9's Meta kernel leaves out (it added alpha=True as 1).
+  const bool boolean_result = args[0].toTensor().scalar_type() == c10::kBool && args[1].isTensor() &&
+                              args[1].toTensor().scalar_type() == c10::kBool;
+  TORCH_CHECK(!(args[2].isScalar() && args[2].toScalar().isBoolean()) || boolean_result,
+              "Boolean alpha only supported for Boolean results.");
+  return SameDtypeBroadcast(args);
+}
+
+Shapes MatrixProduct(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& a = args[0].toTensor();
+  const at::Tensor& b = args[1].toTensor();
+  const int64_t rank = a.dim();
+  if (!c10::isFloatingType(a.scalar_type()) || b.scalar_type() != a.scalar_type() || (rank != 2 && rank != 3) ||
+      b.dim() != rank || a.size(rank - 1) != b.size(rank - 2) || (rank == 3 && a.size(0) != b.size(0)))
+    return std::nullopt;  // the Meta kernel raises eager's error
+  std::vector<int64_t> sizes = a.sizes().vec();
+  sizes.back() = b.size(rank - 1);
+  return std::vector<Shape>{Shape(a.scalar_type(), sizes)};
+}
+
 Shapes LikeFirst(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{ShapeOf(args[0].toTensor())};
 }

@@ -9,6 +9,13 @@ namespace txla::ir::rules {
 // Output has the input's shape and dtype (activations and their backwards, fills, rng ops).
 // Only when every tensor argument has the first one's shape and dtype, and it is floating.
 std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);
+// Pointwise ops of floating tensors of one dtype (add, mul, div, lerp, addcmul, ...): that dtype,
+// at the tensors' broadcast shape. Not for wrapped numbers or mixed dtypes (type promotion).
+std::optional<std::vector<Shape>> SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args);
+// add.Tensor and sub.Tensor: SameDtypeBroadcast, after eager's check of a boolean alpha.
+std::optional<std::vector<Shape>> AddSubTensor(c10::ArrayRef<c10::IValue> args);
+// mm and bmm of floating matrices of one dtype whose inner dimensions (and batches) agree.
+std::optional<std::vector<Shape>> MatrixProduct(c10::ArrayRef<c10::IValue> args);
 // Output has the first argument's shape and dtype, whatever it is (the *_scatter ops).
 std::optional<std::vector<Shape>> LikeFirst(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> WhereSelf(c10::ArrayRef<c10::IValue> args);
