@@ -27,17 +27,14 @@ NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
   for (auto [out, other] : output_aliases_) shared_.insert(out);
 }
 
-namespace {
-// Outputs get their memory when the run starts (or their donor's): a queued step holds none.
-constexpr runtime::Buffer::Deferred kOutputStorage{};
-}  // namespace
-
 std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
     const std::vector<runtime::BufferPtr>& parameters, int device) const {
   std::vector<runtime::BufferPtr> results(outputs_.size());
   for (size_t k = 0; k < outputs_.size(); ++k) {
+    // Memory comes when the run starts (Run), or from a donor: a queued step holds none.
     if (!shared_.count(static_cast<int64_t>(k)))
-      results[k] = std::make_shared<runtime::Buffer>(outputs_[k].type, outputs_[k].dims, device, kOutputStorage);
+      results[k] = std::make_shared<runtime::Buffer>(outputs_[k].type, outputs_[k].dims, device,
+                                                     runtime::Buffer::Deferred{});
   }
   for (auto [out, param] : parameter_outputs_) results[out] = parameters[param];
   for (auto [out, other] : output_aliases_) results[out] = results[other];

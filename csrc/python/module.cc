@@ -1,10 +1,10 @@
 // torch_xla._XLAC: the C++ core as Python sees it. Function names follow PyTorch/XLA's _XLAC so
 // that code written against it runs unchanged.
 #include <pybind11/pybind11.h>
-#include <unistd.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
+#include <unistd.h>
 
 #include "aten/device_rng.h"
 #include "debug/config.h"
@@ -24,8 +24,8 @@
 #include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
-#include "runtime/collectives.h"
 #include "runtime/buffer.h"
+#include "runtime/collectives.h"
 #include "runtime/device.h"
 #include "tensor/bridge.h"
 #include "tensor/registry.h"

@@ -101,9 +101,8 @@ MemoryUsage GetMemoryUsage() {
 }
 
 Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal)
-    : type_(type), dims_(std::move(dims)), device_ordinal_(device_ordinal), owns_(true) {
-  data_ = AllocateBlock(size_bytes());
-  TXLA_COUNTER("CreateDataHandles", 1);
+    : Buffer(type, std::move(dims), device_ordinal, Deferred{}) {
+  Materialize();
 }
 
 Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Deferred)

@@ -9,7 +9,6 @@ namespace txla::compiler {
 namespace {
 
 using emitter::Emitter;
-using emitter::Index;
 using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;

@@ -5,10 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include "compiler/codegen/kernel_naming.h"
-#include "debug/config.h"
-#include "metrics/metrics.h"
-#include "runtime/collectives.h"
+
+#include "runtime/element_type.h"
 #include "runtime/scalar_ops.h"
 
 namespace txla::compiler::emitter {

@@ -1,14 +1,10 @@
 // Calls into the support table: GEMM, convolution, pooling and collectives, with their geometry.
 #include "compiler/codegen/emitter.h"
 
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
-#include "compiler/codegen/kernel_naming.h"
-#include "debug/config.h"
-#include "metrics/metrics.h"
+
 #include "runtime/collectives.h"
-#include "runtime/scalar_ops.h"
+#include "runtime/element_type.h"
 
 namespace txla::compiler::emitter {
 

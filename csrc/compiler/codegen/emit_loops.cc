@@ -3,14 +3,12 @@
 #include "compiler/codegen/emitter.h"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
+
 #include "compiler/codegen/cpp_emitter.h"
 #include "compiler/codegen/kernel_naming.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"
-#include "runtime/collectives.h"
-#include "runtime/scalar_ops.h"
 
 namespace txla::compiler::emitter {
 

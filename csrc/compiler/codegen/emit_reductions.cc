@@ -1,14 +1,9 @@
 // Kernels that accumulate: reductions (whole, row-wise, windowed), cumulative sums and scatter.
 #include "compiler/codegen/emitter.h"
 
-#include <algorithm>
-#include <cmath>
 #include <stdexcept>
-#include "compiler/codegen/kernel_naming.h"
-#include "debug/config.h"
+
 #include "metrics/metrics.h"
-#include "runtime/collectives.h"
-#include "runtime/scalar_ops.h"
 
 namespace txla::compiler::emitter {
 
