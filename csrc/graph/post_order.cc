@@ -46,6 +46,7 @@ GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* roo
           stack.emplace_back(operand, 0);
         }
       } else {
+        node->cut_index = static_cast<uint32_t>(cut.nodes.size());
         cut.nodes.push_back(node);
         stack.pop_back();
       }
@@ -58,11 +59,15 @@ GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* roo
   // step (ResNet-18's residual bias gradients, copied into two momentum buffers) made the next
   // step's graph differ from every later one: a third compilation. Donation checks at run time
   // that nothing else holds a donated buffer, a second parameter included.
-  ir::hash_t h = ir::Mix(0x67726170ULL, cut.roots.size());
-  for (const ir::Value& root : cut.roots) h = ir::Mix(h, root.hash());
   for (const ir::Node* node : cut.nodes)
     if (node->kind() == ir::NodeKind::kDeviceData) cut.parameters.push_back(node->data());
-  h = ir::Mix(h, cut.parameters.size());
+  // Node hashes describe ops, attributes and shapes but not identity: two inputs of one shape
+  // hash alike, so (x + y) * x and (x + y) * y did too, and the second ran the first's program.
+  // The wiring (each operand's and each root's position in the post-order) completes the key.
+  ir::hash_t h = ir::Mix(0x67726170ULL, cut.roots.size());
+  for (const ir::Value& root : cut.roots) h = ir::Mix(ir::Mix(h, root.hash()), root.node->cut_index);
+  for (const ir::Node* node : cut.nodes)
+    for (const ir::Value& operand : node->operands()) h = ir::Mix(ir::Mix(h, operand.node->cut_index), operand.index);
   cut.hash = h;
   return cut;
 }

@@ -90,6 +90,8 @@ class Node {
 
   // Scratch slot for graph walks (post-order visit marks, program slot numbers).
   mutable uint64_t visit_epoch = 0;
+  // Its position in the post-order of the graph cut that last visited it (graph/post_order.cc).
+  mutable uint32_t cut_index = 0;
   mutable int64_t scratch = -1;
 
   Node(NodeKind kind, const OpInfo* op, std::vector<Value> operands, std::vector<Arg> args,

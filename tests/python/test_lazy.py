@@ -124,6 +124,24 @@ def test_tensors_sharing_a_value_do_not_make_a_graph_of_their_own(dev):
     torch.testing.assert_close(b.cpu(), expected_b)
 
 
+def test_graphs_reading_different_inputs_of_one_shape_are_different_programs(dev):
+    # Inputs of one shape hash alike; which one an op reads is part of the graph. (x + y) * y ran
+    # the program compiled for (x + y) * x before, and answered with its values.
+    x_cpu, y_cpu = torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0])
+    x, y = x_cpu.to(dev), y_cpu.to(dev)
+    xm.mark_step()
+    cases = [
+        (lambda x, y: (x + y) * x, lambda x, y: (x + y) * y),
+        (lambda x, y: (x * 2 + y * 2) * (x * 2), lambda x, y: (x * 2 + y * 2) * (y * 2)),
+        (lambda x, y: torch.stack([x.exp(), y.exp()]), lambda x, y: torch.stack([y.exp(), x.exp()])),
+    ]
+    for first, second in cases:
+        for fn in (first, second):
+            out = fn(x, y)
+            xm.mark_step()
+            torch.testing.assert_close(out.cpu(), fn(x_cpu, y_cpu))
+
+
 def test_new_input_shape_compiles_again(dev):
     def step(n):
         y = (torch.randn(n, 3).to(dev) * 2).sum()
