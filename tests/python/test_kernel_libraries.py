@@ -148,8 +148,9 @@ def test_padded_max_pool_indices_values_and_gradients(dev, dtype, geometry):
 
 
 # Products in every operand layout the lowering emits (row-major, each operand plain or
-# transposed), odd sizes, a product split over threads, empty and k=0 products.
-GEMM_SHAPES = [(7, 5, 3), (33, 70, 129), (130, 96, 200), (0, 4, 5), (4, 0, 5), (6, 3, 0)]
+# transposed), odd sizes, products split over threads (by columns, by rows; 300 rows: split by
+# rows though the product is wider than tall), empty and k=0 products.
+GEMM_SHAPES = [(7, 5, 3), (33, 70, 129), (130, 96, 200), (300, 520, 40), (0, 4, 5), (4, 0, 5), (6, 3, 0)]
 
 
 @pytest.mark.parametrize('library', ['mkl', 'onednn', 'openblas'])

@@ -86,6 +86,9 @@ void Blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, in
 // Below this many multiply-adds a second thread costs more than it saves.
 constexpr double kParallelWork = 2e5;
 
+// Products with at least this many rows are split by rows (see Gemm).
+constexpr int64_t kMinRowsToSplitByRows = 256;
+
 }  // namespace
 
 template <typename T>
@@ -98,19 +101,22 @@ void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
     return;
   }
   int threads = static_cast<double>(m) * n * k < kParallelWork ? 1 : NumThreads();
-  if (n >= m) {
+  // One part per thread, by rows when there are enough of them: measured with MKL's sequential
+  // sgemm on a Milan, row parts ran 5-45% faster than column parts on every product of 256 rows
+  // or more (a weight gradient's transposed A most of all), column parts 0-15% faster below.
+  if (m >= kMinRowsToSplitByRows || m > n) {
+    ParallelChunks(m, threads, [&](int, int64_t i0, int64_t i1) {
+      const T* ai = ta ? a + i0 : a + i0 * lda;
+      Blas(ta, tb, i1 - i0, n, k, ai, lda, b, ldb, beta, c + i0 * ldc, ldc);
+    }, Chunking::kOnePerThread);
+  } else {
     // Columns [j0, j1) of C need columns [j0, j1) of B' only; parts are whole vector widths.
     constexpr int64_t kWidth = 16;
     ParallelChunks((n + kWidth - 1) / kWidth, threads, [&](int, int64_t begin, int64_t end) {
       int64_t j0 = begin * kWidth, j1 = std::min<int64_t>(n, end * kWidth);
       const T* bj = tb ? b + j0 * ldb : b + j0;
       Blas(ta, tb, m, j1 - j0, k, a, lda, bj, ldb, beta, c + j0, ldc);
-    });
-  } else {
-    ParallelChunks(m, threads, [&](int, int64_t i0, int64_t i1) {
-      const T* ai = ta ? a + i0 : a + i0 * lda;
-      Blas(ta, tb, i1 - i0, n, k, ai, lda, b, ldb, beta, c + i0 * ldc, ldc);
-    });
+    }, Chunking::kOnePerThread);
   }
 }
 

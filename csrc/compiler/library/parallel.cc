@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "debug/config.h"
+#include "metrics/metrics.h"
 #include "runtime/host_activity.h"
 
 #ifdef TXLA_WITH_ONEDNN
@@ -121,10 +122,13 @@ int NumThreads() {
 }
 
 void ParallelChunks(int64_t count, int threads,
-                    const std::function<void(int, int64_t, int64_t)>& body) {
+                    const std::function<void(int, int64_t, int64_t)>& body, Chunking chunking) {
   threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({threads, count, NumThreads()})));
   // A host thread tracing the next step keeps a core (runtime/host_activity.h).
-  if (threads > 1 && threads >= NumThreads() && runtime::OtherHostThreadBusy()) --threads;
+  if (threads > 1 && threads >= NumThreads() && runtime::OtherHostThreadBusy()) {
+    --threads;
+    TXLA_COUNTER("ParallelYieldedToHost", 1);
+  }
   if (threads == 1 || in_parallel_region) {
     body(0, 0, count);
     return;
@@ -132,7 +136,8 @@ void ParallelChunks(int64_t count, int threads,
   // More chunks than threads, claimed one at a time: a worker still waking up when the region
   // starts takes what the caller has not reached, where the caller used to run every chunk
   // alone (a 4 ms optimizer update, or a GEMM, ran on one core whenever the worker slept).
-  int64_t chunk = (count + threads * kChunksPerThread - 1) / (threads * kChunksPerThread);
+  int64_t parts = threads * (chunking == Chunking::kBalanced ? kChunksPerThread : 1);
+  int64_t chunk = (count + parts - 1) / parts;
   int chunks = static_cast<int>((count + chunk - 1) / chunk);
   std::lock_guard<std::mutex> lock(RunMutex());
   ThePool().Run(chunks, [&](int t) {

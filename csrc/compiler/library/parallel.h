@@ -17,11 +17,22 @@ namespace txla::compiler::library {
 // Threads the library uses: TXLA_NUM_THREADS, default every core.
 int NumThreads();
 
+// How finely ParallelChunks cuts its range.
+enum class Chunking {
+  // A few chunks per thread, claimed one at a time: a worker that wakes late still takes a
+  // share. For loops whose speed does not depend on the size of their parts.
+  kBalanced,
+  // One chunk per thread: for library calls that slow down when cut finer (each part of a GEMM
+  // packs its shared operand again; 4 parts ran 3-20% slower than 2 on a Milan's two cores).
+  kOnePerThread,
+};
+
 // Runs body(chunk, begin, end) over [0, count) on at most `threads` threads, in contiguous
-// chunks (a few per thread) that the calling thread and the pool's workers claim one at a time;
-// returns when all are done. Nested calls (from inside a body) run serially.
+// chunks that the calling thread and the pool's workers claim one at a time; returns when all
+// are done. Nested calls (from inside a body) run serially.
 void ParallelChunks(int64_t count, int threads,
-                    const std::function<void(int chunk, int64_t begin, int64_t end)>& body);
+                    const std::function<void(int chunk, int64_t begin, int64_t end)>& body,
+                    Chunking chunking = Chunking::kBalanced);
 
 // Holds oneDNN's OpenMP to the calling thread (its own setting only), before a library call
 // that runs one part of a split product or convolution. No effect in a build without oneDNN.
