@@ -25,6 +25,7 @@
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "runtime/execution_queue.h"
+#include "runtime/host_activity.h"
 #include "tensor/bridge.h"
 #include "tensor/registry.h"
 
@@ -196,6 +197,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   std::vector<DeferredView> deferred;
   if (ends_step) deferred = TakeDeferredViews(&pending);
   if (pending.empty()) return;
+  runtime::HostBarrierScope barrier;
   std::vector<ir::Value> values;
   for (const LazyTensorPtr& t : pending) values.push_back(t->pending());
   int device = pending.front()->device();

@@ -17,10 +17,16 @@ constexpr unsigned kNotesPerClockRead = 8;
 std::atomic<int64_t> last_activity_ns{kNever};
 std::atomic<const void*> last_active_thread{nullptr};
 thread_local char thread_tag;  // its address names the thread
+thread_local int barriers_open = 0;
 
 int64_t Now() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+void TraceEnded() {
+  if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag)
+    last_activity_ns.store(kNever, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -30,6 +36,7 @@ void NoteHostActivity() {
   // microseconds apart, well inside the window), and at once when this thread resumes after a
   // wait or takes over from another.
   thread_local unsigned notes = 0;
+  if (barriers_open > 0) return;
   if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag &&
       last_activity_ns.load(std::memory_order_relaxed) != kNever && ++notes % kNotesPerClockRead != 0)
     return;
@@ -37,10 +44,14 @@ void NoteHostActivity() {
   last_active_thread.store(&thread_tag, std::memory_order_relaxed);
 }
 
-HostWaitScope::HostWaitScope() {
-  if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag)
-    last_activity_ns.store(kNever, std::memory_order_relaxed);
+HostBarrierScope::HostBarrierScope() {
+  ++barriers_open;
+  TraceEnded();
 }
+
+HostBarrierScope::~HostBarrierScope() { --barriers_open; }
+
+HostWaitScope::HostWaitScope() { TraceEnded(); }
 
 bool OtherHostThreadBusy() {
   if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag) return false;  // the caller

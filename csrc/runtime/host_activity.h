@@ -16,6 +16,19 @@ namespace txla::runtime {
 // The calling thread is recording IR now (called for every node recorded).
 void NoteHostActivity();
 
+// Around a barrier (a graph cut and handed to the device): the calling thread's trace has
+// ended, and the nodes the barrier itself records (views of updated parameters taken again, after
+// the hand-over) are not tracing. Counted as tracing, they kept the step's first kernels, which
+// start as the barrier returns, off a core (the MLP's first GEMM ran on one thread every other
+// step).
+class HostBarrierScope {
+ public:
+  HostBarrierScope();
+  ~HostBarrierScope();
+  HostBarrierScope(const HostBarrierScope&) = delete;
+  HostBarrierScope& operator=(const HostBarrierScope&) = delete;
+};
+
 // Around a host thread's blocking wait on a device: its tracing has stopped.
 class HostWaitScope {
  public:

@@ -27,6 +27,7 @@ namespace {
 thread_local bool in_parallel_region = false;
 
 constexpr int kChunksPerThread = 2;
+constexpr std::chrono::microseconds kPoll{50};
 
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -74,12 +75,18 @@ class Pool {
       // Kernels call the pool back to back (im2col, GEMM, col2im): poll for the next region for
       // a few tens of microseconds before sleeping, so waking costs no system call; not at all
       // while a host thread traces (it needs the core). Longer polls were measured no faster.
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+      auto deadline = std::chrono::steady_clock::now() + kPoll;
       while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < deadline &&
              !runtime::OtherHostThreadBusy())
         CpuRelax();
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return generation_.load() != seen && task_ != nullptr && next_ < chunks_; });
+      auto region_open = [&] { return generation_.load() != seen && task_ != nullptr && next_ < chunks_; };
+      if (!region_open() && generation_.load() != seen) {
+        // A region came and went while this worker polled or slept: poll for the next.
+        seen = generation_.load();
+        continue;
+      }
+      cv_.wait(lock, region_open);
       while (task_ != nullptr && next_ < chunks_) {
         int chunk = next_++;
         const std::function<void(int)>* task = task_;

@@ -59,5 +59,35 @@ TEST(HostActivityTest, AThreadThatStoppedRecordingIsIdleAfterAPause) {
   EXPECT_FALSE(OtherHostThreadBusy());
 }
 
+TEST(HostActivityTest, NodesABarrierRecordsAreNotTracing) {
+  // A barrier hands its graph to the device, then takes views of the updated parameters again
+  // (recording nodes) while the run starts: the run must get every core. The thread's next node
+  // after the barrier is tracing again (the next step's, pipelined).
+  std::atomic<int> phase{0};  // 0: tracing, 1: in the barrier, 2: after it, 3: done
+  std::atomic<bool> checked{false};
+  std::thread host([&] {
+    while (phase.load() == 0) NoteHostActivity();
+    {
+      HostBarrierScope barrier;
+      for (int i = 0; i < 64; ++i) NoteHostActivity();
+      checked.store(false);
+      phase.store(2);
+      while (!checked.load()) std::this_thread::yield();
+    }
+    NoteHostActivity();
+    phase.store(3);
+    while (phase.load() != 4) NoteHostActivity();
+  });
+  EXPECT_TRUE(SeenBusy());
+  phase.store(1);
+  while (phase.load() != 2) std::this_thread::yield();
+  EXPECT_FALSE(OtherHostThreadBusy());
+  checked.store(true);
+  while (phase.load() != 3) std::this_thread::yield();
+  EXPECT_TRUE(SeenBusy());
+  phase.store(4);
+  host.join();
+}
+
 }  // namespace
 }  // namespace txla::runtime
