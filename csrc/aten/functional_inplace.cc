@@ -8,6 +8,10 @@
 // optimizer over a small GPT, more than the step's kernels. (PyTorch/XLA's users switch the
 // reference off with TORCH_DISABLE_FUNCTIONALIZATION_META_REFERENCE=1 and lose the errors.)
 //
+// The in-place foreach ops (`torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)`, what
+// optimizers run with foreach=True) had it worse: their meta reference runs the single-tensor
+// Python meta kernel per tensor, so AdamW's foreach step took 4-5x its single-tensor one.
+//
 // For the in-place ops below, this kernel does what the generated one does (sync and unwrap the
 // arguments, call the functional variant, replace/commit/sync `self`) and checks the result
 // instead: the same shape as `self` and a dtype `self` can hold (the checks the meta reference
@@ -45,6 +49,24 @@ const char* const kInplaceOps[] = {
     "zero_",          "silu_",           "floor_",            "round_",         "sign_",
 };
 
+// Every op here is `_foreach_name_(Tensor(a!)[] self, <args>) -> ()` with a functional variant
+// `_foreach_name(Tensor[] self, <args>) -> Tensor[]` taking the same arguments.
+const char* const kForeachInplaceOps[] = {
+    "_foreach_add_.Scalar",       "_foreach_add_.List",         "_foreach_add_.ScalarList",
+    "_foreach_add_.Tensor",       "_foreach_sub_.Scalar",       "_foreach_sub_.List",
+    "_foreach_sub_.ScalarList",   "_foreach_mul_.Scalar",       "_foreach_mul_.List",
+    "_foreach_mul_.ScalarList",   "_foreach_mul_.Tensor",       "_foreach_div_.Scalar",
+    "_foreach_div_.List",         "_foreach_div_.ScalarList",   "_foreach_div_.Tensor",
+    "_foreach_addcmul_.Scalar",   "_foreach_addcmul_.ScalarList", "_foreach_addcmul_.Tensor",
+    "_foreach_addcdiv_.Scalar",   "_foreach_addcdiv_.ScalarList", "_foreach_addcdiv_.Tensor",
+    "_foreach_lerp_.Scalar",      "_foreach_lerp_.List",        "_foreach_lerp_.ScalarList",
+    "_foreach_sqrt_",             "_foreach_neg_",              "_foreach_zero_",
+    "_foreach_maximum_.List",     "_foreach_maximum_.Scalar",   "_foreach_clamp_max_.Scalar",
+    "_foreach_clamp_min_.Scalar", "_foreach_pow_.Scalar",       "_foreach_pow_.List",
+    "_foreach_reciprocal_",       "_foreach_exp_",              "_foreach_sign_",
+    "_foreach_abs_",
+};
+
 // The functional variant of an in-place op, looked up once per op (keyed by the op's schema,
 // which the dispatcher keeps in place for the process's life).
 const c10::OperatorHandle& FunctionalVariant(const c10::OperatorHandle& inplace) {
@@ -59,7 +81,8 @@ const c10::OperatorHandle& FunctionalVariant(const c10::OperatorHandle& inplace)
   TORCH_INTERNAL_ASSERT(functional.has_value(), "no functional variant of ", name);
   const auto& in_args = inplace.schema().arguments();
   const auto& out_args = functional->schema().arguments();
-  bool same = in_args.size() == out_args.size() && functional->schema().returns().size() == 1;
+  bool same = in_args.size() == out_args.size() && functional->schema().returns().size() == 1 &&
+              inplace.schema().returns().size() <= 1;
   for (size_t i = 0; same && i < in_args.size(); ++i)
     same = *in_args[i].type() == *out_args[i].type() && in_args[i].kwarg_only() == out_args[i].kwarg_only();
   TORCH_INTERNAL_ASSERT(same, name, " and its functional variant take different arguments");
@@ -134,6 +157,138 @@ void FunctionalizeInplace(const c10::OperatorHandle& op, c10::DispatchKeySet key
   stack->push_back(self);
 }
 
+// Whether a list holds functional tensors: all of them or none, as PyTorch requires.
+bool AreFunctionalTensors(const c10::List<at::Tensor>& list) {
+  size_t functional = 0;
+  for (const at::Tensor& t : list) functional += fimpl::isFunctionalTensor(t) ? 1 : 0;
+  TORCH_INTERNAL_ASSERT(functional == 0 || functional == list.size(),
+                        "Functionalization encountered a list of tensors where some are functional "
+                        "and some are not, which is not currently unsupported.");
+  return functional > 0;
+}
+
+// Arguments handed below functionalization: each functional tensor (alone or in a list) synced
+// and unwrapped.
+void UnwrapArguments(torch::jit::Stack* stack, size_t first) {
+  for (size_t i = first; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && fimpl::isFunctionalTensor(v.toTensor())) {
+      fimpl::sync(v.toTensor());
+      v = fimpl::from_functional_tensor(v.toTensor());
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> list = v.toTensorList();
+      if (!AreFunctionalTensors(list)) continue;
+      c10::List<at::Tensor> inner;
+      inner.reserve(list.size());
+      for (const at::Tensor& t : list) {
+        fimpl::sync(t);
+        inner.push_back(fimpl::from_functional_tensor(t));
+      }
+      v = std::move(inner);
+    }
+  }
+}
+
+// Whether eager's tensor-by-tensor order matters: two tensors of `self` share memory (views of
+// one base), or an operand reads what another position of `self` writes. One functional call
+// computes every result from the values before the op, as eager's loop does not.
+bool ListsAlias(c10::ArrayRef<c10::IValue> args) {
+  const c10::List<at::Tensor> self = args[0].toTensorList();
+  std::unordered_map<const void*, size_t> position;
+  for (size_t i = 0; i < self.size(); ++i)
+    if (!position.emplace(self[i].unsafeGetTensorImpl()->storage().unsafeGetStorageImpl(), i).second)
+      return true;
+  for (size_t a = 1; a < args.size(); ++a) {
+    if (!args[a].isTensorList()) continue;
+    const c10::List<at::Tensor> list = args[a].toTensorList();
+    for (size_t j = 0; j < list.size(); ++j) {
+      if (!list[j].defined()) continue;
+      auto found = position.find(list[j].unsafeGetTensorImpl()->storage().unsafeGetStorageImpl());
+      if (found != position.end() && found->second != j) return true;
+    }
+  }
+  return false;
+}
+
+// Whether every list argument is as long as `self` (otherwise the functional op raises eager's
+// error).
+bool ListsMatch(c10::ArrayRef<c10::IValue> args) {
+  const size_t n = args[0].toTensorList().size();
+  for (const c10::IValue& v : args)
+    if (v.isList() && v.toListRef().size() != n) return false;
+  return true;
+}
+
+void FunctionalizeForeachInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                                 torch::jit::Stack* stack);
+
+// Eager's order, for aliasing lists: the op on one position at a time.
+void FunctionalizeForeachInplaceInOrder(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                                        torch::jit::Stack* stack, size_t first) {
+  const std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+  stack->resize(first);
+  const size_t n = args[0].toTensorList().size();
+  for (size_t i = 0; i < n; ++i) {
+    torch::jit::Stack one;
+    for (const c10::IValue& v : args) {
+      if (!v.isList()) {
+        one.push_back(v);
+        continue;
+      }
+      c10::impl::GenericList list = v.toList();
+      c10::impl::GenericList element(list.elementType());
+      element.push_back(list.get(i));
+      one.emplace_back(std::move(element));
+    }
+    FunctionalizeForeachInplace(op, keys, &one);
+  }
+}
+
+// The foreach form of FunctionalizeInplace: one functional call for the whole list, then each
+// tensor of `self` checked and replaced as the single-tensor kernel does.
+void FunctionalizeForeachInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
+                                 torch::jit::Stack* stack) {
+  const size_t num_args = op.schema().arguments().size();
+  const size_t first = stack->size() - num_args;
+  const c10::List<at::Tensor> self = (*stack)[first].toTensorList();
+  const c10::ArrayRef<c10::IValue> args(stack->data() + first, num_args);
+  if (self.size() > 1 && ListsMatch(args) && ListsAlias(args)) {
+    FunctionalizeForeachInplaceInOrder(op, keys, stack, first);
+    return;
+  }
+  if (!AreFunctionalTensors(self)) {
+    // Plain tensors (Adam's step counts on the CPU): run below, functional arguments unwrapped.
+    UnwrapArguments(stack, first + 1);
+    at::AutoDispatchSkipFunctionalize guard;
+    op.callBoxed(stack);
+    return;
+  }
+  for (const at::Tensor& t : self)
+    TORCH_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes,
+                "unsupported operation: more than one element of the written-to tensor refers to a "
+                "single memory location. Please clone() the tensor before performing the operation.");
+  UnwrapArguments(stack, first);
+  std::vector<at::Tensor> results;
+  {
+    at::AutoDispatchSkipFunctionalize guard;
+    FunctionalVariant(op).callBoxed(stack);
+    results = stack->back().toTensorVector();
+    stack->pop_back();
+  }
+  TORCH_CHECK(results.size() == self.size(), op.schema().name(), " returned ", results.size(),
+              " tensors for ", self.size());
+  for (size_t i = 0; i < self.size(); ++i) CheckInplaceResult(self[i], results[i]);
+  TXLA_COUNTER("FunctionalizedForeachInplace", 1);
+  for (size_t i = 0; i < self.size(); ++i) {
+    const at::Tensor target = self[i];
+    at::Tensor inner = fimpl::from_functional_tensor(target);
+    fimpl::replace_(target, results[i]);
+    fimpl::commit_update(target);
+    fimpl::sync(target);
+    fimpl::propagate_xla_data_direct(inner, fimpl::from_functional_tensor(target));
+  }
+}
+
 // These registrations replace PyTorch's kernels on purpose; the dispatcher's "Overriding a
 // previously registered kernel" warning for them is swallowed (static initializers in one file
 // run in order: silence, register, restore).
@@ -158,6 +313,8 @@ WarningScope silence_overrides(&quiet);
 TORCH_LIBRARY_IMPL(aten, Functionalize, m) {
   for (const char* name : kInplaceOps)
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&FunctionalizeInplace>());
+  for (const char* name : kForeachInplaceOps)
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&FunctionalizeForeachInplace>());
 }
 
 namespace {

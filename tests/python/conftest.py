@@ -45,6 +45,18 @@ class CounterDelta:
         return self.delta[name]
 
 
+def raises_as_eager(f, dev):
+    """f('cpu') and f(dev) both raise RuntimeError naming the same rule (the first words of eager's
+    message: "output with shape", "result type", "unsupported operation"), and the device still
+    works after."""
+    with pytest.raises(RuntimeError) as eager:
+        f('cpu')
+    with pytest.raises(RuntimeError) as lazy:
+        f(dev)
+    assert str(lazy.value).split()[:2] == str(eager.value).split()[:2], (lazy.value, eager.value)
+    assert float(torch.ones(1, device=dev).sum()) == 1.0
+
+
 @pytest.fixture
 def xla_env(monkeypatch):
     """Sets environment switches for one test: `xla_env(NAME='value', ...)`. The device reads its
