@@ -102,6 +102,54 @@ void CheckInplaceResult(const at::Tensor& self, const at::Tensor& result) {
               self.scalar_type());
 }
 
+// Whether a list holds functional tensors: all of them or none, as PyTorch requires.
+bool AreFunctionalTensors(const c10::List<at::Tensor>& list) {
+  size_t functional = 0;
+  for (const at::Tensor& t : list) functional += fimpl::isFunctionalTensor(t) ? 1 : 0;
+  TORCH_INTERNAL_ASSERT(functional == 0 || functional == list.size(),
+                        "Functionalization encountered a list of tensors where some are functional "
+                        "and some are not, which is not currently supported.");
+  return functional > 0;
+}
+
+// Arguments handed below functionalization: each functional tensor (alone or in a list) synced
+// and unwrapped.
+void UnwrapArguments(torch::jit::Stack* stack, size_t first) {
+  for (size_t i = first; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && fimpl::isFunctionalTensor(v.toTensor())) {
+      fimpl::sync(v.toTensor());
+      v = fimpl::from_functional_tensor(v.toTensor());
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> list = v.toTensorList();
+      if (!AreFunctionalTensors(list)) continue;
+      c10::List<at::Tensor> inner;
+      inner.reserve(list.size());
+      for (const at::Tensor& t : list) {
+        fimpl::sync(t);
+        inner.push_back(fimpl::from_functional_tensor(t));
+      }
+      v = std::move(inner);
+    }
+  }
+}
+
+// What the meta reference raised for a written-to tensor whose elements share memory.
+void CheckNoInternalOverlap(const at::Tensor& self) {
+  TORCH_CHECK(at::has_internal_overlap(self) != at::MemOverlap::Yes,
+              "unsupported operation: more than one element of the written-to tensor refers to a "
+              "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+// Makes `result` the new value of the functional tensor `self` (and of the views of its base).
+void CommitResult(const at::Tensor& self, const at::Tensor& result) {
+  at::Tensor inner = fimpl::from_functional_tensor(self);
+  fimpl::replace_(self, result);
+  fimpl::commit_update(self);
+  fimpl::sync(self);
+  fimpl::propagate_xla_data_direct(inner, fimpl::from_functional_tensor(self));
+}
+
 void FunctionalizeInplace(const c10::OperatorHandle& op, c10::DispatchKeySet keys,
                           torch::jit::Stack* stack) {
   const size_t num_args = op.schema().arguments().size();
@@ -130,16 +178,8 @@ void FunctionalizeInplace(const c10::OperatorHandle& op, c10::DispatchKeySet key
     op.callBoxed(stack);
     return;
   }
-  TORCH_CHECK(at::has_internal_overlap(self) != at::MemOverlap::Yes,
-              "unsupported operation: more than one element of the written-to tensor refers to a "
-              "single memory location. Please clone() the tensor before performing the operation.");
-  for (size_t i = first; i < stack->size(); ++i) {
-    c10::IValue& v = (*stack)[i];
-    if (v.isTensor() && fimpl::isFunctionalTensor(v.toTensor())) {
-      fimpl::sync(v.toTensor());
-      v = fimpl::from_functional_tensor(v.toTensor());
-    }
-  }
+  CheckNoInternalOverlap(self);
+  UnwrapArguments(stack, first);
   at::Tensor result;
   {
     at::AutoDispatchSkipFunctionalize guard;
@@ -149,44 +189,8 @@ void FunctionalizeInplace(const c10::OperatorHandle& op, c10::DispatchKeySet key
   }
   CheckInplaceResult(self, result);
   TXLA_COUNTER("FunctionalizedInplace", 1);
-  at::Tensor inner = fimpl::from_functional_tensor(self);
-  fimpl::replace_(self, result);
-  fimpl::commit_update(self);
-  fimpl::sync(self);
-  fimpl::propagate_xla_data_direct(inner, fimpl::from_functional_tensor(self));
+  CommitResult(self, result);
   stack->push_back(self);
-}
-
-// Whether a list holds functional tensors: all of them or none, as PyTorch requires.
-bool AreFunctionalTensors(const c10::List<at::Tensor>& list) {
-  size_t functional = 0;
-  for (const at::Tensor& t : list) functional += fimpl::isFunctionalTensor(t) ? 1 : 0;
-  TORCH_INTERNAL_ASSERT(functional == 0 || functional == list.size(),
-                        "Functionalization encountered a list of tensors where some are functional "
-                        "and some are not, which is not currently unsupported.");
-  return functional > 0;
-}
-
-// Arguments handed below functionalization: each functional tensor (alone or in a list) synced
-// and unwrapped.
-void UnwrapArguments(torch::jit::Stack* stack, size_t first) {
-  for (size_t i = first; i < stack->size(); ++i) {
-    c10::IValue& v = (*stack)[i];
-    if (v.isTensor() && fimpl::isFunctionalTensor(v.toTensor())) {
-      fimpl::sync(v.toTensor());
-      v = fimpl::from_functional_tensor(v.toTensor());
-    } else if (v.isTensorList()) {
-      c10::List<at::Tensor> list = v.toTensorList();
-      if (!AreFunctionalTensors(list)) continue;
-      c10::List<at::Tensor> inner;
-      inner.reserve(list.size());
-      for (const at::Tensor& t : list) {
-        fimpl::sync(t);
-        inner.push_back(fimpl::from_functional_tensor(t));
-      }
-      v = std::move(inner);
-    }
-  }
 }
 
 // Whether eager's tensor-by-tensor order matters: two tensors of `self` share memory (views of
@@ -263,10 +267,7 @@ void FunctionalizeForeachInplace(const c10::OperatorHandle& op, c10::DispatchKey
     op.callBoxed(stack);
     return;
   }
-  for (const at::Tensor& t : self)
-    TORCH_CHECK(at::has_internal_overlap(t) != at::MemOverlap::Yes,
-                "unsupported operation: more than one element of the written-to tensor refers to a "
-                "single memory location. Please clone() the tensor before performing the operation.");
+  for (const at::Tensor& t : self) CheckNoInternalOverlap(t);
   UnwrapArguments(stack, first);
   std::vector<at::Tensor> results;
   {
@@ -279,14 +280,7 @@ void FunctionalizeForeachInplace(const c10::OperatorHandle& op, c10::DispatchKey
               " tensors for ", self.size());
   for (size_t i = 0; i < self.size(); ++i) CheckInplaceResult(self[i], results[i]);
   TXLA_COUNTER("FunctionalizedForeachInplace", 1);
-  for (size_t i = 0; i < self.size(); ++i) {
-    const at::Tensor target = self[i];
-    at::Tensor inner = fimpl::from_functional_tensor(target);
-    fimpl::replace_(target, results[i]);
-    fimpl::commit_update(target);
-    fimpl::sync(target);
-    fimpl::propagate_xla_data_direct(inner, fimpl::from_functional_tensor(target));
-  }
+  for (size_t i = 0; i < self.size(); ++i) CommitResult(self[i], results[i]);
 }
 
 // These registrations replace PyTorch's kernels on purpose; the dispatcher's "Overriding a
