@@ -390,3 +390,27 @@ def test_kernels_are_named_by_content_shared_in_a_graph_and_reused_by_later_grap
     torch.testing.assert_close(got_losses, want_losses, **tol(dtype))
     for g, w in zip(got_params, want_params):
         torch.testing.assert_close(g, w, **tol(dtype))
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('shape', [(3, 5, 7, 2), (2, 4, 3, 3), (300, 7, 3, 3), (1, 1, 1, 1), (4, 0, 3, 3)])
+def test_dimensions_read_in_row_major_order_run_as_one_loop(dev, dtype, shape):
+    """An elementwise kernel whose operands are read at its own index, or broadcast along its
+    trailing dimensions (a per-channel scale), runs those dimensions as one loop
+    (KernelLoopsMerged); the forward and backward kernels of such an update compute eager's
+    values, with NaN and Inf, one element, empty, and 300 rows split across threads."""
+    torch.manual_seed(21)
+    x = torch.randn(shape, dtype=dtype)
+    if x.numel() >= 3:
+        x.view(-1)[:3] = torch.tensor([float('nan'), float('inf'), -float('inf')], dtype=dtype)
+    g = torch.randn(shape, dtype=dtype)
+    s = torch.randn(shape[1], dtype=dtype)
+
+    def fn(x, g, s):
+        return torch.tanh(x) * 0.5 - g * s[:, None, None] + torch.relu(g)
+
+    with CounterDelta('KernelLoopsMerged') as d:
+        got = run_both(fn, x, g, s, dev=dev)
+    assert_same(got[1], got[0], dtype)
+    if x.numel() >= 2:
+        assert d['KernelLoopsMerged'] > 0, d.delta

@@ -63,6 +63,9 @@ class Emitter {
                        const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split);
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
   bool KernelTransposesLastDimension(const Instruction& root);
+  // The first of the dimensions [k, rank) that the loop nest runs as one loop (rank: none).
+  size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
+  bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k);
   bool TransposesLastDimension(const Instruction& root);
   // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
   // split marker: a large source can then be built as several translation units in parallel.

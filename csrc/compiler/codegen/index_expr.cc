@@ -91,15 +91,20 @@ void IndexExpr::Normalize() {
                merged.end());
   terms_ = std::move(merged);
   // k*a*(y / a) + k*(y % a) == k*y for y >= 0: a reshape that undoes another leaves the index
-  // it started from.
+  // it started from. With y itself a quotient x / b, its own quotient y / a is x / (a*b) (Div
+  // folds nested divisions): k*a*(x / (a*b)) + k*((x / b) % a) == k*(x / b), which combines
+  // with k*b*... in turn (dimensions merged into one loop of three or more: codegen).
   for (size_t m = 0; m < terms_.size(); ++m) {
     const Atom& mod = *terms_[m].second;
     if (mod.kind != Kind::kMod || mod.arg.lo() < 0) continue;
     int64_t k = terms_[m].first;
+    const Atom* quotient = nullptr;
+    bool nested = mod.arg.SingleAtom(&quotient) && quotient->kind == Kind::kDiv && quotient->arg.lo() >= 0;
+    const IndexExpr& x = nested ? quotient->arg : mod.arg;
+    int64_t divisor = nested ? mod.a * quotient->a : mod.a;
     for (size_t d = 0; d < terms_.size(); ++d) {
       const Atom& div = *terms_[d].second;
-      if (div.kind != Kind::kDiv || div.a != mod.a || terms_[d].first != k * mod.a ||
-          div.arg.str() != mod.arg.str())
+      if (div.kind != Kind::kDiv || div.a != divisor || terms_[d].first != k * mod.a || div.arg.str() != x.str())
         continue;
       IndexExpr y = mod.arg;
       IndexExpr rest;

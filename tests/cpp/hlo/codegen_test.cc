@@ -147,7 +147,7 @@ TEST(CodegenTest, IdenticalKernelsAreEmittedOnce) {
   // Both instructions call it, on their own buffers.
   EXPECT_EQ(Count(parts.run, "  k_" + parts.kernels[0].hash + "("), 2u) << parts.run;
   // Value and buffer names are the kernel's own, not the instruction's.
-  EXPECT_NE(parts.kernels[0].text.find("buf0[(i0*32 + i1)] = v"), std::string::npos) << code;
+  EXPECT_NE(parts.kernels[0].text.find("buf0[i0] = v"), std::string::npos) << code;
   // The same kernel in another graph has the same name.
   std::string other = kTwoSquares;
   other.replace(other.find("%b = f32[64,32] multiply(%q, %q)"), 32, "%b = f32[64,32] add(%q, %q)");
@@ -190,6 +190,53 @@ TEST(CodegenTest, LargeLoopsSplitTheirOuterLoopAcrossThreads) {
   EXPECT_NE(big.find("for (int64_t i0 = lo; i0 < hi; ++i0)"), std::string::npos) << big;
   std::string small = Emit(add("8,8"));
   EXPECT_EQ(small.find("parallel_for(&"), std::string::npos) << small;
+}
+
+TEST(CodegenTest, DimensionsReadOnlyInRowMajorOrderRunAsOneLoop) {
+  // A 3x3 convolution weight's update with a per-channel scale: the kernel's width and height
+  // run as one loop of 9 (the scale is constant along them), the channels cannot join them.
+  const char* scaled = R"(HloModule m
+ENTRY %main {
+  %w = f32[8,16,3,3] parameter(0)
+  %g = f32[8,16,3,3] parameter(1)
+  %s = f32[16] parameter(2)
+  %bs = f32[8,16,3,3] broadcast(%s), dimensions={1}
+  %m = f32[8,16,3,3] multiply(%g, %bs)
+  %a = f32[8,16,3,3] subtract(%w, %m)
+  ROOT %t = (f32[8,16,3,3]) tuple(%a)
+}
+)";
+  metrics::Counter* merged = metrics::GetCounter("KernelLoopsMerged");
+  int64_t before = merged->Value();
+  std::string code = Emit(scaled);
+  EXPECT_EQ(merged->Value() - before, 1);
+  EXPECT_NE(code.find("for (int64_t i0 = 0; i0 < 8; ++i0)\n    for (int64_t i1 = 0; i1 < 16; ++i1)\n"
+                      "    for (int64_t i2 = 0; i2 < 9; ++i2)\n    {"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("const float v0 = buf1[i1];"), std::string::npos) << code;
+  EXPECT_NE(code.find("buf0[(i0*144 + i1*9 + i2)] = v"), std::string::npos) << code;
+  // Without the scale, the whole update is one loop.
+  std::string plain = scaled;
+  plain.replace(plain.find("%m = f32[8,16,3,3] multiply(%g, %bs)"), 36, "%m = f32[8,16,3,3] multiply(%g, %g)");
+  code = Emit(plain);
+  EXPECT_NE(code.find("for (int64_t i0 = 0; i0 < 1152; ++i0)\n    {"), std::string::npos) << code;
+  // A read through a transpose keeps its dimensions' loops.
+  std::string transposed = scaled;
+  transposed.replace(transposed.find("%m = f32[8,16,3,3] multiply(%g, %bs)"), 36,
+                     "%gt = f32[8,16,3,3] transpose(%g), dimensions={0,1,3,2}\n  %m = f32[8,16,3,3] multiply(%gt, %bs)");
+  before = merged->Value();
+  code = Emit(transposed);
+  EXPECT_EQ(merged->Value() - before, 0) << code;
+  EXPECT_NE(code.find("for (int64_t i3 = 0; i3 < 3; ++i3)"), std::string::npos) << code;
+  // Split across threads: the split dimension stays, the rest merge; the result builds.
+  std::string big = plain;
+  for (size_t at = big.find("8,16,3,3"); at != std::string::npos; at = big.find("8,16,3,3")) big.replace(at, 8, "512,64,3,3");
+  big.replace(big.find("f32[16]"), 7, "f32[64]");
+  code = Emit(big);
+  EXPECT_NE(code.find("for (int64_t i0 = lo; i0 < hi; ++i0)\n    for (int64_t i1 = 0; i1 < 576; ++i1)\n    {"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("buf0[(i0*576 + i1)] = v"), std::string::npos) << code;
+  EXPECT_NO_THROW(BuildSharedObject(code, "merged loops", WorkDirectory() + "/codegen_test_merged.so", 2));
 }
 
 }  // namespace

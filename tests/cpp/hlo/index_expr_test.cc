@@ -52,6 +52,27 @@ TEST(IndexExprTest, ReshapeOfARowIsTheLoopIndex) {
   EXPECT_EQ(Linearize(sub, {8, 64, 512}).str(), "(i0*512 + i1)");
 }
 
+TEST(IndexExprTest, ThreeOrMoreDimensionsTakenApartRecombine) {
+  // One loop over dimensions merged by the emitter: their row-major offset is the loop index.
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
+           {512, 3, 3}, {4, 5, 6, 7}, {2, 1, 3}, {16, 8, 8, 2, 3}}) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    IndexExpr f = IndexExpr::Var("f", n);
+    EXPECT_EQ(Linearize(Delinearize(f, dims), dims).str(), "f");
+    // And in a larger offset, with a stride and another variable.
+    IndexExpr j = IndexExpr::Var("j", 10);
+    EXPECT_EQ((Linearize(Delinearize(f, dims), dims) * 2 + j * (2 * n)).str(), "(f*2 + j*" + std::to_string(2 * n) + ")");
+  }
+  // Not a row-major offset: stays as it is (and equals the naive value).
+  IndexExpr f = IndexExpr::Var("f", 36);
+  Index parts = Delinearize(f, {4, 3, 3});
+  IndexExpr swapped = parts[0] * 9 + parts[2] * 3 + parts[1];
+  for (int64_t v = 0; v < 36; ++v)
+    EXPECT_EQ(swapped.Evaluate({{"f", v}}), (v / 9) * 9 + (v % 3) * 3 + (v / 3) % 3) << v;
+  EXPECT_NE(swapped.str(), "f");
+}
+
 TEST(IndexExprTest, RangesDecideClampsDivisionsAndRemainders) {
   IndexExpr i = IndexExpr::Var("i", 64);
   EXPECT_EQ(i.Clamp(0, 63).str(), "i");
