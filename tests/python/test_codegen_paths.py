@@ -414,3 +414,26 @@ def test_dimensions_read_in_row_major_order_run_as_one_loop(dev, dtype, shape):
     assert_same(got[1], got[0], dtype)
     if x.numel() >= 2:
         assert d['KernelLoopsMerged'] > 0, d.delta
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('shape', [(5, 6, 16, 16), (3, 4, 7, 9), (2, 3, 4, 4), (300, 2, 5, 5), (1, 1, 1, 1), (0, 3, 4, 4)])
+def test_trailing_reduced_dimensions_run_as_one_loop(dev, dtype, shape):
+    """Per-channel sums over (N, H, W), as batch norm's statistics and its backward take them:
+    H and W run as one reduced loop (KernelReducedLoopsMerged), with partial accumulators once it
+    is 32 long; values and gradients against eager, with NaN and Inf, one element, empty."""
+    torch.manual_seed(22)
+    x = torch.randn(shape, dtype=dtype)
+    y = torch.randn(shape, dtype=dtype)
+    if x.numel() >= 4:
+        x.view(-1)[1:4] = torch.tensor([float('nan'), float('inf'), -float('inf')], dtype=dtype)
+        x[:, 1:].clamp_(-3, 3)  # channel 0 carries the NaN; the others stay finite
+
+    def fn(x, y):
+        return torch.stack([torch.relu(x).sum(dim=(0, 2, 3)), (x * y).sum(dim=(0, 2, 3))])
+
+    with CounterDelta('KernelReducedLoopsMerged') as d:
+        got = run_both(fn, x, y, dev=dev)
+    assert_same(got[1], got[0], dtype)
+    if x.numel() >= 2 and shape[2] * shape[3] > 1:
+        assert d['KernelReducedLoopsMerged'] > 0, d.delta

@@ -289,17 +289,18 @@ size_t Emitter::MergedInnerDimensions(const Instruction& root, size_t first_cand
   std::vector<int64_t> identity(rank);
   for (size_t d = 0; d < rank; ++d) identity[d] = static_cast<int64_t>(d);
   for (size_t k = first_candidate; k + 1 < rank; ++k) {
-    bool ok = ReadsMergeable(root, identity, k);
-    for (const auto& [producer, fused_root] : inlined_) ok = ok && ReadsMergeable(*fused_root, identity, k);
+    bool ok = ReadsMergeable(root, identity, k, rank);
+    for (const auto& [producer, fused_root] : inlined_) ok = ok && ReadsMergeable(*fused_root, identity, k, rank);
     if (ok) return k;
   }
   return rank;
 }
 
 // Whether `i`, whose dimension j is the root's dimension root_dim_of[j], reads the root's
-// dimensions [k, rank) only as described above.
-bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k) {
-  size_t merged = current_output_->shape().rank() - k;
+// dimensions [k, root_rank) only as described above.
+bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k,
+                             size_t root_rank) {
+  size_t merged = root_rank - k;
   size_t n = root_dim_of.size(), reading = 0;
   for (int64_t d : root_dim_of) reading += static_cast<size_t>(d) >= k;
   if (reading == 0) return true;  // constant along the merged dimensions
@@ -308,19 +309,19 @@ bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& r
     if (root_dim_of[n - merged + t] != static_cast<int64_t>(k + t)) return false;
   // Read at the root's trailing dimensions in order: a buffer read recombines.
   auto param = fusion_params_.find(&i);
-  if (param != fusion_params_.end()) return ReadsMergeable(*param->second, root_dim_of, k);
+  if (param != fusion_params_.end()) return ReadsMergeable(*param->second, root_dim_of, k, root_rank);
   auto inlined = inlined_.find(&i);
-  if (inlined != inlined_.end()) return ReadsMergeable(*inlined->second, root_dim_of, k);
+  if (inlined != inlined_.end()) return ReadsMergeable(*inlined->second, root_dim_of, k, root_rank);
   if (Materialized(i) && &i != current_output_) return true;
   if (hlo::IsElementwise(i.opcode())) {
     for (const Instruction* op : i.operands())
-      if (!ReadsMergeable(*op, root_dim_of, k)) return false;
+      if (!ReadsMergeable(*op, root_dim_of, k, root_rank)) return false;
     return true;
   }
   if (i.opcode() == Opcode::kBroadcast) {
     std::vector<int64_t> sub;
     for (int64_t d : i.attrs().dimensions) sub.push_back(root_dim_of[d]);
-    return ReadsMergeable(*i.operand(0), sub, k);
+    return ReadsMergeable(*i.operand(0), sub, k, root_rank);
   }
   return false;
 }

@@ -65,7 +65,7 @@ class Emitter {
   bool KernelTransposesLastDimension(const Instruction& root);
   // The first of the dimensions [k, rank) that the loop nest runs as one loop (rank: none).
   size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
-  bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k);
+  bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k, size_t root_rank);
   bool TransposesLastDimension(const Instruction& root);
   // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
   // split marker: a large source can then be built as several translation units in parallel.
@@ -80,6 +80,7 @@ class Emitter {
   // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
   std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
   void EmitReduce(const Instruction& reduce, const std::string& out);
+  size_t MergedReducedDimensions(const Instruction& reduce, const std::vector<bool>& reduced);
   static std::string ReductionIdentity(const Instruction& reduce, const std::string& init);
   static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row
   static std::string AccumulatorType(const Instruction& reduce);

@@ -192,6 +192,29 @@ TEST(CodegenTest, LargeLoopsSplitTheirOuterLoopAcrossThreads) {
   EXPECT_EQ(small.find("parallel_for(&"), std::string::npos) << small;
 }
 
+TEST(CodegenTest, TrailingReducedDimensionsRunAsOneLoopWithPartialSums) {
+  // Batch norm's per-channel sum over (N, H, W): H and W are one loop of 256, long enough for
+  // the partial accumulators (16x16 alone were two loops of 16, summed one by one).
+  std::string text = kSumOverBatch;
+  text.replace(text.find("f32[128,512] parameter(0)"), 25, "f32[8,16,16,16] parameter(0)");
+  text.replace(text.find("f32[512] reduce"), 15, "f32[16] reduce");
+  text.replace(text.find("dimensions={0}"), 14, "dimensions={0,2,3}");
+  text.replace(text.find("(f32[512]) tuple"), 16, "(f32[16]) tuple");
+  metrics::Counter* merged = metrics::GetCounter("KernelReducedLoopsMerged");
+  int64_t before = merged->Value();
+  std::string code = Emit(text);
+  EXPECT_EQ(merged->Value() - before, 1);
+  EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 8; ++r0)\n      {\n      for (int64_t b = 0; b < 256; b += 16)\n"
+                      "      for (int64_t r2 = b; r2 < b + 16; ++r2) {"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("buf1[(o1*256 + r0*4096 + r2)]"), std::string::npos) << code;
+  // A kept dimension between reduced ones stays a loop of its own: only trailing ones merge.
+  text.replace(text.find("dimensions={0,2,3}"), 18, "dimensions={0,1,3}");
+  before = merged->Value();
+  code = Emit(text);
+  EXPECT_EQ(merged->Value() - before, 0) << code;
+}
+
 TEST(CodegenTest, DimensionsReadOnlyInRowMajorOrderRunAsOneLoop) {
   // A 3x3 convolution weight's update with a per-channel scale: the kernel's width and height
   // run as one loop of 9 (the scale is constant along them), the channels cannot join them.
