@@ -78,6 +78,16 @@ IndexExpr LinearExpr(const Index& idx, const std::vector<int64_t>& dims) {
 }
 std::string Linear(const Index& idx, const std::vector<int64_t>& dims) { return LinearExpr(idx, dims).str(); }
 
+Index DelinearizeExpr(const IndexExpr& offset, const std::vector<int64_t>& dims) {
+  Index out(dims.size());
+  int64_t stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    out[k] = offset.Div(stride).Mod(dims[k]);
+    stride *= dims[k];
+  }
+  return out;
+}
+
 // An element of a buffer. A predicate is read as a byte compared with 0: the compiler does not
 // vectorize arithmetic on a loaded bool (a 1-bit type to it), and selects on masks do.
 std::string Emitter::Load(const Instruction& buffer, const std::string& index) {
@@ -156,15 +166,7 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
         if (std::find(used_.begin(), used_.end(), src) == used_.end()) used_.push_back(src);
         return Load(*src, Linear(idx, i.shape().dims));
       }
-      const auto& in_dims = i.operand(0)->shape().dims;
-      IndexExpr lin = LinearExpr(idx, i.shape().dims);
-      Index sub(in_dims.size());
-      int64_t stride = 1;
-      for (int64_t k = static_cast<int64_t>(in_dims.size()) - 1; k >= 0; --k) {
-        sub[k] = lin.Div(stride).Mod(in_dims[k]);
-        stride *= in_dims[k];
-      }
-      return Value(*i.operand(0), sub);
+      return Value(*i.operand(0), DelinearizeExpr(LinearExpr(idx, i.shape().dims), i.operand(0)->shape().dims));
     }
     case Opcode::kSlice: {
       Index sub;

@@ -216,15 +216,13 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
     std::string v = "i" + std::to_string(k);
     auto [begin, end] = ranges[k];
     if (k == merged) {
+      std::vector<int64_t> inner(dims.begin() + static_cast<std::ptrdiff_t>(k), dims.end());
       int64_t extent = 1;
-      for (size_t d = k; d < rank; ++d) extent *= dims[d];
-      IndexExpr flat = IndexExpr::Var(v, extent);
-      for (size_t d = k; d < rank; ++d) {
-        extent /= dims[d];
-        idx.push_back(flat.Div(extent).Mod(dims[d]));
-      }
+      for (int64_t d : inner) extent *= d;
+      Index parts = DelinearizeExpr(IndexExpr::Var(v, extent), inner);
+      idx.insert(idx.end(), parts.begin(), parts.end());
       TXLA_COUNTER("KernelLoopsMerged", 1);
-      nest << indent << "  for (int64_t " << v << " = 0; " << v << " < " << flat.hi() + 1 << "; ++" << v << ")\n";
+      nest << indent << "  for (int64_t " << v << " = 0; " << v << " < " << extent << "; ++" << v << ")\n";
       break;
     }
     idx.push_back(IndexExpr::Var(v, begin, end));

@@ -38,6 +38,9 @@ std::string Literal(const hlo::Literal& literal, int64_t k, ElementType t);
 // The row-major offset of a multi-index, as source.
 IndexExpr LinearExpr(const Index& idx, const std::vector<int64_t>& dims);
 std::string Linear(const Index& idx, const std::vector<int64_t>& dims);
+// The multi-index into `dims` of a row-major offset (LinearExpr's inverse): quotients and
+// remainders, simplified by the offset's range.
+Index DelinearizeExpr(const IndexExpr& offset, const std::vector<int64_t>& dims);
 
 class Emitter {
  public:
@@ -63,7 +66,8 @@ class Emitter {
                        const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split);
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
   bool KernelTransposesLastDimension(const Instruction& root);
-  // The first of the dimensions [k, rank) that the loop nest runs as one loop (rank: none).
+  // The first of `root`'s dimensions [k, rank), k >= first_candidate, that a loop nest over its
+  // shape runs as one loop (rank: none).
   size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
   bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k, size_t root_rank);
   bool TransposesLastDimension(const Instruction& root);
@@ -80,7 +84,6 @@ class Emitter {
   // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
   std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
   void EmitReduce(const Instruction& reduce, const std::string& out);
-  size_t MergedReducedDimensions(const Instruction& reduce, const std::vector<bool>& reduced);
   static std::string ReductionIdentity(const Instruction& reduce, const std::string& init);
   static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row
   static std::string AccumulatorType(const Instruction& reduce);
