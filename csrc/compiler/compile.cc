@@ -19,6 +19,7 @@
 #include "compiler/passes/dce.h"
 #include "compiler/passes/float_normalization.h"
 #include "compiler/passes/fusion.h"
+#include "compiler/passes/sibling_reductions.h"
 #include "debug/config.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
@@ -34,13 +35,14 @@ void DumpAfter(const std::string& pass, const hlo::Module& module) {
   out << "// after " << pass << "\n" << hlo::ToText(module) << "\n";
 }
 
-// TXLA_DISABLE_PASSES=name,name: a debugging switch to bisect miscompiles.
-bool Enabled(const Pass& pass) {
-  std::string disabled = "," + debug::GetConfig().disable_passes + ",";
-  return disabled.find("," + pass.name() + ",") == std::string::npos;
-}
+bool Enabled(const Pass& pass) { return PassEnabled(pass.name()); }
 
 }  // namespace
+
+bool PassEnabled(const std::string& name) {
+  std::string disabled = "," + debug::GetConfig().disable_passes + ",";
+  return disabled.find("," + name + ",") == std::string::npos;
+}
 
 void RunPipeline(hlo::Module& module) {
   hlo::Verify(module);
@@ -67,6 +69,8 @@ void RunPipeline(hlo::Module& module) {
   if (Enabled(fusion)) fusion.Run(module);
   DumpAfter(fusion.name(), module);
   dce.Run(module);
+  SiblingReductions siblings;
+  if (Enabled(siblings) && siblings.Run(module)) DumpAfter(siblings.name(), module);
   hlo::Verify(module);
 }
 

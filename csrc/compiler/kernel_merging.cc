@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "compiler/passes/pass.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
@@ -22,7 +23,42 @@ bool CanWriteFrom(const hlo::Instruction* producer, const hlo::Instruction* cons
   return FusionReadsAtOwnIndexOnly(consumer, producer);
 }
 
+// Accumulators a sibling reduction kernel may keep per reduction: the row-reduction form keeps a
+// row of them on the stack for each (codegen's kMaxAccumulatorRow bounds one row at 2^15).
+constexpr int64_t kMaxSiblingAccumulators = 1 << 14;
+
 }  // namespace
+
+const hlo::Instruction* ReductionOf(const hlo::Instruction* fusion) {
+  if (fusion->opcode() != hlo::Opcode::kFusion || fusion->attrs().fusion_kind != hlo::FusionKind::kInput ||
+      fusion->shape().is_tuple)
+    return nullptr;
+  const hlo::Instruction* r = fusion->attrs().called.at(0)->root();
+  return r->opcode() == hlo::Opcode::kReduce && r->operands().size() == 2 ? r : nullptr;
+}
+
+bool AreSiblingReductions(const hlo::Instruction* a, const hlo::Instruction* b) {
+  const hlo::Instruction *ra = ReductionOf(a), *rb = ReductionOf(b);
+  if (!ra || !rb || a == b) return false;
+  const hlo::Shape& input = ra->operand(0)->shape();
+  if (input.dims != rb->operand(0)->shape().dims || a->shape().dims != b->shape().dims ||
+      a->shape().element_count() > kMaxSiblingAccumulators || input.element_count() == 0)
+    return false;
+  std::vector<int64_t> da = ra->attrs().dimensions, db = rb->attrs().dimensions;
+  std::sort(da.begin(), da.end());
+  std::sort(db.begin(), db.end());
+  if (da != db) return false;
+  // Next to each other, neither may read the other (a variance's sum reads the mean's).
+  auto reads = [](const hlo::Instruction* user, const hlo::Instruction* value) {
+    return std::find(user->operands().begin(), user->operands().end(), value) != user->operands().end();
+  };
+  if (reads(a, b) || reads(b, a)) return false;
+  for (const hlo::Instruction* op : a->operands())
+    if (op->shape().element_count() == input.element_count() &&
+        std::find(b->operands().begin(), b->operands().end(), op) != b->operands().end())
+      return true;
+  return false;
+}
 
 bool ReadAtOwnIndexOnly(const hlo::Instruction* fused_param, const hlo::Instruction* fused_root) {
   // Each instruction is checked once: a chain whose links read their operand twice (x * x,
@@ -66,6 +102,17 @@ MergedKernels FindMergedKernels(const hlo::Module& module) {
     for (const hlo::Instruction* p : producers) merged.writer[p] = consumer;
     TXLA_COUNTER("MultiOutputKernelExtraOutputs", static_cast<int64_t>(producers.size()));
     merged.extra_outputs[consumer] = std::move(producers);
+  }
+  // Sibling reductions next to each other (the pass placed them): the later one's kernel
+  // computes both.
+  auto order = entry.instructions();
+  for (size_t p = 0; PassEnabled("sibling-reductions") && p + 1 < order.size(); ++p) {
+    const hlo::Instruction *a = order[p], *b = order[p + 1];
+    if (merged.writer.count(a) || merged.extra_outputs.count(a) || !AreSiblingReductions(a, b)) continue;
+    merged.writer[a] = b;
+    merged.extra_outputs[b] = {a};
+    TXLA_COUNTER("SiblingReductionKernels", 1);
+    ++p;  // b writes a: it is no one's sibling again
   }
   return merged;
 }

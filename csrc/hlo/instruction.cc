@@ -121,6 +121,28 @@ void Computation::Remove(Instruction* instruction) {
                                    [&](const auto& p) { return p.get() == instruction; }));
 }
 
+void Computation::MoveBefore(Instruction* moved, Instruction* anchor) {
+  auto find = [&](const Instruction* i) {
+    return std::find_if(instructions_.begin(), instructions_.end(), [&](const auto& p) { return p.get() == i; });
+  };
+  auto from = find(moved), to = find(anchor);
+  if (from == instructions_.end() || to == instructions_.end())
+    throw std::logic_error("MoveBefore: not an instruction of computation " + name_);
+  // Moving later passes the instructions in [from + 1, to): none may use it. Moving earlier
+  // passes [to, from): none may be its operand.
+  auto passed_begin = from < to ? from + 1 : to, passed_end = from < to ? to : from;
+  for (auto it = passed_begin; it != passed_end; ++it) {
+    const Instruction* other = it->get();
+    const auto& depends = from < to ? other->operands_ : moved->operands_;
+    const Instruction* needed = from < to ? moved : other;
+    if (std::find(depends.begin(), depends.end(), needed) != depends.end())
+      throw std::logic_error("MoveBefore: moving " + moved->name() + " before " + anchor->name() +
+                             " would put an operand after its user " + (from < to ? other : moved)->name());
+  }
+  if (from < to) std::rotate(from, from + 1, to);
+  else if (from > to) std::rotate(to, from, from + 1);
+}
+
 void Computation::SortTopologically() {
   std::vector<std::unique_ptr<Instruction>> sorted;
   std::unordered_set<Instruction*> placed;

@@ -148,6 +148,9 @@ class Computation {
   Instruction* instruction_at(size_t k) const { return instructions_.at(k).get(); }
   // Removes an instruction that has no users and is not the root.
   void Remove(Instruction* instruction);
+  // Moves `moved` to just before `anchor` in the instruction list; throws if that would put an
+  // operand after its user (schedulers use it to place instructions that run together).
+  void MoveBefore(Instruction* moved, Instruction* anchor);
   // Re-sorts the instruction list so every operand precedes its users (after rewrites that
   // added operands late).
   void SortTopologically();

@@ -15,7 +15,10 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
 - expensive values (GELU's backward, a concatenation) computed once for several consumers
   instead of again in each (FusionExpensiveValuesComputedOnce);
 - loop kernels that also write the values they read at their own index (an optimizer's state
-  update written by the parameter update's kernel: MultiOutputKernelExtraOutputs).
+  update written by the parameter update's kernel: MultiOutputKernelExtraOutputs);
+- sibling reductions, two sums over the same loops of a tensor they both read, computed by one
+  kernel with an accumulator each (batch norm's and layer norm's backward sums:
+  SiblingReductionKernels).
 
 Counters count compilations (or library calls), so each test uses shapes of its own: a graph
 another test compiled first would come from the cache."""
@@ -50,6 +53,14 @@ def run_both(fn, *inputs, dev, grad=True):
         xm.mark_step()
         results.append((y.detach().cpu(), [g.cpu() for g in grads]))
     return results
+
+
+def eager_float64(fn, *inputs):
+    """run_both's CPU result computed in float64, in the inputs' dtype: the exact values a sum of
+    many float32 terms is held to."""
+    (y, grads), = run_both(lambda *xs: fn(*xs), *[x.double() for x in inputs], dev='cpu')[:1]
+    dtype = inputs[0].dtype
+    return y.to(dtype), [g.to(dtype) for g in grads]
 
 
 def assert_same(got, want, dtype):
@@ -437,3 +448,74 @@ def test_trailing_reduced_dimensions_run_as_one_loop(dev, dtype, shape):
     assert_same(got[1], got[0], dtype)
     if x.numel() >= 2 and shape[2] * shape[3] > 1:
         assert d['KernelReducedLoopsMerged'] > 0, d.delta
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('shape', [(4, 6, 5, 7), (16, 8, 16, 16), (300, 2, 3, 3), (2, 1, 1, 1)])
+def test_batch_norm_backward_sums_share_one_kernel(dev, dtype, shape):
+    """Batch norm's backward sums dy and dy * xhat over (N, H, W) in one kernel with two
+    accumulators (SiblingReductionKernels), the ReLU mask between read once for both; the input,
+    weight and bias gradients against eager, with NaN and Inf in channel 0, one element per
+    channel, and 300 images split across threads."""
+    torch.manual_seed(23)
+    x = torch.randn(shape, dtype=dtype)
+    if x[:, 0].numel() >= 3:
+        x[1 % shape[0], 0].view(-1)[:1] = float('nan')
+        x[0, 0].view(-1)[-1:] = float('inf')
+    w = torch.rand(shape[1], dtype=dtype) + 0.5
+    b = torch.randn(shape[1], dtype=dtype)
+
+    def fn(x, w, b):
+        return torch.relu(F.batch_norm(x, None, None, w, b, training=True))
+
+    with CounterDelta('SiblingReductionKernels') as d:
+        got = run_both(fn, x, w, b, dev=dev)
+    # Eager float32 sums 4096 terms per channel in float (its bias gradient 6e-4 from the exact
+    # one here); the device accumulates in double: both are held to eager float64.
+    assert_same(got[1], eager_float64(fn, x, w, b), dtype)
+    assert d['SiblingReductionKernels'] >= 1, d.delta
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('shape', [(3, 7, 40), (64, 128), (1, 33), (5, 1), (0, 16)])
+def test_layer_norm_backward_sums_share_kernels(dev, dtype, shape):
+    """Layer norm's backward sums g and g * xhat along each row (for the input's gradient) and dy
+    and dy * xhat down the columns (the bias and weight gradients): each pair is one kernel
+    (SiblingReductionKernels), with partial accumulators from 32 columns; gradients against eager,
+    with NaN and Inf in row 0, one column, and no rows at all."""
+    torch.manual_seed(24)
+    x = torch.randn(shape, dtype=dtype)
+    if x.numel() >= 3:
+        x.view(-1, shape[-1])[0, :2] = torch.tensor([float('nan'), float('inf')], dtype=dtype)[:shape[-1]]
+    w = torch.rand(shape[-1], dtype=dtype) + 0.5
+    b = torch.randn(shape[-1], dtype=dtype)
+
+    def fn(x, w, b):
+        return torch.tanh(F.layer_norm(x, shape[-1:], w, b))
+
+    with CounterDelta('SiblingReductionKernels') as d:
+        got = run_both(fn, x, w, b, dev=dev)
+    assert_same(got[1], eager_float64(fn, x, w, b), dtype)
+    if x.numel() > 0:
+        assert d['SiblingReductionKernels'] >= 1, d.delta
+
+
+def test_sibling_reductions_of_different_types_and_combiners(dev):
+    """A float sum and an integer count of the same tensor (one kernel, a double and an int64
+    accumulator), a max over the same dimensions beside them, and a product over other ones:
+    values and dtypes against eager, NaN and Inf included."""
+    torch.manual_seed(25)
+    x = torch.randn(50, 9, 3)
+    x[3, 2, 1] = float('nan')
+    x[7, 4, 0] = float('inf')
+    with CounterDelta('SiblingReductionKernels') as d:
+        got = []
+        for device in ('cpu', dev):
+            t = x.to(device)
+            outs = [t.sum((0, 2)), (t > 0).sum((0, 2)), t.amax((0, 2)), (t * 0.1 + 1).prod(0)]
+            xm.mark_step()
+            got.append([o.cpu() for o in outs])
+    for lazy, eager in zip(got[1], got[0]):
+        assert lazy.dtype == eager.dtype
+        torch.testing.assert_close(lazy, eager, equal_nan=True, rtol=1e-5, atol=1e-5)
+    assert d['SiblingReductionKernels'] >= 1, d.delta

@@ -53,11 +53,15 @@ void Emitter::EmitKernel(const Instruction& i) {
     return fused->root();
   };
   if (i.opcode() == Opcode::kFusion) root = map_fusion(i);
+  sibling_reductions_.clear();
   auto extra = plan_.merged.extra_outputs.find(&i);
   if (extra != plan_.merged.extra_outputs.end()) {
-    for (const Instruction* producer : extra->second) {
-      inlined_[producer] = map_fusion(*producer);
-      extra_outputs_.push_back(producer);
+    for (const Instruction* written : extra->second) {
+      // A reduction's kernel also computes its sibling (another accumulator in its loops); a
+      // loop kernel computes the producers it reads.
+      if (root->opcode() == Opcode::kReduce) sibling_reductions_.push_back(map_fusion(*written));
+      else inlined_[written] = map_fusion(*written);
+      extra_outputs_.push_back(written);
     }
   }
   // The loop nest becomes a function of its own whose buffers are __restrict__ parameters:

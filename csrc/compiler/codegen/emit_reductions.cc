@@ -22,14 +22,24 @@ std::string Emitter::Combiner(const Instruction& reduce, const std::string& acc,
   }
 }
 
+std::vector<Emitter::Reduction> Emitter::KernelReductions(const Instruction& reduce, const std::string& out) {
+  std::vector<Reduction> all = {{&reduce, "", out}};
+  for (size_t k = 0; k < sibling_reductions_.size(); ++k)
+    all.push_back({sibling_reductions_[k], std::to_string(k + 1), Buffer(*extra_outputs_[k])});
+  for (const Reduction& r : all)
+    if (r.reduce->operands().size() != 2) throw std::invalid_argument("codegen: variadic reduce");
+  return all;
+}
+
+// One loop nest over the reduction's input; a sibling reduction (kernel_merging.h) has the same
+// loops and gets an accumulator of its own (suffixed) in the same body.
 void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
-  if (reduce.operands().size() != 2) throw std::invalid_argument("codegen: variadic reduce");
-  const Instruction& input = *reduce.operand(0);
-  const auto& real_dims = input.shape().dims;
+  std::vector<Reduction> all = KernelReductions(reduce, out);
+  const auto& real_dims = reduce.operand(0)->shape().dims;
   std::vector<bool> reduced(real_dims.size(), false);
   for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
   if (size_t leading = RowReduceLeading(reduce)) {
-    EmitRowReduce(reduce, out, leading);
+    EmitRowReduce(all, leading);
     return;
   }
   // Trailing reduced dimensions that the input reads only in row-major order run as one loop,
@@ -37,10 +47,14 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
   // (N, H, W) then sum H*W contiguous elements into partial accumulators, which vectorizes: in
   // isolation, a channel sum of [16, 64, 16, 16] (ReLU's mask applied) took 88 us instead of 290
   // on an EPYC Milan. The loops run over `in_dims`; `real` takes an index of those apart into
-  // the input's own.
+  // the input's own. Siblings share the loops: dimensions merge where every input allows it.
   size_t trailing = real_dims.size();
   while (trailing > 0 && reduced[trailing - 1]) --trailing;
-  size_t merged = MergedInnerDimensions(input, trailing);
+  size_t merged = trailing;
+  for (const Reduction& r : all) merged = std::max(merged, MergedInnerDimensions(*r.reduce->operand(0), trailing));
+  for (const Reduction& r : all)
+    if (merged < real_dims.size() && MergedInnerDimensions(*r.reduce->operand(0), merged) != merged)
+      merged = real_dims.size();
   std::vector<int64_t> in_dims(real_dims.begin(), real_dims.begin() + static_cast<std::ptrdiff_t>(merged));
   std::vector<int64_t> merged_dims(real_dims.begin() + static_cast<std::ptrdiff_t>(merged), real_dims.end());
   if (!merged_dims.empty()) {
@@ -57,7 +71,6 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     out.insert(out.end(), parts.begin(), parts.end());
     return out;
   };
-  std::string type = CType(reduce.shape().type);
   out_ << "  {\n";
   Index out_idx, full(in_dims.size());
   for (size_t k = 0; k < in_dims.size(); ++k) {
@@ -73,20 +86,29 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
   out_ << "    {\n";
   body_.str("");
   memo_.clear();
-  std::string init = Value(*reduce.operand(1), {});
-  std::string acc_type = AccumulatorType(reduce);
-  out_ << body_.str() << "      " << acc_type << " acc = " << init << ";\n";
+  std::vector<std::string> inits;
+  for (const Reduction& r : all) inits.push_back(Value(*r.reduce->operand(1), {}));
+  out_ << body_.str();
+  for (size_t s = 0; s < all.size(); ++s)
+    out_ << "      " << AccumulatorType(*all[s].reduce) << " acc" << all[s].suffix << " = " << inits[s] << ";\n";
   // Reducing the contiguous last dimension: kPartials accumulators, each taking every
   // kPartials-th element, so the loop vectorizes (a single running total is one long chain of
   // dependent adds); they are combined into the total at the end, as eager's vectorized
   // reductions do.
   size_t last = in_dims.empty() ? 0 : in_dims.size() - 1;
-  std::string identity = ReductionIdentity(reduce, init);
-  bool partials = !in_dims.empty() && reduced[last] && in_dims[last] >= 2 * kPartials && !identity.empty();
+  bool partials = !in_dims.empty() && reduced[last] && in_dims[last] >= 2 * kPartials;
+  std::vector<std::string> identities;
+  for (size_t s = 0; s < all.size(); ++s) {
+    identities.push_back(ReductionIdentity(*all[s].reduce, inits[s]));
+    partials &= !identities.back().empty();
+  }
   if (partials) {
     TXLA_COUNTER("KernelReductionsWithPartials", 1);
-    out_ << "      " << acc_type << " part[" << kPartials << "];\n      for (int j = 0; j < " << kPartials
-         << "; ++j) part[j] = " << identity << ";\n";
+    for (size_t s = 0; s < all.size(); ++s) {
+      const std::string part = "part" + all[s].suffix;
+      out_ << "      " << AccumulatorType(*all[s].reduce) << " " << part << "[" << kPartials << "];\n      for (int j = 0; j < "
+           << kPartials << "; ++j) " << part << "[j] = " << identities[s] << ";\n";
+    }
   }
   for (size_t k = 0; k < in_dims.size(); ++k) {
     if (!reduced[k] || (partials && k == last)) continue;
@@ -94,37 +116,44 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     out_ << "      for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
     full[k] = IndexExpr::Var(v, in_dims[k]);
   }
-  out_ << "      {\n";
-  if (!partials) {
+  // Every reduction's value at `at`, then each combined into its slot ("acc" or a partial).
+  auto accumulate = [&](const Index& at, const std::string& slot_prefix, const std::string& slot_index) {
     body_.str("");
     memo_.clear();
-    std::string value = Value(input, real(full));
-    out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n";
+    std::vector<std::string> values;
+    for (const Reduction& r : all) values.push_back(Value(*r.reduce->operand(0), real(at)));
+    out_ << body_.str();
+    for (size_t s = 0; s < all.size(); ++s) {
+      std::string slot = slot_prefix + all[s].suffix + slot_index;
+      out_ << "        " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
+    }
+  };
+  out_ << "      {\n";
+  if (!partials) {
+    accumulate(full, "acc", "");
   } else {
     int64_t n = in_dims[last], whole = n - n % kPartials;
     std::string v = "r" + std::to_string(last);
     out_ << "      for (int64_t b = 0; b < " << whole << "; b += " << kPartials << ")\n"
          << "      for (int64_t " << v << " = b; " << v << " < b + " << kPartials << "; ++" << v << ") {\n";
     full[last] = IndexExpr::Var(v, 0, whole);
-    body_.str("");
-    memo_.clear();
-    std::string value = Value(input, real(full));
-    std::string slot = "part[" + v + " - b]";
-    out_ << body_.str() << "        " << slot << " = " << Combiner(reduce, slot, value) << ";\n      }\n";
+    accumulate(full, "part", "[" + v + " - b]");
+    out_ << "      }\n";
     if (whole < n) {
       out_ << "      for (int64_t " << v << " = " << whole << "; " << v << " < " << n << "; ++" << v << ") {\n";
       full[last] = IndexExpr::Var(v, whole, n);
-      body_.str("");
-      memo_.clear();
-      value = Value(input, real(full));
-      out_ << body_.str() << "        acc = " << Combiner(reduce, "acc", value) << ";\n      }\n";
+      accumulate(full, "acc", "");
+      out_ << "      }\n";
     }
   }
   out_ << "      }\n";
   if (partials)
-    out_ << "      for (int j = 0; j < " << kPartials << "; ++j) acc = " << Combiner(reduce, "acc", "part[j]") << ";\n";
-  out_ << "      " << out << "[" << Linear(out_idx, reduce.shape().dims) << "] = "
-       << Stored(reduce.shape().type, "(" + type + ")acc") << ";\n";
+    for (const Reduction& r : all)
+      out_ << "      for (int j = 0; j < " << kPartials << "; ++j) acc" << r.suffix << " = "
+           << Combiner(*r.reduce, "acc" + r.suffix, "part" + r.suffix + "[j]") << ";\n";
+  for (const Reduction& r : all)
+    out_ << "      " << r.out << "[" << Linear(out_idx, r.reduce->shape().dims) << "] = "
+         << Stored(r.reduce->shape().type, "(" + std::string(CType(r.reduce->shape().type)) + ")acc" + r.suffix) << ";\n";
   out_ << "    }\n  }\n";
 }
 
@@ -169,7 +198,8 @@ size_t Emitter::RowReduceLeading(const Instruction& reduce) {
   return rows ? leading : 0;
 }
 
-void Emitter::EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading) {
+void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
+  const Instruction& reduce = *all[0].reduce;
   const Instruction& input = *reduce.operand(0);
   const auto& in_dims = input.shape().dims;
   const auto& out_dims = reduce.shape().dims;
@@ -185,10 +215,14 @@ void Emitter::EmitRowReduce(const Instruction& reduce, const std::string& out, s
   out_ << "  {\n";
   body_.str("");
   memo_.clear();
-  std::string init = Value(*reduce.operand(1), {});
+  std::vector<std::string> inits;
+  for (const Reduction& r : all) inits.push_back(Value(*r.reduce->operand(1), {}));
   out_ << body_.str();
-  out_ << "    " << AccumulatorType(reduce) << " acc[" << count << "];\n";
-  out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) acc[o] = " << init << ";\n";
+  for (size_t s = 0; s < all.size(); ++s) {
+    const std::string acc = "acc" + all[s].suffix;
+    out_ << "    " << AccumulatorType(*all[s].reduce) << " " << acc << "[" << count << "];\n";
+    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << acc << "[o] = " << inits[s] << ";\n";
+  }
   Index full(in_dims.size()), out_idx;
   for (size_t k = 0; k < leading; ++k) {
     std::string v = "r" + std::to_string(k);
@@ -212,12 +246,20 @@ void Emitter::EmitRowReduce(const Instruction& reduce, const std::string& out, s
   out_ << "    {\n";
   body_.str("");
   memo_.clear();
-  std::string value = Value(input, full);
-  std::string slot = "acc[" + Linear(out_idx, out_dims) + "]";
-  out_ << body_.str() << "      " << slot << " = " << Combiner(reduce, slot, value) << ";\n";
+  std::vector<std::string> values;
+  for (const Reduction& r : all) values.push_back(Value(*r.reduce->operand(0), full));
+  out_ << body_.str();
+  for (size_t s = 0; s < all.size(); ++s) {
+    std::string slot = "acc" + all[s].suffix + "[" + Linear(out_idx, out_dims) + "]";
+    out_ << "      " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
+  }
   out_ << "    }\n";
-  out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << out << "[o] = "
-       << Stored(reduce.shape().type, "(" + std::string(CType(reduce.shape().type)) + ")acc[o]") << ";\n  }\n";
+  for (const Reduction& r : all) {
+    ElementType t = r.reduce->shape().type;
+    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << r.out << "[o] = "
+         << Stored(t, "(" + std::string(CType(t)) + ")acc" + r.suffix + "[o]") << ";\n";
+  }
+  out_ << "  }\n";
 }
 
 Emitter::WindowRead Emitter::ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,

@@ -83,6 +83,13 @@ class Emitter {
 
   // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
   std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
+  // The reductions a reduction kernel computes in one set of loops: its own, then its siblings'
+  // (kernel_merging.h), each with its accumulator's name suffix and its output buffer.
+  struct Reduction {
+    const Instruction* reduce;
+    std::string suffix, out;
+  };
+  std::vector<Reduction> KernelReductions(const Instruction& reduce, const std::string& out);
   void EmitReduce(const Instruction& reduce, const std::string& out);
   static std::string ReductionIdentity(const Instruction& reduce, const std::string& init);
   static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row
@@ -92,7 +99,7 @@ class Emitter {
   static constexpr int64_t kMaxAccumulatorRow = 1 << 15;
   static constexpr int64_t kRowBlock = 16;
   static size_t RowReduceLeading(const Instruction& reduce);
-  void EmitRowReduce(const Instruction& reduce, const std::string& out, size_t leading);
+  void EmitRowReduce(const std::vector<Reduction>& reductions, size_t leading);
   // One position of a window at output index `idx`: where it reads (clamped into the input), the
   // condition that it lies in the input (empty when the index ranges prove it always does), and
   // whether it lies in the padding for every output.
@@ -153,6 +160,9 @@ class Emitter {
   // Producers the kernel being emitted also writes (kernel_merging.h) -> their fused roots.
   std::map<const Instruction*, const Instruction*> inlined_;
   std::vector<const Instruction*> extra_outputs_;
+  // The fused roots of the sibling reductions the kernel being emitted also computes, in the
+  // order of extra_outputs_.
+  std::vector<const Instruction*> sibling_reductions_;
   int next_var_ = 0;
 };
 

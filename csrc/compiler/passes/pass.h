@@ -14,4 +14,8 @@ class Pass {
   virtual bool Run(hlo::Module& module) = 0;
 };
 
+// Whether TXLA_DISABLE_PASSES (a debugging switch to bisect miscompiles) leaves the pass `name`
+// on: checked by the pipeline, and by later stages that act on a pass's result.
+bool PassEnabled(const std::string& name);
+
 }  // namespace txla::compiler
