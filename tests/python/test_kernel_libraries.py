@@ -1,6 +1,7 @@
 """Library paths of the compiled code: float32 convolutions through oneDNN (the default when the
-build found it) and through im2col + OpenBLAS (TXLA_CONV_LIBRARY=im2col, and float64, and the
-geometries oneDNN cannot express); float32 products through MKL, oneDNN and OpenBLAS
+build found it) and through im2col + GEMM (TXLA_CONV_LIBRARY=im2col, float64, the geometries
+oneDNN cannot express, and the filter gradients of convolutions whose weights outweigh their
+images); float32 products through MKL, oneDNN and OpenBLAS
 (TXLA_GEMM_LIBRARY); each against eager, values and gradients."""
 import os
 
@@ -29,6 +30,17 @@ def _conv_and_grads(x, w, kwargs):
     g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
     (y * g).sum().backward()
     return y, x.grad, w.grad
+
+
+def _matches_eager(dev, x, w, kwargs, *counters):
+    """The device's convolution and both gradients equal eager's (NaN and Inf where they reach);
+    returns how much the named counters grew."""
+    want = _conv_and_grads(x, w, kwargs)
+    with CounterDelta(*counters) as d:
+        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), kwargs)]
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=2e-3, equal_nan=True)
+    return d
 
 
 @pytest.mark.parametrize('library', ['onednn', 'im2col'])
@@ -70,17 +82,36 @@ def test_onednn_convolutions_split_over_threads_match_eager(dev, geometry):
     torch.manual_seed(0)
     x, w = torch.randn(xs), torch.randn(ws)
     x[0, 0, 3, 4] = float('nan')  # reaches every output channel of image 0 near it, and dw
-    want = _conv_and_grads(x, w, kwargs)
-    with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionParts') as d:
-        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), kwargs)]
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=2e-3, equal_nan=True)
+    d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnConvolutionParts')
     assert d['OneDnnConvolution'] == 3
     threads = int(os.environ.get('TXLA_NUM_THREADS') or os.cpu_count())
     if threads >= 2:
         grouped, batched = kwargs.get('groups', 1) > 1, xs[0] >= threads
         split_passes = 2 * (batched or not grouped) + (not grouped)  # forward + input grad, filter grad
         assert d['OneDnnConvolutionParts'] == split_passes * threads
+
+
+# Weights that outweigh the images 8 times or more (ResNet-18's last stage: 2x2 images, 512x512x3x3
+# weights): the filter gradient is one GEMM over im2col columns (ConvFilterGradientsByGemm), the
+# forward pass and the input gradient stay on oneDNN.
+BY_GEMM_GEOMETRIES = [
+    ((4, 64, 2, 2), (64, 64, 3, 3), dict(padding=1)),  # 36864 weights, 2048 image elements
+    ((2, 32, 4, 4), (64, 32, 3, 3), dict(stride=2, padding=1)),
+    ((2, 64, 3, 3), (64, 32, 3, 3), dict(padding=1, groups=2)),  # exactly 8 times
+    ((1, 48, 5, 5), (40, 48, 3, 3), dict(stride=2, dilation=2)),  # a 1x1 output
+]
+
+
+@pytest.mark.parametrize('geometry', BY_GEMM_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_filter_gradients_of_weight_heavy_convolutions_are_one_gemm(dev, geometry):
+    xs, ws, kwargs = geometry
+    torch.manual_seed(3)
+    x, w = torch.randn(xs), torch.randn(ws)
+    x[0, 0, 1, 1] = float('nan')  # every weight of input channel 0 that reads it, in every group
+    x[-1, -1, 0, 0] = float('inf')
+    d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'ConvFilterGradientsByGemm')
+    assert d['ConvFilterGradientsByGemm'] == 1
+    assert d['OneDnnConvolution'] == (2 if _onednn_built() else 0)
 
 
 def _onednn_built():

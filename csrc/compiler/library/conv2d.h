@@ -1,5 +1,6 @@
-// 2-D convolution (NCHW input, OIHW kernel) and its two gradients as im2col + GEMM (OpenBLAS),
-// images spread over threads. Generated code reaches these through the support table; the
+// 2-D convolution (NCHW input, OIHW kernel) and its two gradients: float32 through oneDNN
+// (conv2d_onednn.h) where it is faster, otherwise as im2col + GEMM (gemm.h), images spread over
+// threads. Generated code reaches these through the support table; the
 // geometry comes as an int64 array laid out as Conv2dGeometry.
 #pragma once
 
@@ -14,6 +15,14 @@ struct Conv2dGeometry {
 };
 constexpr int kConv2dGeometryFields = 16;
 Conv2dGeometry Conv2dGeometryFrom(const int64_t* fields);
+
+// Elements of the weights and of the images (input and output) a convolution touches: which
+// outweighs the other decides how its library call is split over threads and which library
+// computes its filter gradient.
+struct Conv2dFootprint {
+  double weights, images;
+};
+Conv2dFootprint FootprintOf(const Conv2dGeometry& g);
 
 // y[n, o, oh, ow] = sum over (c, kh, kw) of x[n, c, ih, iw] * w[o, c, kh, kw]
 template <typename T>

@@ -205,9 +205,8 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
   // (ResNet-18's last stage: 16 2x2 images against 9 MB of weights, where splitting images
   // doubled the weights' reorder and ran at half eager's speed).
   const bool channels = g.groups == 1;
-  const double weights = static_cast<double>(g.out_channels) * g.in_channels / g.groups * g.kernel_h * g.kernel_w;
-  const double images = static_cast<double>(g.batch) * (g.in_channels * g.in_h * g.in_w + g.out_channels * g.out_h * g.out_w);
-  const bool images_first = g.batch >= threads && (!channels || images >= weights);
+  const Conv2dFootprint footprint = FootprintOf(g);
+  const bool images_first = g.batch >= threads && (!channels || footprint.images >= footprint.weights);
   switch (pass) {
     case Pass::kForward:
       return images_first ? by_images() : channels ? by_outputs() : std::vector<Part>{whole};
