@@ -183,19 +183,13 @@ std::pair<Instruction*, Instruction*> SortAlong(LoweringContext& c, Instruction*
   return {x, order};
 }
 
-Instruction* TakeAlong(LoweringContext& c, Instruction* x, Instruction* index, int64_t dim) {
-  hlo::Attributes a;
-  a.dimensions = {dim};
-  a.index = 1;  // along
-  return c.Add(Opcode::kGather, hlo::Shape::Array(x->shape().type, index->shape().dims), {x, index}, a);
-}
 
 Outs Sort(LoweringContext& c, const ir::Node& n) {  // sort(self, dim, descending)
   Instruction* x = c.Operand(n, 0);
   if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};
   int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
   auto [values, order] = SortAlong(c, x, dim, c.ConstArg(n, 2).toBool());
-  return {TakeAlong(c, values, order, dim), order};
+  return {c.TakeAlong(values, order, dim), order};
 }
 
 Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, largest, sorted)
@@ -209,7 +203,7 @@ Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, larges
   std::vector<int64_t> dims = x->shape().dims;
   dims[dim] = k;
   Instruction* top = c.Add(Opcode::kSlice, hlo::Shape::Array(ElementType::kS64, dims), {order}, a);
-  return {TakeAlong(c, values, top, dim), top};
+  return {c.TakeAlong(values, top, dim), top};
 }
 
 }  // namespace

@@ -267,6 +267,13 @@ hlo::Instruction* LoweringContext::Dot(hlo::Instruction* lhs, hlo::Instruction* 
 }
 
 // Gather and scatter in "select" mode (index 0): one index per row of `dim`.
+hlo::Instruction* LoweringContext::TakeAlong(hlo::Instruction* x, hlo::Instruction* index, int64_t dim) {
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = 1;  // along
+  return Add(hlo::Opcode::kGather, hlo::Shape::Array(x->shape().type, index->shape().dims), {x, index}, a);
+}
+
 hlo::Instruction* LoweringContext::TakeRows(hlo::Instruction* x, hlo::Instruction* index, int64_t dim) {
   std::vector<int64_t> dims = x->shape().dims;
   dims[dim] = index->shape().dims.at(0);

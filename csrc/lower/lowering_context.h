@@ -74,6 +74,8 @@ class LoweringContext {
   // Rows `index` (1-D, s64, in range) of dimension `dim` of x, and the adjoint: `updates` added
   // into rows `index` of `self` (repeated rows accumulate).
   hlo::Instruction* TakeRows(hlo::Instruction* x, hlo::Instruction* index, int64_t dim);
+  // x read along dimension `dim` at `index` (s64, shaped like the result; torch.gather).
+  hlo::Instruction* TakeAlong(hlo::Instruction* x, hlo::Instruction* index, int64_t dim);
   hlo::Instruction* AddRows(hlo::Instruction* self, hlo::Instruction* index, hlo::Instruction* updates,
                             int64_t dim);
 

@@ -150,7 +150,7 @@ def test_float64_convolutions_use_im2col(dev):
 
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
 @pytest.mark.parametrize('geometry', [
-    ((2, 3, 32, 32), 3, 2, 1, 1),  # ResNet's stem pool: borders checked, the interior not
+    ((2, 3, 32, 32), 3, 2, 1, 1),  # ResNet's stem pool
     ((16, 64, 32, 32), 3, 2, 1, 1),  # large enough to split planes across threads
     ((1, 2, 7, 9), 3, 1, 1, 1),
     ((2, 2, 10, 11), 2, 2, 1, 1),
@@ -176,6 +176,34 @@ def test_padded_max_pool_indices_values_and_gradients(dev, dtype, geometry):
     assert torch.equal(i1, i0)
     torch.testing.assert_close(y1, y0, equal_nan=True)
     torch.testing.assert_close(g1, g0, equal_nan=True)
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_max_pool_values_are_the_inputs_at_their_indices(dev, dtype):
+    """The pooled values are read from the input at the indices the library call finds: a tie
+    keeps the first maximum (-0.0 before 0.0 stays -0.0), a window of -inf pools to -inf,
+    ceil_mode's windows that run past the input and unbatched inputs read in range; values,
+    indices and gradients as eager's."""
+    x = torch.randn(2, 3, 7, 7, dtype=dtype)
+    x[0, 0] = -float('inf')
+    x[0, 1, :2, :2] = torch.tensor([[-0.0, 0.0], [0.0, -0.0]], dtype=dtype)
+    x[0, 1, 2:, :] = -1
+    x[0, 1, :, 2:] = -1
+    cases = [(x, dict(kernel_size=3, stride=2, ceil_mode=True)),
+             (x, dict(kernel_size=2, stride=2, padding=1)),
+             (x[1], dict(kernel_size=3, stride=2, padding=1))]  # unbatched
+    for inp, kwargs in cases:
+        results = []
+        for device in ('cpu', dev):
+            xd = inp.detach().clone().to(device).requires_grad_()
+            y, i = F.max_pool2d(xd, return_indices=True, **kwargs)
+            y.backward(torch.linspace(-1, 1, y.numel(), dtype=dtype).reshape(y.shape).to(device))
+            results.append((y.detach().cpu(), i.cpu(), xd.grad.cpu()))
+        (y0, i0, g0), (y1, i1, g1) = results
+        assert torch.equal(i1, i0), kwargs
+        assert torch.equal(torch.signbit(y1), torch.signbit(y0)), kwargs
+        torch.testing.assert_close(y1, y0, equal_nan=True)
+        torch.testing.assert_close(g1, g0, equal_nan=True)
 
 
 # Products in every operand layout the lowering emits (row-major, each operand plain or
