@@ -104,11 +104,12 @@ MergedKernels FindMergedKernels(const hlo::Module& module) {
     merged.extra_outputs[consumer] = std::move(producers);
   }
   // Sibling reductions next to each other (the pass placed them): the later one's kernel
-  // computes both.
+  // computes both. Reductions are in none of the loop kernels' pairs above.
+  if (!PassEnabled("sibling-reductions")) return merged;
   auto order = entry.instructions();
-  for (size_t p = 0; PassEnabled("sibling-reductions") && p + 1 < order.size(); ++p) {
+  for (size_t p = 0; p + 1 < order.size(); ++p) {
     const hlo::Instruction *a = order[p], *b = order[p + 1];
-    if (merged.writer.count(a) || merged.extra_outputs.count(a) || !AreSiblingReductions(a, b)) continue;
+    if (!AreSiblingReductions(a, b)) continue;
     merged.writer[a] = b;
     merged.extra_outputs[b] = {a};
     TXLA_COUNTER("SiblingReductionKernels", 1);

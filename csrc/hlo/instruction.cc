@@ -128,19 +128,18 @@ void Computation::MoveBefore(Instruction* moved, Instruction* anchor) {
   auto from = find(moved), to = find(anchor);
   if (from == instructions_.end() || to == instructions_.end())
     throw std::logic_error("MoveBefore: not an instruction of computation " + name_);
-  // Moving later passes the instructions in [from + 1, to): none may use it. Moving earlier
-  // passes [to, from): none may be its operand.
-  auto passed_begin = from < to ? from + 1 : to, passed_end = from < to ? to : from;
-  for (auto it = passed_begin; it != passed_end; ++it) {
-    const Instruction* other = it->get();
-    const auto& depends = from < to ? other->operands_ : moved->operands_;
-    const Instruction* needed = from < to ? moved : other;
-    if (std::find(depends.begin(), depends.end(), needed) != depends.end())
+  auto refuse_if_uses = [&](const Instruction* user, const Instruction* value) {
+    if (std::find(user->operands_.begin(), user->operands_.end(), value) != user->operands_.end())
       throw std::logic_error("MoveBefore: moving " + moved->name() + " before " + anchor->name() +
-                             " would put an operand after its user " + (from < to ? other : moved)->name());
+                             " would put " + value->name() + " after its user " + user->name());
+  };
+  if (from < to) {  // later: nothing it passes may use it
+    for (auto it = from + 1; it != to; ++it) refuse_if_uses(it->get(), moved);
+    std::rotate(from, from + 1, to);
+  } else if (from > to) {  // earlier: nothing it passes may be its operand
+    for (auto it = to; it != from; ++it) refuse_if_uses(moved, it->get());
+    std::rotate(to, from, from + 1);
   }
-  if (from < to) std::rotate(from, from + 1, to);
-  else if (from > to) std::rotate(to, from, from + 1);
 }
 
 void Computation::SortTopologically() {

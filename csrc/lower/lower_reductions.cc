@@ -183,7 +183,6 @@ std::pair<Instruction*, Instruction*> SortAlong(LoweringContext& c, Instruction*
   return {x, order};
 }
 
-
 Outs Sort(LoweringContext& c, const ir::Node& n) {  // sort(self, dim, descending)
   Instruction* x = c.Operand(n, 0);
   if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};

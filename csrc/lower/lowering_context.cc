@@ -266,7 +266,6 @@ hlo::Instruction* LoweringContext::Dot(hlo::Instruction* lhs, hlo::Instruction* 
   return Add(hlo::Opcode::kDot, hlo::Shape::Array(lhs->shape().type, out), {lhs, rhs}, attrs);
 }
 
-// Gather and scatter in "select" mode (index 0): one index per row of `dim`.
 hlo::Instruction* LoweringContext::TakeAlong(hlo::Instruction* x, hlo::Instruction* index, int64_t dim) {
   hlo::Attributes a;
   a.dimensions = {dim};
@@ -274,6 +273,7 @@ hlo::Instruction* LoweringContext::TakeAlong(hlo::Instruction* x, hlo::Instructi
   return Add(hlo::Opcode::kGather, hlo::Shape::Array(x->shape().type, index->shape().dims), {x, index}, a);
 }
 
+// Gather and scatter in "select" mode (index 0): one index per row of `dim`.
 hlo::Instruction* LoweringContext::TakeRows(hlo::Instruction* x, hlo::Instruction* index, int64_t dim) {
   std::vector<int64_t> dims = x->shape().dims;
   dims[dim] = index->shape().dims.at(0);

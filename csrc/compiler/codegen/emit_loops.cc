@@ -46,6 +46,7 @@ void Emitter::EmitKernel(const Instruction& i) {
   fusion_params_.clear();
   inlined_.clear();
   extra_outputs_.clear();
+  sibling_reductions_.clear();
   auto map_fusion = [&](const Instruction& fusion) {
     const hlo::Computation* fused = fusion.attrs().called.at(0);
     for (const Instruction* p : fused->parameters())
@@ -53,7 +54,6 @@ void Emitter::EmitKernel(const Instruction& i) {
     return fused->root();
   };
   if (i.opcode() == Opcode::kFusion) root = map_fusion(i);
-  sibling_reductions_.clear();
   auto extra = plan_.merged.extra_outputs.find(&i);
   if (extra != plan_.merged.extra_outputs.end()) {
     for (const Instruction* written : extra->second) {

@@ -31,6 +31,17 @@ std::vector<Emitter::Reduction> Emitter::KernelReductions(const Instruction& red
   return all;
 }
 
+// Operand `operand` (0: the input, 1: the init value) of every reduction at `idx`: their
+// statements written into the kernel, their names returned in the reductions' order.
+std::vector<std::string> Emitter::EmitOperands(const std::vector<Reduction>& all, size_t operand, const Index& idx) {
+  body_.str("");
+  memo_.clear();
+  std::vector<std::string> values;
+  for (const Reduction& r : all) values.push_back(Value(*r.reduce->operand(operand), idx));
+  out_ << body_.str();
+  return values;
+}
+
 // One loop nest over the reduction's input; a sibling reduction (kernel_merging.h) has the same
 // loops and gets an accumulator of its own (suffixed) in the same body.
 void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
@@ -84,11 +95,7 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     full[k] = out_idx.back();
   }
   out_ << "    {\n";
-  body_.str("");
-  memo_.clear();
-  std::vector<std::string> inits;
-  for (const Reduction& r : all) inits.push_back(Value(*r.reduce->operand(1), {}));
-  out_ << body_.str();
+  const std::vector<std::string> inits = EmitOperands(all, 1, {});
   for (size_t s = 0; s < all.size(); ++s)
     out_ << "      " << AccumulatorType(*all[s].reduce) << " acc" << all[s].suffix << " = " << inits[s] << ";\n";
   // Reducing the contiguous last dimension: kPartials accumulators, each taking every
@@ -118,11 +125,7 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
   }
   // Every reduction's value at `at`, then each combined into its slot ("acc" or a partial).
   auto accumulate = [&](const Index& at, const std::string& slot_prefix, const std::string& slot_index) {
-    body_.str("");
-    memo_.clear();
-    std::vector<std::string> values;
-    for (const Reduction& r : all) values.push_back(Value(*r.reduce->operand(0), real(at)));
-    out_ << body_.str();
+    const std::vector<std::string> values = EmitOperands(all, 0, real(at));
     for (size_t s = 0; s < all.size(); ++s) {
       std::string slot = slot_prefix + all[s].suffix + slot_index;
       out_ << "        " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
@@ -213,11 +216,7 @@ void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
   std::string first = parallel_ ? "lo" + scale : "0";
   std::string past = parallel_ ? "hi" + scale : std::to_string(count);
   out_ << "  {\n";
-  body_.str("");
-  memo_.clear();
-  std::vector<std::string> inits;
-  for (const Reduction& r : all) inits.push_back(Value(*r.reduce->operand(1), {}));
-  out_ << body_.str();
+  const std::vector<std::string> inits = EmitOperands(all, 1, {});
   for (size_t s = 0; s < all.size(); ++s) {
     const std::string acc = "acc" + all[s].suffix;
     out_ << "    " << AccumulatorType(*all[s].reduce) << " " << acc << "[" << count << "];\n";
@@ -244,11 +243,7 @@ void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
     out_idx.push_back(full[k]);
   }
   out_ << "    {\n";
-  body_.str("");
-  memo_.clear();
-  std::vector<std::string> values;
-  for (const Reduction& r : all) values.push_back(Value(*r.reduce->operand(0), full));
-  out_ << body_.str();
+  const std::vector<std::string> values = EmitOperands(all, 0, full);
   for (size_t s = 0; s < all.size(); ++s) {
     std::string slot = "acc" + all[s].suffix + "[" + Linear(out_idx, out_dims) + "]";
     out_ << "      " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";

@@ -90,6 +90,7 @@ class Emitter {
     std::string suffix, out;
   };
   std::vector<Reduction> KernelReductions(const Instruction& reduce, const std::string& out);
+  std::vector<std::string> EmitOperands(const std::vector<Reduction>& all, size_t operand, const Index& idx);
   void EmitReduce(const Instruction& reduce, const std::string& out);
   static std::string ReductionIdentity(const Instruction& reduce, const std::string& init);
   static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row

@@ -55,6 +55,17 @@ const hlo::Instruction* Named(const hlo::Module& module, const std::string& name
   return nullptr;
 }
 
+// Runs the pass on a module whose siblings are %a and %b: the order it leaves, and a buffer plan
+// in which %b's kernel writes %a.
+BufferPlan ExpectPairedInOrder(hlo::Module& module, const std::string& order) {
+  EXPECT_TRUE(SiblingReductions().Run(module));
+  hlo::Verify(module);
+  EXPECT_EQ(Order(module), order);
+  BufferPlan plan = AssignBuffers(module);
+  EXPECT_EQ(plan.merged.KernelOf(Named(module, "a")), Named(module, "b"));
+  return plan;
+}
+
 TEST(SiblingReductionsTest, TheEarlierMovesDownWhenNothingBetweenReadsIt) {
   auto module = hlo::ParseModule(Module(R"(
   %x = f32[4,8] parameter(0)
@@ -64,11 +75,7 @@ TEST(SiblingReductionsTest, TheEarlierMovesDownWhenNothingBetweenReadsIt) {
   %b = f32[8] fusion(%x, %e), kind=kInput, calls=%fb
   ROOT %t = (f32[8], f32[8]) tuple(%a, %b)
 )"));
-  EXPECT_TRUE(SiblingReductions().Run(*module));
-  hlo::Verify(*module);
-  EXPECT_EQ(Order(*module), "x y e a b t");
-  BufferPlan plan = AssignBuffers(*module);
-  EXPECT_EQ(plan.merged.writer.at(Named(*module, "a")), Named(*module, "b"));
+  BufferPlan plan = ExpectPairedInOrder(*module, "x y e a b t");
   // One kernel (after exp's), two rows of accumulators, called with both outputs.
   std::string source = EmitCpp(*module, plan);
   EXPECT_NE(source.find("acc1[o1] = acc1[o1] + "), std::string::npos) << source;
@@ -88,11 +95,7 @@ TEST(SiblingReductionsTest, TheLaterMovesUpWhenTheEarliersUserLiesBetween) {
   %b = f32[8] fusion(%x, %y), kind=kInput, calls=%fb
   ROOT %t = (f32[8], f32[8]) tuple(%n, %b)
 )"));
-  EXPECT_TRUE(SiblingReductions().Run(*module));
-  hlo::Verify(*module);
-  EXPECT_EQ(Order(*module), "x y a b n t");
-  BufferPlan plan = AssignBuffers(*module);
-  EXPECT_EQ(plan.merged.writer.at(Named(*module, "a")), Named(*module, "b"));
+  ExpectPairedInOrder(*module, "x y a b n t");
 }
 
 TEST(SiblingReductionsTest, StayApartWhenNeitherCanMove) {
