@@ -91,6 +91,61 @@ def test_onednn_convolutions_split_over_threads_match_eager(dev, geometry):
         assert d['OneDnnConvolutionParts'] == split_passes * threads
 
 
+# Channel counts oneDNN's blocked layouts would pad to 16: the gradients of convolutions with 8 or
+# more input channels run with NHWC images (OneDnnConvolutionNhwc, once per gradient), the forward
+# pass and convolutions with fewer input channels (the first-layer kernels) stay blocked, and so do
+# channel counts that are multiples of 16. Parts of a thread split count by their own channels.
+NHWC_GEOMETRIES = [
+    # (input shape, weight shape, conv kwargs, gradients run NHWC)
+    ((4, 10, 12, 12), (20, 10, 5, 5), dict(), 2),  # the MNIST CNN's second convolution
+    ((1, 12, 9, 9), (7, 12, 3, 3), dict(stride=2, padding=1), 2),  # one image, odd channels
+    ((3, 24, 6, 6), (16, 24, 3, 3), dict(padding=1, dilation=2), 2),  # 24 input channels
+    ((2, 3, 16, 16), (10, 3, 3, 3), dict(padding=1), 0),  # 3 input channels: first-layer kernels
+    ((2, 16, 6, 6), (32, 16, 3, 3), dict(padding=1), 0),  # whole 16-wide blocks
+]
+
+
+@pytest.mark.parametrize('geometry', NHWC_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_gradients_of_padded_channel_counts_run_nhwc(dev, geometry):
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    xs, ws, kwargs, nhwc = geometry
+    torch.manual_seed(1)
+    x, w = torch.randn(xs), torch.randn(ws)
+    x[0, 1, 2, 2] = float('nan')
+    x[-1, -1, -1, 0] = float('-inf')
+    d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnConvolutionNhwc')
+    assert d['OneDnnConvolution'] == 3
+    assert d['OneDnnConvolutionNhwc'] == nhwc
+
+
+# A filter gradient with fewer output channels than a 16-wide block per thread splits its images
+# instead; each part computes a whole partial gradient and the parts are summed in order
+# (OneDnnFilterGradientPartialSums). 1->10 5x5 is the MNIST CNN's first convolution.
+PARTIAL_SUM_GEOMETRIES = [
+    ((32, 1, 28, 28), (10, 1, 5, 5), dict(), True),
+    ((33, 10, 12, 12), (20, 10, 5, 5), dict(), True),  # odd batch: unequal parts, NHWC parts
+    ((16, 8, 40, 40), (31, 8, 3, 3), dict(stride=2, padding=1), True),
+    ((1, 8, 50, 50), (24, 8, 3, 3), dict(padding=1), False),  # one image: output channels
+    ((8, 16, 20, 20), (64, 16, 3, 3), dict(padding=1), False),  # 32 output channels a thread
+]
+
+
+@pytest.mark.parametrize('geometry', PARTIAL_SUM_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_filter_gradients_with_few_output_channels_sum_image_parts(dev, geometry):
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    threads = int(os.environ.get('TXLA_NUM_THREADS') or os.cpu_count())
+    xs, ws, kwargs, sums = geometry
+    torch.manual_seed(2)
+    x, w = torch.randn(xs), torch.randn(ws)
+    x[-1, 0, 5, 6] = float('nan')  # only the last part's images hold it: the sum must carry it
+    x[0, -1, 1, 1] = float('inf')
+    d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnFilterGradientPartialSums')
+    assert d['OneDnnConvolution'] == 3
+    assert d['OneDnnFilterGradientPartialSums'] == (1 if sums and threads >= 2 and ws[0] < 16 * threads else 0)
+
+
 # Weights that outweigh the images 8 times or more (ResNet-18's last stage: 2x2 images, 512x512x3x3
 # weights): the filter gradient is one GEMM over im2col columns (ConvFilterGradientsByGemm), the
 # forward pass and the input gradient stay on oneDNN.
