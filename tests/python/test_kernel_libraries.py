@@ -8,6 +8,7 @@ import os
 import pytest
 import torch
 import torch.nn.functional as F
+import torch_xla
 
 from conftest import CounterDelta
 
@@ -144,6 +145,60 @@ def test_filter_gradients_with_few_output_channels_sum_image_parts(dev, geometry
     d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnFilterGradientPartialSums')
     assert d['OneDnnConvolution'] == 3
     assert d['OneDnnFilterGradientPartialSums'] == (1 if sums and threads >= 2 and ws[0] < 16 * threads else 0)
+
+
+# A convolution's bias is added by the library call as it writes its output (oneDNN's bias
+# argument; im2col's GEMM accumulating onto rows that start as the biases), counted once per
+# forward call by ConvBiasInLibraryCall; a transposed convolution keeps its separate add.
+BIAS_GEOMETRIES = [
+    # (input shape, weight shape, conv kwargs, bias in the call)
+    ((4, 1, 28, 28), (10, 1, 5, 5), dict(), True),  # the MNIST CNN's first layer
+    ((1, 21, 24, 24), (40, 21, 3, 3), dict(padding=1), True),  # one image: output-channel parts
+    ((4, 21, 20, 20), (37, 21, 3, 3), dict(padding=1), True),  # image parts
+    ((3, 4, 8, 7), (6, 2, 3, 3), dict(stride=2, padding=1, groups=2), True),  # each group's biases
+    ((2, 3, 11), (5, 3, 3), dict(padding=1), True),  # conv1d
+    ((0, 3, 5, 5), (4, 3, 3, 3), dict(), True),  # empty batch
+]
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('library', ['onednn', 'im2col'])
+@pytest.mark.parametrize('geometry', BIAS_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_convolution_bias_is_added_by_the_library_call(dev, xla_env, library, dtype, geometry):
+    xla_env(TXLA_CONV_LIBRARY=library)
+    xs, ws, kwargs, in_call = geometry
+    torch.manual_seed(4)
+    x, w, b = torch.randn(xs, dtype=dtype), torch.randn(ws, dtype=dtype), torch.randn(ws[0], dtype=dtype)
+    if x.numel():
+        x.view(-1)[5] = float('nan')
+    b[-1] = float('inf')  # the last output channel: the last part's slice of the biases
+    conv = F.conv1d if len(xs) == 3 else F.conv2d
+
+    def run(x, w, b):
+        x, w, b = (t.detach().requires_grad_() for t in (x, w, b))
+        y = conv(x, w, b, **kwargs)
+        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
+        (y.nan_to_num(0, 0, 0) * g).sum().backward()
+        return y, x.grad, w.grad, b.grad
+
+    want = run(x, w, b)
+    with CounterDelta('ConvBiasInLibraryCall') as d:
+        got = run(x.to(dev), w.to(dev), b.to(dev))
+        torch_xla.sync()  # one graph: nan_to_num's gradient would otherwise recompute y per tensor
+        got = [t.cpu() for t in got]
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=1e-4, atol=2e-3)
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a, e, equal_nan=True, **tol)
+    assert d['ConvBiasInLibraryCall'] == (1 if in_call else 0)
+
+
+def test_transposed_convolution_keeps_its_bias_add(dev):
+    torch.manual_seed(5)
+    x, w, b = torch.randn(2, 4, 5, 5), torch.randn(4, 3, 3, 3), torch.randn(3)
+    with CounterDelta('ConvBiasInLibraryCall') as d:
+        got = F.conv_transpose2d(x.to(dev), w.to(dev), b.to(dev), stride=2).cpu()
+    torch.testing.assert_close(got, F.conv_transpose2d(x, w, b, stride=2), rtol=1e-4, atol=1e-4)
+    assert d['ConvBiasInLibraryCall'] == 0
 
 
 # Weights that outweigh the images 8 times or more (ResNet-18's last stage: 2x2 images, 512x512x3x3

@@ -82,22 +82,27 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
                                 runtime::ElementTypeName(type) + " is not supported yet");
   std::string suffix = type == ElementType::kF32 ? "_f32" : "_f64";
   std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
+  // txla.conv2d_bias is the forward convolution with the layer's bias as a third operand.
+  const bool forward = target == "convolution" || target == "txla.conv2d_bias";
   std::string routine;
   std::vector<int64_t> geometry;
-  if (target == "convolution" || target == "txla.conv2d_backward_input" ||
+  std::string args;
+  for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
+  if (target == "convolution") args += "nullptr, ";  // no bias
+  if (forward || target == "txla.conv2d_backward_input" ||
       target == "txla.conv2d_backward_filter") {
     // x, w, y in NCHW / OIHW whichever way round the call names them.
     const hlo::Shape& x = target == "txla.conv2d_backward_filter" ? i.operand(1)->shape()
-                          : target == "convolution"               ? i.operand(0)->shape()
+                          : forward                               ? i.operand(0)->shape()
                                                                   : i.shape();
     const hlo::Shape& w = target == "txla.conv2d_backward_filter" ? i.shape() : i.operand(1)->shape();
-    const hlo::Shape& y = target == "convolution" ? i.shape() : i.operand(0)->shape();
+    const hlo::Shape& y = forward ? i.shape() : i.operand(0)->shape();
     if (!IsCanonicalConv2d(a, x.rank()))
       throw std::invalid_argument("codegen: only 2-D NCHW/OIHW convolutions without base dilation are supported");
     geometry = {x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
                 a.window[0].stride, a.window[1].stride, a.window[0].pad_lo, a.window[1].pad_lo,
                 a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count};
-    routine = target == "convolution" ? "conv2d" : target.substr(5);
+    routine = forward ? "conv2d" : target.substr(5);
   } else if (target == "txla.max_pool2d_indices" || target == "txla.max_pool2d_backward") {
     const hlo::Shape& x = target == "txla.max_pool2d_indices" ? i.operand(0)->shape() : i.shape();
     const hlo::Shape& y = target == "txla.max_pool2d_indices" ? i.shape() : i.operand(0)->shape();
@@ -122,8 +127,6 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
     throw std::invalid_argument("codegen: unknown custom call target " + target);
   }
   std::string table = Geometry(i.name(), geometry);
-  std::string args;
-  for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
   out_ << "  support->" << routine << suffix << "(" << args << Buffer(i) << ", " << table << ");\n";
 }
 

@@ -17,8 +17,9 @@
                       const unsigned short* a, int64_t lda, int64_t stride_a, const unsigned short* b,       \
                       int64_t ldb, int64_t stride_b, float* c, int64_t ldc, int64_t stride_c))              \
   /* Library routines; `geometry` is the routine's int64 array (compiler/library/ *.h). */                   \
-  V(void, conv2d_f32, (const float* x, const float* w, float* y, const int64_t* geometry))                   \
-  V(void, conv2d_f64, (const double* x, const double* w, double* y, const int64_t* geometry))                \
+  /* bias: one per output channel, added in the call's output pass, or null */                             \
+  V(void, conv2d_f32, (const float* x, const float* w, const float* bias, float* y, const int64_t* geometry)) \
+  V(void, conv2d_f64, (const double* x, const double* w, const double* bias, double* y, const int64_t* geometry)) \
   V(void, conv2d_backward_input_f32, (const float* dy, const float* w, float* dx, const int64_t* geometry))  \
   V(void, conv2d_backward_input_f64, (const double* dy, const double* w, double* dx, const int64_t* geometry)) \
   V(void, conv2d_backward_filter_f32, (const float* dy, const float* x, float* dw, const int64_t* geometry)) \

@@ -132,9 +132,10 @@ void BatchIm2Col(const Conv2dGeometry& g, const Sizes& s, int64_t grp, const T* 
 }
 
 template <typename T>
-void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry) {
+void Conv2dForward(const T* x, const T* w, const T* bias, T* y, const int64_t* geometry) {
+  if (bias != nullptr) TXLA_COUNTER("ConvBiasInLibraryCall", 1);
   if constexpr (std::is_same_v<T, float>)
-    if (OneDnnConv2dForward(x, w, y, geometry)) return;
+    if (OneDnnConv2dForward(x, w, bias, y, geometry)) return;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
   if (g.batch == 0 || s.plane_out == 0) return;
@@ -142,8 +143,11 @@ void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry) {
   Scratch<T> cols(s.cols_rows * ld), yt(s.group_out * ld);
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     BatchIm2Col(g, s, grp, x, cols.data());
+    // With a bias, the GEMM adds to rows that start as the group's biases.
+    for (int64_t o = 0; bias != nullptr && o < s.group_out; ++o)
+      std::fill(yt.data() + o * ld, yt.data() + (o + 1) * ld, bias[grp * s.group_out + o]);
     Gemm(false, false, s.group_out, ld, s.cols_rows, w + grp * s.group_out * s.cols_rows, s.cols_rows,
-         cols.data(), ld, T(0), yt.data(), ld);
+         cols.data(), ld, bias != nullptr ? T(1) : T(0), yt.data(), ld);
     BatchColumns(g, s, grp, false, yt.data(), y);
   }
 }
@@ -193,8 +197,8 @@ void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometr
   }
 }
 
-template void Conv2dForward<float>(const float*, const float*, float*, const int64_t*);
-template void Conv2dForward<double>(const double*, const double*, double*, const int64_t*);
+template void Conv2dForward<float>(const float*, const float*, const float*, float*, const int64_t*);
+template void Conv2dForward<double>(const double*, const double*, const double*, double*, const int64_t*);
 template void Conv2dBackwardInput<float>(const float*, const float*, float*, const int64_t*);
 template void Conv2dBackwardInput<double>(const double*, const double*, double*, const int64_t*);
 template void Conv2dBackwardFilter<float>(const float*, const float*, float*, const int64_t*);

@@ -24,9 +24,11 @@ struct Conv2dFootprint {
 };
 Conv2dFootprint FootprintOf(const Conv2dGeometry& g);
 
-// y[n, o, oh, ow] = sum over (c, kh, kw) of x[n, c, ih, iw] * w[o, c, kh, kw]
+// y[n, o, oh, ow] = sum over (c, kh, kw) of x[n, c, ih, iw] * w[o, c, kh, kw] (+ bias[o] when
+// bias is not null: the layer's bias added in the library call's output pass, not in a pass of
+// its own over y)
 template <typename T>
-void Conv2dForward(const T* x, const T* w, T* y, const int64_t* geometry);
+void Conv2dForward(const T* x, const T* w, const T* bias, T* y, const int64_t* geometry);
 // dx = the transposed convolution of dy with w
 template <typename T>
 void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry);

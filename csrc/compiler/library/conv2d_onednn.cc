@@ -8,6 +8,7 @@
 
 #include <array>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -50,6 +51,7 @@ struct Plan {
   std::array<std::unique_ptr<dnnl::reorder>, 3> reorders;
   std::array<memory::desc, 3> reorder_scratchpads;
   std::array<int, 3> args;
+  memory::desc bias;  // forward passes with a bias: the part's output channels' slice
   bool channels_last = false;  // its images in NHWC (ActivationsTag)
 };
 
@@ -108,11 +110,18 @@ bool MakeDescs(Pass pass, const Conv2dGeometry& g, const Part& part, Descs* d) {
   return true;
 }
 
-dnnl::convolution_forward::primitive_desc ForwardDesc(const Descs& d, const dnnl::primitive_attr& attr) {
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
-                                       dnnl::algorithm::convolution_direct, d.any_src,
-                                       d.any_weights, d.any_dst, d.strides, d.dilates, d.pad_l,
-                                       d.pad_r);
+// With a bias (forward passes only), the primitive adds it to its output as it writes it.
+dnnl::convolution_forward::primitive_desc ForwardDesc(const Descs& d, const dnnl::primitive_attr& attr, bool bias) {
+  const auto kind = dnnl::prop_kind::forward_training;
+  const auto direct = dnnl::algorithm::convolution_direct;
+  if (!bias) {
+    dnnl::convolution_forward::desc desc(kind, direct, d.any_src, d.any_weights, d.any_dst, d.strides, d.dilates,
+                                         d.pad_l, d.pad_r);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
+  }
+  const memory::desc bias_desc({d.any_dst.dims()[1]}, memory::data_type::f32, tag::a);
+  dnnl::convolution_forward::desc desc(kind, direct, d.any_src, d.any_weights, bias_desc, d.any_dst, d.strides,
+                                       d.dilates, d.pad_l, d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
 }
 
@@ -127,14 +136,15 @@ void Finish(Plan* plan) {
   }
 }
 
-std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& part) {
+std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& part, bool bias) {
   Descs d;
   if (!MakeDescs(pass, g, part, &d)) return nullptr;
   auto plan = std::make_shared<Plan>();
   const dnnl::primitive_attr attr = UserScratchpad();
-  auto fwd = ForwardDesc(d, attr);
+  auto fwd = ForwardDesc(d, attr, bias);
   switch (pass) {
     case Pass::kForward:
+      plan->bias = fwd.bias_desc();
       plan->primitive = dnnl::convolution_forward(fwd);
       plan->scratchpad = fwd.scratchpad_desc();
       plan->plain = {d.src, d.weights, d.dst};
@@ -172,17 +182,17 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& p
 }
 
 // Plans by pass, geometry and part extents; a geometry oneDNN rejects is remembered as null.
-std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry, const Part& part) {
+std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry, const Part& part, bool bias) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
   std::vector<int64_t> key(geometry, geometry + kConv2dGeometryFields);
-  key.insert(key.end(), {static_cast<int64_t>(pass), part.n1 - part.n0, part.o1 - part.o0, part.c1 - part.c0});
+  key.insert(key.end(), {static_cast<int64_t>(pass), part.n1 - part.n0, part.o1 - part.o0, part.c1 - part.c0, bias});
   std::lock_guard<std::mutex> lock(mu);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
   std::shared_ptr<Plan> plan;
   try {
-    plan = MakePlan(pass, Conv2dGeometryFrom(geometry), part);
+    plan = MakePlan(pass, Conv2dGeometryFrom(geometry), part, bias);
   } catch (const dnnl::error&) {
     plan = nullptr;  // a geometry oneDNN has no implementation for: im2col runs it
   }
@@ -246,7 +256,7 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
 }
 
 // Runs one part on the calling thread, with oneDNN's OpenMP held to that thread.
-void RunPart(const Plan& plan, const std::array<float*, 3>& user) {
+void RunPart(const Plan& plan, const std::array<float*, 3>& user, const float* bias) {
   UseOneOpenMpThread();
   dnnl::stream stream(Engine());
   std::vector<runtime::PooledBlock> scratch;
@@ -266,8 +276,10 @@ void RunPart(const Plan& plan, const std::array<float*, 3>& user) {
       plan.reorders[i]->execute(stream, {{DNNL_ARG_FROM, plain}, {DNNL_ARG_TO, args[i]},
                                          {DNNL_ARG_SCRATCHPAD, scratch_memory(plan.reorder_scratchpads[i])}});
   }
-  plan.primitive.execute(stream, {{plan.args[0], args[0]}, {plan.args[1], args[1]}, {plan.args[2], args[2]},
-                                  {DNNL_ARG_SCRATCHPAD, scratch_memory(plan.scratchpad)}});
+  std::unordered_map<int, memory> primitive_args{{plan.args[0], args[0]}, {plan.args[1], args[1]}, {plan.args[2], args[2]},
+                                                 {DNNL_ARG_SCRATCHPAD, scratch_memory(plan.scratchpad)}};
+  if (bias != nullptr) primitive_args.emplace(DNNL_ARG_BIAS, memory(plan.bias, Engine(), const_cast<float*>(bias)));
+  plan.primitive.execute(stream, primitive_args);
   if (plan.reorders[2]) {
     memory plain_out(plan.plain[2], Engine(), user[2]);
     plan.reorders[2]->execute(stream, {{DNNL_ARG_FROM, args[2]}, {DNNL_ARG_TO, plain_out},
@@ -295,13 +307,14 @@ std::array<float*, 3> PartPointers(Pass pass, const Conv2dGeometry& g, const Par
   return {};
 }
 
-bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_t* geometry) {
+bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_t* geometry,
+         const float* bias = nullptr) {
   if (!Enabled()) return false;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const std::vector<Part> parts = SplitFor(pass, g, NumThreads());
   std::vector<std::shared_ptr<Plan>> plans;
   for (const Part& part : parts) {
-    plans.push_back(PlanFor(pass, geometry, part));
+    plans.push_back(PlanFor(pass, geometry, part, bias != nullptr));
     if (!plans.back()) return false;
   }
   TXLA_COUNTER("OneDnnConvolution", 1);
@@ -318,7 +331,7 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
     for (int64_t i = begin; i < end; ++i) {
       std::array<float*, 3> pointers = PartPointers(pass, g, parts[i], in0, in1, out);
       if (partial_sums && i > 0) pointers[2] = static_cast<float*>(partials[i - 1].data());
-      RunPart(*plans[i], pointers);
+      RunPart(*plans[i], pointers, bias ? bias + parts[i].o0 : nullptr);
     }
   });
   for (const runtime::PooledBlock& partial : partials) {
@@ -332,8 +345,8 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
 
 bool OneDnnAvailable() { return true; }
 
-bool OneDnnConv2dForward(const float* x, const float* w, float* y, const int64_t* geometry) {
-  return Run(Pass::kForward, x, w, y, geometry);
+bool OneDnnConv2dForward(const float* x, const float* w, const float* bias, float* y, const int64_t* geometry) {
+  return Run(Pass::kForward, x, w, y, geometry, bias);
 }
 bool OneDnnConv2dBackwardInput(const float* dy, const float* w, float* dx, const int64_t* geometry) {
   return Run(Pass::kBackwardInput, dy, w, dx, geometry);
@@ -348,7 +361,7 @@ bool OneDnnConv2dBackwardFilter(const float* dy, const float* x, float* dw, cons
 
 namespace txla::compiler::library {
 bool OneDnnAvailable() { return false; }
-bool OneDnnConv2dForward(const float*, const float*, float*, const int64_t*) { return false; }
+bool OneDnnConv2dForward(const float*, const float*, const float*, float*, const int64_t*) { return false; }
 bool OneDnnConv2dBackwardInput(const float*, const float*, float*, const int64_t*) { return false; }
 bool OneDnnConv2dBackwardFilter(const float*, const float*, float*, const int64_t*) { return false; }
 }  // namespace txla::compiler::library

@@ -12,7 +12,8 @@ bool OneDnnAvailable();
 
 // Each returns false, having done nothing, when oneDNN is unavailable, turned off
 // (TXLA_CONV_LIBRARY=im2col) or cannot express the geometry; the caller then uses im2col.
-bool OneDnnConv2dForward(const float* x, const float* w, float* y, const int64_t* geometry);
+// bias (one per output channel, or null) is added by the convolution's own kernel.
+bool OneDnnConv2dForward(const float* x, const float* w, const float* bias, float* y, const int64_t* geometry);
 bool OneDnnConv2dBackwardInput(const float* dy, const float* w, float* dx, const int64_t* geometry);
 bool OneDnnConv2dBackwardFilter(const float* dy, const float* x, float* dw, const int64_t* geometry);
 
