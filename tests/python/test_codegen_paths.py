@@ -161,6 +161,7 @@ def test_last_dimension_reductions_with_partial_accumulators(dev, dtype, n, op):
     if op == 'prod':
         x = 1 + 0.01 * x  # a product of n values near 1 stays in range
     x[1, n // 2] = float('nan')  # a row with NaN: every reduction of it is NaN
+    x[0, 13] = float('nan')  # in a high partial (lane 13), which the halving fold carries down
     x[2, 3] = float('inf')
     x[3, n - 1] = -float('inf')
     fns = {

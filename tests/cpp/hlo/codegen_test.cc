@@ -69,13 +69,20 @@ TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
   text.replace(text.find("dimensions={0}"), 14, "dimensions={1}");
   text.replace(text.find("(f32[512]) tuple"), 16, "(f32[128]) tuple");
   std::string code = Emit(text);
-  // 16 double partial sums, each taking every 16th element (the loop vectorizes), then the total.
+  // 16 double partial sums, each taking every 16th element (the loop vectorizes), folded in
+  // halves into the total.
   EXPECT_NE(code.find("double acc = "), std::string::npos) << code;
   EXPECT_NE(code.find("double part[16];"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t b = 0; b < 512; b += 16)\n      for (int64_t r1 = b; r1 < b + 16; ++r1)"),
             std::string::npos) << code;
   EXPECT_NE(code.find("part[r1 - b] = part[r1 - b] + v"), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int j = 0; j < 16; ++j) acc = acc + part[j];"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int j = 0; j < 8; ++j) part[j] = part[j] + part[j + 8];\n"
+                      "      for (int j = 0; j < 4; ++j) part[j] = part[j] + part[j + 4];\n"
+                      "      for (int j = 0; j < 2; ++j) part[j] = part[j] + part[j + 2];\n"
+                      "      for (int j = 0; j < 1; ++j) part[j] = part[j] + part[j + 1];\n"
+                      "      acc = acc + part[0];"),
+            std::string::npos)
+      << code;
   EXPECT_EQ(code.find("for (int64_t r1 = 512;"), std::string::npos) << code;  // no tail
   // A row that is not a multiple of 16 finishes its tail in the total.
   text.replace(text.find("f32[128,512]"), 12, "f32[128,500]");
