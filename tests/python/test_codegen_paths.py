@@ -178,6 +178,31 @@ def test_last_dimension_reductions_with_partial_accumulators(dev, dtype, n, op):
         assert d['KernelReductionsWithPartials'] >= 1
 
 
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('heads,seq,width', [(4, 64, 32), (3, 10, 7), (2, 9, 16)])
+def test_concatenated_attention_heads_read_at_affine_offsets(dev, dtype, heads, seq, width):
+    """Attention's backward concatenates the gradients of q, k (transposed) and v, each taken
+    from [batch*heads, seq, width] back to [batch, seq, heads*width]: a later operand's loop runs
+    over its slice of the output, where the offset's division and remainder fold into constants
+    (the generated read is affine). Values and gradients against eager, with NaN and Inf."""
+    torch.manual_seed(heads * seq)
+    batch = 2
+    q = torch.randn(batch * heads, seq, width, dtype=dtype)
+    kt = torch.randn(batch * heads, width, seq, dtype=dtype)
+    v = torch.randn(batch * heads, seq, width, dtype=dtype)
+    q[0, 1, 2] = float('nan')
+    kt[-1, -1, -1] = float('inf')
+
+    def merge(t):  # [batch*heads, seq, width] -> [batch, seq, heads*width]
+        return t.reshape(batch, heads, seq, width).transpose(1, 2).reshape(batch, seq, heads * width)
+
+    def fn(q, kt, v):
+        return torch.cat([merge(q), merge(kt.transpose(1, 2)), merge(v * 2)], dim=-1)
+
+    want, got = run_both(fn, q, kt, v, dev=dev)
+    assert_same(got, want, dtype)
+
+
 @pytest.mark.parametrize('dtype', [torch.int64, torch.int32, torch.bool])
 def test_integer_and_predicate_reductions_with_partial_accumulators(dev, dtype):
     torch.manual_seed(3)

@@ -154,7 +154,9 @@ IndexExpr IndexExpr::Div(int64_t d) const {
   if (d == 1) return *this;
   if (IsConstant()) return constant_ / d;
   if (lo() >= 0) {
-    if (hi() < d) return 0;
+    // One quotient over the whole range: a concatenation's later operand, read at i - 128
+    // with 128 <= i < 256, divides i by 128 into exactly 1.
+    if (lo() / d == hi() / d) return lo() / d;
     const Atom* atom = nullptr;
     if (SingleAtom(&atom) && atom->kind == Kind::kDiv && atom->arg.lo() >= 0) return atom->arg.Div(atom->a * d);
     // x == g*Q + R with 0 <= R and g | d: x / d == Q + R / d when g == d, else Q / (d / g)
@@ -193,14 +195,14 @@ IndexExpr IndexExpr::Mod(int64_t d) const {
   if (IsConstant()) return constant_ % d;
   IndexExpr x = *this;
   if (lo() >= 0) {
-    if (hi() < d) return *this;
+    if (lo() / d == hi() / d) return *this - d * (lo() / d);  // one quotient: an offset
     // Multiples of d do not change a non-negative remainder (when what is left stays >= 0).
     IndexExpr r(constant_ - d * FloorDiv(constant_, d));
     for (const Term& t : terms_)
       if (t.first % d != 0) r.AddTerm(t.first, t.second);
     r.Normalize();
     if (r.lo() >= 0) {
-      if (r.hi() < d) return r;
+      if (r.lo() / d == r.hi() / d) return r - d * (r.lo() / d);
       x = r;
       // x == g*Q + R with 0 <= R < g and g | d: x % d == g*(Q % (d / g)) + R.
       std::vector<int64_t> coefficients;

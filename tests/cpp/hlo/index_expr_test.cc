@@ -86,6 +86,14 @@ TEST(IndexExprTest, RangesDecideClampsDivisionsAndRemainders) {
   EXPECT_EQ(i.lo(), 0);
   EXPECT_EQ(i.hi(), 63);
   EXPECT_EQ((i * -2 + 5).lo(), -121);
+  // A variable over part of its range: one quotient throughout divides into a constant, and
+  // its remainder into an offset (a concatenation's second operand, read at j - 128).
+  IndexExpr j = IndexExpr::Var("j", 128, 256);
+  EXPECT_EQ(j.Div(128).str(), "1");
+  EXPECT_EQ(j.Mod(128).str(), "(j - 128)");
+  EXPECT_EQ((j - 128 + i * 128).Div(128).str(), "i");
+  EXPECT_EQ((j - 128 + i * 128).Mod(128).str(), "(j - 128)");
+  EXPECT_EQ(j.Div(64).str(), "(j / 64)");  // two quotients: stays
   // A possibly negative dividend keeps C's truncating division as it is.
   EXPECT_EQ((i - 3).Div(4).str(), "((i - 3) / 4)");
   EXPECT_EQ((IndexExpr(7) - i).str(), "(-i + 7)");
