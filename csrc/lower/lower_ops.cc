@@ -424,7 +424,7 @@ const std::unordered_map<std::string, LowerFn>& Table() {
       {"aten::nll_loss2d_backward", NllLossBackward},
   };
   static const bool merged = [] {
-    for (auto list : {NnLowerings(), NormLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
+    for (auto list : {ConvLowerings(), NnLowerings(), NormLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
                       LossLowerings(), RandomLowerings(), IndexingLowerings(),
                       ResampleLowerings(), SpecialLowerings(), CollectiveLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);

@@ -18,7 +18,8 @@ using hlo::Opcode;
 using Outs = std::vector<Instruction*>;
 using RK = LoweringContext::ReduceKind;
 
-std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: convolution, pooling, batch norm
+std::vector<LoweringEntry> ConvLowerings();         // lower_conv.cc: convolution and its gradients
+std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: pooling, batch norm
 std::vector<LoweringEntry> NormLowerings();         // lower_norms.cc: layer and group norm
 std::vector<LoweringEntry> ElementwiseLowerings();  // lower_elementwise.cc: activations, math
 std::vector<LoweringEntry> ReductionLowerings();    // lower_reductions.cc
