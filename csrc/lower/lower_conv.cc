@@ -82,7 +82,8 @@ Outs Convolution(LoweringContext& c, const ir::Node& n) {
   } else if (bias_in_call) {
     hlo::Attributes a = p.attrs;
     a.custom_call_target = "txla.conv2d_bias";
-    return {c.Reshape(c.Add(Opcode::kCustomCall, hlo::Shape::Array(type, dims4), {x, w, bias}, a), out)};
+    y = c.Add(Opcode::kCustomCall, hlo::Shape::Array(type, dims4), {x, w, bias}, a);
+    bias = nullptr;  // added
   } else {
     y = c.Add(Opcode::kConvolution, hlo::Shape::Array(type, dims4), {x, w}, p.attrs);
   }

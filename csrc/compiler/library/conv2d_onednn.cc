@@ -110,18 +110,14 @@ bool MakeDescs(Pass pass, const Conv2dGeometry& g, const Part& part, Descs* d) {
   return true;
 }
 
-// With a bias (forward passes only), the primitive adds it to its output as it writes it.
+// With a bias (forward passes only), the primitive adds it to its output as it writes it; an
+// empty bias descriptor is oneDNN's "no bias".
 dnnl::convolution_forward::primitive_desc ForwardDesc(const Descs& d, const dnnl::primitive_attr& attr, bool bias) {
-  const auto kind = dnnl::prop_kind::forward_training;
-  const auto direct = dnnl::algorithm::convolution_direct;
-  if (!bias) {
-    dnnl::convolution_forward::desc desc(kind, direct, d.any_src, d.any_weights, d.any_dst, d.strides, d.dilates,
-                                         d.pad_l, d.pad_r);
-    return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
-  }
-  const memory::desc bias_desc({d.any_dst.dims()[1]}, memory::data_type::f32, tag::a);
-  dnnl::convolution_forward::desc desc(kind, direct, d.any_src, d.any_weights, bias_desc, d.any_dst, d.strides,
-                                       d.dilates, d.pad_l, d.pad_r);
+  const memory::desc bias_desc =
+      bias ? memory::desc({d.any_dst.dims()[1]}, memory::data_type::f32, tag::a) : memory::desc();
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                       d.any_src, d.any_weights, bias_desc, d.any_dst, d.strides, d.dilates,
+                                       d.pad_l, d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
 }
 
