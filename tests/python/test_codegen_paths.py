@@ -5,7 +5,8 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
   the loop ranges (codegen/index_expr.h);
 - loops split at a concatenation's part boundaries (KernelLoopsSplitAtConcatenate);
 - reductions over the contiguous last dimension with partial accumulators
-  (KernelReductionsWithPartials);
+  (KernelReductionsWithPartials), taking rows that load masks or bytes from a stage array
+  (KernelReductionsStaged);
 - very large reductions over leading dimensions split across threads by output slice
   (KernelRowReductionsInParallel);
 - batched matrix products whose small products are shared out among threads
@@ -176,6 +177,43 @@ def test_last_dimension_reductions_with_partial_accumulators(dev, dtype, n, op):
     assert_same(got, want, dtype)
     if n >= 32:
         assert d['KernelReductionsWithPartials'] >= 1
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('n', [63, 64, 100, 130, 200])
+@pytest.mark.parametrize('op', ['masked_exp_sum', 'masked_max', 'masked_logsumexp', 'int8_weighted_sum'])
+def test_last_dimension_reductions_of_narrow_loads_are_staged(dev, dtype, n, op):
+    """A row whose body loads masks or bytes beside wider values (attention's masked softmax
+    through torch.compile) is computed 64 elements at a time into a stage array that the partial
+    accumulators then take (KernelReductionsStaged): the same values as eager, with NaN and Inf,
+    rows that leave 16-wide blocks and a tail after the staged part, and rows too short to stage."""
+    torch.manual_seed(n + len(op))
+    x = torch.randn(5, n, dtype=dtype)
+    mask = torch.rand(5, n) < 0.3
+    mask[:, 0] = False  # no row wholly masked: its max would be -inf and its exp-sum NaN
+    mask[4, 1:] = True  # a row of one live element
+    x[1, n // 2] = float('nan')
+    x[2, min(70, n - 1)] = float('inf')  # past the staged part when n is 100 or 130
+    x[3, n - 1] = -float('inf')
+    weights = torch.randint(-3, 4, (n,), dtype=torch.int8)
+
+    def fn(t):
+        m = mask.to(t.device)
+        if op == 'masked_exp_sum':
+            return (t.masked_fill(m, -float('inf')) - 1).exp().sum(-1)
+        if op == 'masked_max':
+            return t.masked_fill(m, -float('inf')).amax(-1)
+        if op == 'masked_logsumexp':
+            return t.masked_fill(m, -float('inf')).logsumexp(-1)
+        return (t * weights.to(t.device)).sum(-1)
+
+    with CounterDelta('KernelReductionsStaged') as d:
+        want, got = run_both(fn, x, dev=dev, grad=False)
+    assert_same(got, want, dtype)
+    assert (d['KernelReductionsStaged'] >= 1) == (n >= 64)
+    if op != 'masked_max':
+        want, got = run_both(fn, x, dev=dev)
+        assert_same(got, want, dtype)
 
 
 @pytest.mark.parametrize('dtype', FLOATS)

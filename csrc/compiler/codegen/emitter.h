@@ -95,6 +95,11 @@ class Emitter {
   static std::string ReductionIdentity(const Instruction& reduce, const std::string& init);
   static constexpr int64_t kPartials = 16;  // measured: 16 doubles beat 8 on an exp-sum row
   static_assert((kPartials & (kPartials - 1)) == 0, "partials fold in halves");
+  // A row whose elements load narrow types is computed this many elements at a time into a
+  // stage array before its partials take them (see EmitReduce).
+  static constexpr int64_t kStageElements = 64;
+  static_assert(kStageElements % kPartials == 0, "a stage is whole blocks of partials");
+  bool LoadsNarrowElements(const Instruction& i, std::set<const Instruction*>* seen);
   static std::string AccumulatorType(const Instruction& reduce);
   // The type sums and products of `t` accumulate in: double for f32, else t itself.
   static std::string WideType(ElementType t) { return t == ElementType::kF32 ? "double" : CType(t); }
