@@ -51,8 +51,8 @@ bool IsLoopFusible(const Instruction& i) {
 // Cheap enough to compute again inside each consumer fusion rather than materialize once:
 // elementwise work and index remapping (a memory round trip costs more than recomputing).
 bool IsDuplicable(const Instruction& i) {
-  return IsLoopFusible(i) && i.opcode() != Opcode::kConstant && i.opcode() != Opcode::kIota &&
-         i.opcode() != Opcode::kReduceWindow && i.opcode() != Opcode::kRngUniform;
+  return IsLoopFusible(i) && i.opcode() != Opcode::kConstant && i.opcode() != Opcode::kReduceWindow &&
+         i.opcode() != Opcode::kRngUniform;
 }
 
 constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be copied into
@@ -126,11 +126,13 @@ bool IsExpensive(const Instruction& i) {
 }
 
 // How many consumer fusions may each compute `i` again. A broadcast reads one small operand per
-// element: materializing it (a full-size array written once, read by every consumer) costs far
-// more than recomputing it anywhere, so it goes into every consumer (GELU's constants, biases).
+// element, an iota none: materializing either (a full-size array written once, read by every
+// consumer) costs far more than recomputing it anywhere, so it goes into every consumer (GELU's
+// constants, biases; cross-entropy's class indices, s64[504,512] for the GPT decoder's loss,
+// were a 2 MB kernel of their own when the loss and its gradient both read them).
 size_t DuplicationLimit(const Instruction& i) {
   if (!IsDuplicable(i)) return 1;
-  if (i.opcode() == Opcode::kBroadcast) return SIZE_MAX;
+  if (i.opcode() == Opcode::kBroadcast || i.opcode() == Opcode::kIota) return SIZE_MAX;
   return IsExpensive(i) ? 1 : kMaxDuplication;
 }
 

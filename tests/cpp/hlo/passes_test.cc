@@ -240,6 +240,38 @@ ENTRY %main {
   EXPECT_NE(text.find("kind=kInput"), std::string::npos) << text;
 }
 
+TEST(FusionTest, AnIotaGoesIntoEveryConsumerInsteadOfAKernelOfItsOwn) {
+  // Cross-entropy's class indices compared with the targets by the loss and by its gradient, in
+  // two fusions that a reduction keeps apart: the iota is computed in each.
+  auto module = hlo::ParseModule(R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %t = s64[6] parameter(0)
+  %p = f32[6,10] parameter(1)
+  %classes = s64[6,10] iota(), iota_dimension=1
+  %tb = s64[6,10] broadcast(%t), dimensions={0}
+  %hit = pred[6,10] compare(%classes, %tb), direction=EQ
+  %zero = f32[] constant(0)
+  %zb = f32[6,10] broadcast(%zero), dimensions={}
+  %picked = f32[6,10] select(%hit, %p, %zb)
+  %loss = f32[6] reduce(%picked, %zero), dimensions={1}, to_apply=%add
+  %lb = f32[6,10] broadcast(%loss), dimensions={0}
+  %miss = pred[6,10] compare(%classes, %tb), direction=NE
+  %grad = f32[6,10] select(%miss, %lb, %zb)
+  ROOT %out = (f32[6], f32[6,10]) tuple(%loss, %grad)
+}
+)");
+  EXPECT_TRUE(Fusion().Run(*module));
+  hlo::Verify(*module);
+  EXPECT_EQ(CountKernels(*module), 2) << hlo::ToText(*module);
+  for (const hlo::Instruction* i : module->entry()->instructions())
+    EXPECT_NE(i->opcode(), hlo::Opcode::kIota) << hlo::ToText(*module);
+}
+
 TEST(FusionTest, DotsStayOutsideAndTransposesFeedThemForFree) {
   auto module = hlo::ParseModule(Entry(
       "  %x = f32[8,16] parameter(0)\n  %w = f32[4,16] parameter(1)\n"
