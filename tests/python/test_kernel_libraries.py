@@ -57,8 +57,9 @@ def test_conv2d_values_and_gradients(dev, xla_env, library, geometry):
         got = [t.cpu() for t in got]
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
-    expected = 3 if library == 'onednn' and _onednn_built() and _onednn_expresses(xs, ws, kwargs) else 0
-    assert d['OneDnnConvolution'] == expected  # forward, input and filter gradients
+    passes = 2 if _direct(xs, ws, kwargs) else 3  # forward (unless a loop kernel), input and filter gradients
+    expected = passes if library == 'onednn' and _onednn_built() and _onednn_expresses(xs, ws, kwargs) else 0
+    assert d['OneDnnConvolution'] == expected
 
 
 # Large enough (>= 4M multiply-adds) that a convolution is cut into parts, one per thread: images
@@ -143,7 +144,7 @@ def test_filter_gradients_with_few_output_channels_sum_image_parts(dev, geometry
     x[-1, 0, 5, 6] = float('nan')  # only the last part's images hold it: the sum must carry it
     x[0, -1, 1, 1] = float('inf')
     d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnFilterGradientPartialSums')
-    assert d['OneDnnConvolution'] == 3
+    assert d['OneDnnConvolution'] == (2 if _direct(xs, ws, kwargs) else 3)
     assert d['OneDnnFilterGradientPartialSums'] == (1 if sums and threads >= 2 and ws[0] < 16 * threads else 0)
 
 
@@ -152,7 +153,7 @@ def test_filter_gradients_with_few_output_channels_sum_image_parts(dev, geometry
 # forward call by ConvBiasInLibraryCall; a transposed convolution keeps its separate add.
 BIAS_GEOMETRIES = [
     # (input shape, weight shape, conv kwargs, bias in the call)
-    ((4, 1, 28, 28), (10, 1, 5, 5), dict(), True),  # the MNIST CNN's first layer
+    ((4, 1, 28, 28), (10, 1, 5, 5), dict(padding=1), True),  # one input channel, padded: a library call
     ((1, 21, 24, 24), (40, 21, 3, 3), dict(padding=1), True),  # one image: output-channel parts
     ((4, 21, 20, 20), (37, 21, 3, 3), dict(padding=1), True),  # image parts
     ((3, 4, 8, 7), (6, 2, 3, 3), dict(stride=2, padding=1, groups=2), True),  # each group's biases
@@ -238,6 +239,72 @@ def _onednn_expresses(xs, ws, kwargs):
         if (out - 1) * s + (k - 1) * d + 1 - size - p < 0:
             return False
     return xs[0] > 0
+
+
+def _direct(xs, ws, kwargs, dtype=torch.float32):
+    """Whether codegen computes the forward convolution as a loop kernel (emit_direct_conv.cc):
+    float32, at most 4 input channels, stride 1, no padding or dilation, one group, output rows
+    of 16 to 64, and some output."""
+    if len(xs) != 4 or dtype != torch.float32 or xs[0] == 0 or xs[1] > 4 or kwargs.get('groups', 1) != 1:
+        return False
+    if any(kwargs.get(key, default) != default for key, default in (('stride', 1), ('padding', 0), ('dilation', 1))):
+        return False
+    out_h, out_w = xs[2] - ws[2] + 1, xs[3] - ws[3] + 1
+    return out_h > 0 and 16 <= out_w <= 64
+
+
+DIRECT_GEOMETRIES = [
+    # (input shape, weight shape, conv kwargs, bias)
+    ((128, 1, 28, 28), (10, 1, 5, 5), dict(), True),  # the MNIST CNN's first layer
+    ((1, 1, 28, 28), (10, 1, 5, 5), dict(), False),  # one image: not split over threads
+    ((3, 4, 20, 70), (5, 4, 3, 7), dict(), True),  # 4 channels, rows of 64, odd kernel
+    ((2, 2, 9, 21), (3, 2, 4, 6), dict(), False),  # rows of 16
+    ((5, 3, 6, 17), (2, 3, 6, 1), dict(), True),  # one output row, 1-wide kernel
+    # Library calls: more channels, stride, padding, dilation, groups, short or long rows, empty.
+    ((2, 5, 20, 20), (4, 5, 3, 3), dict(), True),
+    ((2, 1, 28, 28), (4, 1, 3, 3), dict(stride=2), True),
+    ((2, 1, 28, 28), (4, 1, 3, 3), dict(padding=1), False),
+    ((2, 1, 28, 28), (4, 1, 3, 3), dict(dilation=2), False),
+    ((2, 4, 28, 28), (4, 2, 3, 3), dict(groups=2), True),
+    ((2, 1, 12, 12), (4, 1, 5, 5), dict(), True),
+    ((2, 1, 8, 70), (4, 1, 3, 3), dict(), False),
+    ((0, 1, 28, 28), (4, 1, 5, 5), dict(), True),
+]
+
+
+@pytest.mark.parametrize('geometry', DIRECT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]) + str(g[3]))
+def test_forward_convolutions_of_few_input_channels_are_loop_kernels(dev, geometry):
+    """Values and gradients against eager (NaN and Inf in the input, Inf in a bias) in float64,
+    and the loop kernel (ConvDirectKernels) exactly where _direct says; the gradients stay library calls."""
+    xs, ws, kwargs, with_bias = geometry
+    torch.manual_seed(7)
+    x, w = torch.randn(xs), torch.randn(ws)
+    b = torch.randn(ws[0]) if with_bias else None
+    if x.numel():
+        x.view(-1)[3] = float('nan')
+        x.view(-1)[-2] = float('inf')
+    if b is not None:
+        b[-1] = float('inf')
+
+    def run(x, w, b):
+        x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+        if b is not None:
+            b = b.detach().requires_grad_()
+        y = F.conv2d(x, w, b, **kwargs)
+        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
+        (y.nan_to_num(0, 0, 0) * g).sum().backward()
+        return [y, x.grad, w.grad] + ([b.grad] if b is not None else [])
+
+    # Eager in float64: the bias gradient of the MNIST layer sums 73728 terms, which eager's own
+    # float32 sum misses by ~2 (the device accumulates sums in double).
+    want = [t.float() for t in run(x.double(), w.double(), b.double() if b is not None else None)]
+    with CounterDelta('ConvDirectKernels') as d:
+        got = run(x.to(dev), w.to(dev), b.to(dev) if b is not None else None)
+        torch_xla.sync()
+        got = [t.cpu() for t in got]
+    for a, e in zip(got, want):
+        torch.testing.assert_close(a, e, equal_nan=True, rtol=1e-4, atol=2e-3)
+    assert d['ConvDirectKernels'] == (1 if _direct(xs, ws, kwargs) else 0)
 
 
 def test_conv2d_nan_and_inf_propagate_like_eager(dev):

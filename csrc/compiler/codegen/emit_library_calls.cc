@@ -75,6 +75,8 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
     EmitCumulative(i);
     return;
   }
+  if ((i.opcode() == Opcode::kConvolution || i.attrs().custom_call_target == "txla.conv2d_bias") && EmitDirectConv(i))
+    return;
   const hlo::Attributes& a = i.attrs();
   ElementType type = i.operand(0)->shape().type;
   if (type != ElementType::kF32 && type != ElementType::kF64)

@@ -77,47 +77,45 @@ void Emitter::EmitKernel(const Instruction& i) {
   if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
   else EmitLoop(*root, Buffer(i));
   std::swap(kernel, out_);
-  std::string fn = "k_" + Sanitize(i.name());
-  std::string type = StorageType(i.shape().type);
+  std::vector<KernelBuffer> buffers = {{StorageType(i.shape().type), Buffer(i), true}};
+  for (const Instruction* e : extra_outputs_) buffers.push_back({StorageType(e->shape().type), Buffer(*e), true});
+  for (const Instruction* b : used_) buffers.push_back({StorageType(b->shape().type), Buffer(*b), false});
+  EmitKernelCall(i.name(), buffers, tables_.str() + kernel.str(), parallel_ ? parallel_extent_ : 0);
+}
+
+void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBuffer>& buffers,
+                             const std::string& body, int64_t parallel_extent) {
+  std::string fn = "k_" + Sanitize(name);
   // Restrict holds in practice even where the output may be written over a donated parameter:
   // buffer assignment donates only a parameter the kernel reads at each element's own index
   // (ReadAtOwnIndexOnly), so every element is read before it is written, in any order the
   // compiler picks. Without restrict, such kernels (every optimizer update) reloaded their
   // scalars per element and did not vectorize: AdamW's update ran at 3.4 ns per element.
   const char* restrict = "* __restrict__ ";
-  std::string signature = "TXLA_KERNEL void " + fn + "(" + type + restrict + Buffer(i);
-  std::string call_args = Buffer(i);
-  for (const Instruction* e : extra_outputs_) {
-    signature += ", " + StorageType(e->shape().type) + restrict + Buffer(*e);
-    call_args += ", " + Buffer(*e);
+  std::string signature = "TXLA_KERNEL void " + fn + "(", call_args;
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    signature += std::string(k ? ", " : "") + (buffers[k].output ? "" : "const ") + buffers[k].type + restrict +
+                 buffers[k].buffer;
+    call_args += (k ? ", " : "") + buffers[k].buffer;
   }
-  for (const Instruction* b : used_) {
-    signature += ", const " + StorageType(b->shape().type) + restrict + Buffer(*b);
-    call_args += ", " + Buffer(*b);
-  }
-  if (!parallel_) {
+  if (parallel_extent <= 0) {
     signature += ")";
-    KernelNames names = AddKernel(i.name(), signature, tables_.str() + kernel.str());
+    KernelNames names = AddKernel(name, signature, body);
     out_ << "  " << names.at(fn) << "(" << call_args << ");\n";
     return;
   }
   // Parallel: the kernel takes a range of its outermost loop; a context struct and a
   // trampoline let the runtime's threads call it (support->parallel_for).
   signature += ", int64_t lo, int64_t hi)";
-  std::string ctx = "x_" + Sanitize(i.name()), tramp = "t_" + Sanitize(i.name());
+  std::string ctx = "x_" + Sanitize(name), tramp = "t_" + Sanitize(name);
   std::ostringstream fields, args, init;
-  fields << type << "* out;";
-  args << "c->out";
-  init << Buffer(i);
-  for (size_t k = 0; k < extra_outputs_.size(); ++k) {
-    fields << " " << StorageType(extra_outputs_[k]->shape().type) << "* out" << k + 1 << ";";
-    args << ", c->out" << k + 1;
-    init << ", " << Buffer(*extra_outputs_[k]);
-  }
-  for (size_t k = 0; k < used_.size(); ++k) {
-    fields << " const " << StorageType(used_[k]->shape().type) << "* in" << k << ";";
-    args << ", c->in" << k;
-    init << ", " << Buffer(*used_[k]);
+  size_t outputs = 0, inputs = 0;
+  for (size_t k = 0; k < buffers.size(); ++k) {
+    std::string field = buffers[k].output ? (outputs++ ? "out" + std::to_string(outputs - 1) : "out")
+                                          : "in" + std::to_string(inputs++);
+    fields << (k ? " " : "") << (buffers[k].output ? "" : "const ") << buffers[k].type << "* " << field << ";";
+    args << (k ? ", " : "") << "c->" << field;
+    init << (k ? ", " : "") << buffers[k].buffer;
   }
   // Defined next to the kernel and again before txla_run; guarded for a single-unit build.
   std::string guard = "TXLA_DEFINED_" + ctx;
@@ -126,10 +124,10 @@ void Emitter::EmitKernel(const Instruction& i) {
   // The trampoline sits with the kernel (in its unit); txla_run's unit sees a prototype.
   std::string trampoline = decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi) { const " +
                            ctx + "* c = (const " + ctx + "*)p; " + fn + "(" + args.str() + ", lo, hi); }\n";
-  KernelNames names = AddKernel(i.name(), signature, tables_.str() + kernel.str(), trampoline,
+  KernelNames names = AddKernel(name, signature, body, trampoline,
                                 decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi);\n");
   out_ << "  { " << names.at(ctx) << " c = {" << init.str() << "}; support->parallel_for(&" << names.at(tramp)
-       << ", &c, " << parallel_extent_ << "); }\n";
+       << ", &c, " << parallel_extent << "); }\n";
 }
 
 bool Emitter::Parallelizable(const Instruction& root) {

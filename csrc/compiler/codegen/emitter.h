@@ -80,6 +80,15 @@ class Emitter {
   KernelNames AddKernel(const std::string& name, const std::string& signature, const std::string& body,
                         const std::string& after = "", const std::string& prototype_extra = "");
   std::string SourceComment(const std::string& name);
+  // A kernel function over `buffers` (outputs first, in the call's order) with `body`, and its
+  // call in txla_run: direct, or with parallel_extent > 0 through support->parallel_for, the
+  // kernel then taking a range [lo, hi) of its outermost loop.
+  struct KernelBuffer {
+    std::string type, buffer;
+    bool output;
+  };
+  void EmitKernelCall(const std::string& name, const std::vector<KernelBuffer>& buffers, const std::string& body,
+                      int64_t parallel_extent);
 
   // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
   std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
@@ -135,6 +144,8 @@ class Emitter {
   std::string Operand(const Instruction& i, size_t k);
   bool EmitPoolIndices(const Instruction& i);
   void EmitLibraryCall(const Instruction& i);
+  // emit_direct_conv.cc: a forward convolution of few input channels as a loop kernel
+  bool EmitDirectConv(const Instruction& i);
   void EmitCollective(const Instruction& i);
   static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
   std::pair<const Instruction*, bool> GemmOperand(const Instruction& i);
