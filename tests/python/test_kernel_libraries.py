@@ -95,8 +95,8 @@ def test_onednn_convolutions_split_over_threads_match_eager(dev, geometry):
 
 # Channel counts oneDNN's blocked layouts would pad to 16: the gradients of convolutions with 8 or
 # more input channels run with NHWC images (OneDnnConvolutionNhwc, once per gradient), the forward
-# pass and convolutions with fewer input channels (the first-layer kernels) stay blocked, and so do
-# channel counts that are multiples of 16. Parts of a thread split count by their own channels.
+# pass (where it is not a loop kernel, see _direct) and convolutions with fewer input channels (the
+# first-layer kernels) stay blocked, and so do channel counts that are multiples of 16. Parts of a thread split count by their own channels.
 NHWC_GEOMETRIES = [
     # (input shape, weight shape, conv kwargs, gradients run NHWC)
     ((4, 10, 12, 12), (20, 10, 5, 5), dict(), 2),  # the MNIST CNN's second convolution
@@ -117,7 +117,7 @@ def test_gradients_of_padded_channel_counts_run_nhwc(dev, geometry):
     x[0, 1, 2, 2] = float('nan')
     x[-1, -1, -1, 0] = float('-inf')
     d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnConvolutionNhwc')
-    assert d['OneDnnConvolution'] == 3
+    assert d['OneDnnConvolution'] == (2 if _direct(xs, ws, kwargs) else 3)
     assert d['OneDnnConvolutionNhwc'] == nhwc
 
 
@@ -243,14 +243,16 @@ def _onednn_expresses(xs, ws, kwargs):
 
 def _direct(xs, ws, kwargs, dtype=torch.float32):
     """Whether codegen computes the forward convolution as a loop kernel (emit_direct_conv.cc):
-    float32, at most 4 input channels, stride 1, no padding or dilation, one group, output rows
-    of 16 to 64, and some output."""
-    if len(xs) != 4 or dtype != torch.float32 or xs[0] == 0 or xs[1] > 4 or kwargs.get('groups', 1) != 1:
+    float32, stride 1, no padding or dilation, one group, some output, and either at most 4 input
+    channels with output rows of 16 to 64, or rows of 8 or 16 with at most 24 output channels."""
+    if len(xs) != 4 or dtype != torch.float32 or xs[0] == 0 or kwargs.get('groups', 1) != 1:
         return False
     if any(kwargs.get(key, default) != default for key, default in (('stride', 1), ('padding', 0), ('dilation', 1))):
         return False
     out_h, out_w = xs[2] - ws[2] + 1, xs[3] - ws[3] + 1
-    return out_h > 0 and 16 <= out_w <= 64
+    rows = xs[1] <= 4 and 16 <= out_w <= 64
+    channels = out_w in (8, 16) and ws[0] <= 24
+    return out_h > 0 and (rows or channels)
 
 
 DIRECT_GEOMETRIES = [
@@ -260,8 +262,14 @@ DIRECT_GEOMETRIES = [
     ((3, 4, 20, 70), (5, 4, 3, 7), dict(), True),  # 4 channels, rows of 64, odd kernel
     ((2, 2, 9, 21), (3, 2, 4, 6), dict(), False),  # rows of 16
     ((5, 3, 6, 17), (2, 3, 6, 1), dict(), True),  # one output row, 1-wide kernel
+    ((128, 10, 12, 12), (20, 10, 5, 5), dict(), True),  # the MNIST CNN's second layer: rows of 8
+    ((1, 10, 12, 12), (20, 10, 5, 5), dict(), False),
+    ((3, 3, 20, 20), (24, 3, 5, 5), dict(), False),  # rows of 16, 24 output channels
+    ((2, 6, 10, 10), (7, 6, 3, 3), dict(), True),  # rows of 8, odd channels
     # Library calls: more channels, stride, padding, dilation, groups, short or long rows, empty.
     ((2, 5, 20, 20), (4, 5, 3, 3), dict(), True),
+    ((2, 6, 10, 10), (25, 6, 3, 3), dict(), True),  # rows of 8, 25 output channels
+    ((2, 6, 11, 11), (7, 6, 3, 3), dict(), True),  # rows of 9
     ((2, 1, 28, 28), (4, 1, 3, 3), dict(stride=2), True),
     ((2, 1, 28, 28), (4, 1, 3, 3), dict(padding=1), False),
     ((2, 1, 28, 28), (4, 1, 3, 3), dict(dilation=2), False),
