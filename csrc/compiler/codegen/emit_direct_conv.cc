@@ -29,6 +29,66 @@ constexpr int64_t kMaxDirectRow = 64;
 // The channel form: a vector accumulator per output channel, leaving registers for the input.
 constexpr int64_t kMaxVectorAccumulators = 24;
 
+// One convolution's sizes and the source names of its buffers (bias empty: none).
+struct DirectConv {
+  int64_t n, c, h, w, o, kh, kw, oh, ow;
+  std::string out, in, weights, bias;
+  // The images a call computes: a thread's range, or the one image.
+  std::string first() const { return n > 1 ? "lo" : "0"; }
+  std::string past() const { return n > 1 ? "hi" : "1"; }
+};
+
+// Rows of one vector: an accumulator vector per output channel, each input slice loaded once.
+std::string ChannelFormBody(const DirectConv& g) {
+  std::ostringstream body;
+  const int64_t taps = g.c * g.kh * g.kw;  // the weights of all output channels at one tap are this far apart
+  body << "  typedef float txla_row __attribute__((vector_size(" << g.ow * 4 << ")));\n"
+       << "  for (int64_t n = " << g.first() << "; n < " << g.past() << "; ++n)\n"
+       << "  for (int64_t r = 0; r < " << g.oh << "; ++r) {\n";
+  for (int64_t k = 0; k < g.o; ++k)
+    body << "    txla_row a" << k << " = {}; a" << k << " += "
+         << (g.bias.empty() ? "0.0f" : g.bias + "[" + std::to_string(k) + "]") << ";\n";
+  body << "    for (int64_t c = 0; c < " << g.c << "; ++c)\n"
+       << "    for (int64_t u = 0; u < " << g.kh << "; ++u)\n"
+       << "    for (int64_t v = 0; v < " << g.kw << "; ++v) {\n"
+       << "      txla_row xv;\n"
+       << "      __builtin_memcpy(&xv, " << g.in << " + ((n * " << g.c << " + c) * " << g.h << " + r + u) * " << g.w
+       << " + v, sizeof xv);\n"
+       << "      const float* wp = " << g.weights << " + (c * " << g.kh << " + u) * " << g.kw << " + v;\n";
+  for (int64_t k = 0; k < g.o; ++k) body << "      a" << k << " += wp[" << k * taps << "] * xv;\n";
+  body << "    }\n";
+  for (int64_t k = 0; k < g.o; ++k)
+    body << "    __builtin_memcpy(" << g.out << " + ((n * " << g.o << " + " << k << ") * " << g.oh << " + r) * " << g.ow
+         << ", &a" << k << ", sizeof a" << k << ");\n";
+  body << "  }\n";
+  return body.str();
+}
+
+// Few input channels: a row of accumulators per output channel, a weight times an input slice per tap.
+std::string RowFormBody(const DirectConv& g) {
+  std::ostringstream body;
+  body << "  for (int64_t n = " << g.first() << "; n < " << g.past() << "; ++n)\n"
+       << "  for (int64_t o = 0; o < " << g.o << "; ++o)\n"
+       << "  for (int64_t r = 0; r < " << g.oh << "; ++r) {\n"
+       << "    float acc[" << g.ow << "];\n"
+       << "    for (int64_t j = 0; j < " << g.ow << "; ++j) acc[j] = " << (g.bias.empty() ? "0.0f" : g.bias + "[o]")
+       << ";\n"
+       << "    for (int64_t c = 0; c < " << g.c << "; ++c)\n"
+       << "    for (int64_t u = 0; u < " << g.kh << "; ++u) {\n"
+       << "      const float* xr = " << g.in << " + ((n * " << g.c << " + c) * " << g.h << " + r + u) * " << g.w << ";\n"
+       << "      const float* wr = " << g.weights << " + ((o * " << g.c << " + c) * " << g.kh << " + u) * " << g.kw
+       << ";\n"
+       << "      for (int64_t v = 0; v < " << g.kw << "; ++v) {\n"
+       << "        const float wv = wr[v];\n"
+       << "        for (int64_t j = 0; j < " << g.ow << "; ++j) acc[j] += wv * xr[j + v];\n"
+       << "      }\n"
+       << "    }\n"
+       << "    float* yr = " << g.out << " + ((n * " << g.o << " + o) * " << g.oh << " + r) * " << g.ow << ";\n"
+       << "    for (int64_t j = 0; j < " << g.ow << "; ++j) yr[j] = acc[j];\n"
+       << "  }\n";
+  return body.str();
+}
+
 }  // namespace
 
 bool Emitter::EmitDirectConv(const Instruction& i) {
@@ -40,65 +100,17 @@ bool Emitter::EmitDirectConv(const Instruction& i) {
   if (!IsCanonicalConv2d(a, x.rank()) || a.feature_group_count != 1) return false;
   for (const hlo::WindowDim& d : a.window)
     if (d.stride != 1 || d.rhs_dilation != 1 || d.pad_lo != 0) return false;
-  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], wd = x.dims[3];
-  const int64_t o = w.dims[0], kh = w.dims[2], kw = w.dims[3], oh = y.dims[2], ow = y.dims[3];
-  const bool channel_form = (ow == 8 || ow == 16) && o <= kMaxVectorAccumulators;
-  const bool row_form = c <= kMaxDirectInputChannels && ow >= kMinDirectRow && ow <= kMaxDirectRow;
-  if (!(channel_form || row_form) || y.element_count() == 0) return false;
   const bool bias = i.operands().size() == 3;
   if (bias && i.operand(2)->shape().type != ElementType::kF32) return false;
+  DirectConv g{x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
+               Buffer(i), Operand(i, 0), Operand(i, 1), bias ? Operand(i, 2) : ""};
+  const bool channel_form = (g.ow == 8 || g.ow == 16) && g.o <= kMaxVectorAccumulators;
+  const bool row_form = g.c <= kMaxDirectInputChannels && g.ow >= kMinDirectRow && g.ow <= kMaxDirectRow;
+  if (!(channel_form || row_form) || y.element_count() == 0) return false;
   TXLA_COUNTER("ConvDirectKernels", 1);
-  const std::string out = Buffer(i), in = Operand(i, 0), weights = Operand(i, 1);
-  std::ostringstream body;
-  const std::string first = n > 1 ? "lo" : "0", past = n > 1 ? "hi" : "1";
-  if (channel_form) {
-    // The weights of all output channels at one tap are `taps` apart.
-    const int64_t taps = c * kh * kw;
-    body << "  typedef float txla_row __attribute__((vector_size(" << ow * 4 << ")));\n"
-         << "  for (int64_t n = " << first << "; n < " << past << "; ++n)\n"
-         << "  for (int64_t r = 0; r < " << oh << "; ++r) {\n";
-    for (int64_t k = 0; k < o; ++k)
-      body << "    txla_row a" << k << " = {}; a" << k << " += " << (bias ? Operand(i, 2) + "[" + std::to_string(k) + "]" : "0.0f")
-           << ";\n";
-    body << "    for (int64_t c = 0; c < " << c << "; ++c)\n"
-         << "    for (int64_t u = 0; u < " << kh << "; ++u)\n"
-         << "    for (int64_t v = 0; v < " << kw << "; ++v) {\n"
-         << "      txla_row xv;\n"
-         << "      __builtin_memcpy(&xv, " << in << " + ((n * " << c << " + c) * " << h << " + r + u) * " << wd
-         << " + v, sizeof xv);\n"
-         << "      const float* wp = " << weights << " + (c * " << kh << " + u) * " << kw << " + v;\n";
-    for (int64_t k = 0; k < o; ++k) body << "      a" << k << " += wp[" << k * taps << "] * xv;\n";
-    body << "    }\n";
-    for (int64_t k = 0; k < o; ++k)
-      body << "    __builtin_memcpy(" << out << " + ((n * " << o << " + " << k << ") * " << oh << " + r) * " << ow
-           << ", &a" << k << ", sizeof a" << k << ");\n";
-    body << "  }\n";
-    std::vector<KernelBuffer> buffers = {{"float", out, true}, {"float", in, false}, {"float", weights, false}};
-    if (bias) buffers.push_back({"float", Operand(i, 2), false});
-    EmitKernelCall(i.name(), buffers, body.str(), n > 1 ? n : 0);
-    return true;
-  }
-  body << "  for (int64_t n = " << first << "; n < " << past << "; ++n)\n"
-       << "  for (int64_t o = 0; o < " << o << "; ++o)\n"
-       << "  for (int64_t r = 0; r < " << oh << "; ++r) {\n"
-       << "    float acc[" << ow << "];\n"
-       << "    for (int64_t j = 0; j < " << ow << "; ++j) acc[j] = " << (bias ? Operand(i, 2) + "[o]" : "0.0f")
-       << ";\n"
-       << "    for (int64_t c = 0; c < " << c << "; ++c)\n"
-       << "    for (int64_t u = 0; u < " << kh << "; ++u) {\n"
-       << "      const float* xr = " << in << " + ((n * " << c << " + c) * " << h << " + r + u) * " << wd << ";\n"
-       << "      const float* wr = " << weights << " + ((o * " << c << " + c) * " << kh << " + u) * " << kw << ";\n"
-       << "      for (int64_t v = 0; v < " << kw << "; ++v) {\n"
-       << "        const float wv = wr[v];\n"
-       << "        for (int64_t j = 0; j < " << ow << "; ++j) acc[j] += wv * xr[j + v];\n"
-       << "      }\n"
-       << "    }\n"
-       << "    float* yr = " << out << " + ((n * " << o << " + o) * " << oh << " + r) * " << ow << ";\n"
-       << "    for (int64_t j = 0; j < " << ow << "; ++j) yr[j] = acc[j];\n"
-       << "  }\n";
-  std::vector<KernelBuffer> buffers = {{"float", out, true}, {"float", in, false}, {"float", weights, false}};
-  if (bias) buffers.push_back({"float", Operand(i, 2), false});
-  EmitKernelCall(i.name(), buffers, body.str(), n > 1 ? n : 0);
+  std::vector<KernelBuffer> buffers = {{"float", g.out, true}, {"float", g.in, false}, {"float", g.weights, false}};
+  if (bias) buffers.push_back({"float", g.bias, false});
+  EmitKernelCall(i.name(), buffers, channel_form ? ChannelFormBody(g) : RowFormBody(g), g.n > 1 ? g.n : 0);
   return true;
 }
 
