@@ -181,12 +181,14 @@ def test_last_dimension_reductions_with_partial_accumulators(dev, dtype, n, op):
 
 @pytest.mark.parametrize('dtype', FLOATS)
 @pytest.mark.parametrize('n', [63, 64, 100, 130, 200])
-@pytest.mark.parametrize('op', ['masked_exp_sum', 'masked_max', 'masked_logsumexp', 'int8_weighted_sum'])
+@pytest.mark.parametrize('op', ['masked_exp_sum', 'masked_max', 'masked_logsumexp', 'int8_weighted_sum',
+                                'sibling_sums'])
 def test_last_dimension_reductions_of_narrow_loads_are_staged(dev, dtype, n, op):
     """A row whose body loads masks or bytes beside wider values (attention's masked softmax
     through torch.compile) is computed 64 elements at a time into a stage array that the partial
     accumulators then take (KernelReductionsStaged): the same values as eager, with NaN and Inf,
-    rows that leave 16-wide blocks and a tail after the staged part, and rows too short to stage."""
+    rows that leave 16-wide blocks and a tail after the staged part, rows too short to stage, and
+    sibling reductions of which only one loads the mask."""
     torch.manual_seed(n + len(op))
     x = torch.randn(5, n, dtype=dtype)
     mask = torch.rand(5, n) < 0.3
@@ -205,6 +207,8 @@ def test_last_dimension_reductions_of_narrow_loads_are_staged(dev, dtype, n, op)
             return t.masked_fill(m, -float('inf')).amax(-1)
         if op == 'masked_logsumexp':
             return t.masked_fill(m, -float('inf')).logsumexp(-1)
+        if op == 'sibling_sums':  # one kernel, two accumulators, only the second reading the mask
+            return t.sum(-1) * 2 + t.masked_fill(m, 0).sum(-1)
         return (t * weights.to(t.device)).sum(-1)
 
     with CounterDelta('KernelReductionsStaged') as d:

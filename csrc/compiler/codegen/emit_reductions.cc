@@ -144,8 +144,8 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     // instead of 0.13 for 32x64x64 on one Zen 4 core). Staged, the body runs as a plain loop
     // of kStageElements into an array the partials then take block by block, in the same
     // order: the same sums.
-    bool staged = n >= kStageElements;
-    for (size_t s = 0; staged && s < all.size(); ++s) {
+    bool staged = false;  // any reduction of the kernel's shared loop loading narrow elements
+    for (size_t s = 0; n >= kStageElements && !staged && s < all.size(); ++s) {
       std::set<const Instruction*> seen;
       staged = LoadsNarrowElements(*all[s].reduce->operand(0), &seen);
     }
