@@ -75,8 +75,6 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
     EmitCumulative(i);
     return;
   }
-  if ((i.opcode() == Opcode::kConvolution || i.attrs().custom_call_target == "txla.conv2d_bias") && EmitDirectConv(i))
-    return;
   const hlo::Attributes& a = i.attrs();
   ElementType type = i.operand(0)->shape().type;
   if (type != ElementType::kF32 && type != ElementType::kF64)
@@ -86,6 +84,7 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
   // txla.conv2d_bias is the forward convolution with the layer's bias as a third operand.
   const bool forward = target == "convolution" || target == "txla.conv2d_bias";
+  if (forward && EmitDirectConv(i)) return;
   std::string routine;
   std::vector<int64_t> geometry;
   std::string args;

@@ -111,8 +111,10 @@ void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBu
   std::ostringstream fields, args, init;
   size_t outputs = 0, inputs = 0;
   for (size_t k = 0; k < buffers.size(); ++k) {
-    std::string field = buffers[k].output ? (outputs++ ? "out" + std::to_string(outputs - 1) : "out")
-                                          : "in" + std::to_string(inputs++);
+    // out, out1, out2, ... and in0, in1, ...
+    std::string field = !buffers[k].output ? "in" + std::to_string(inputs++)
+                        : outputs++ == 0   ? "out"
+                                           : "out" + std::to_string(outputs - 1);
     fields << (k ? " " : "") << (buffers[k].output ? "" : "const ") << buffers[k].type << "* " << field << ";";
     args << (k ? ", " : "") << "c->" << field;
     init << (k ? ", " : "") << buffers[k].buffer;

@@ -19,6 +19,12 @@ namespace {
 
 std::string Entry(const std::string& body) { return "HloModule m\n\nENTRY %main {\n" + body + "}\n"; }
 
+// Entry() with an f32 %add computation for reductions to apply.
+std::string WithAdd(const std::string& body) {
+  return "HloModule m\n%add (x: f32[], y: f32[]) -> f32[] {\n  %x = f32[] parameter(0)\n  %y = f32[] parameter(1)\n"
+         "  ROOT %s = f32[] add(%x, %y)\n}\nENTRY %main {" + body + "}\n";
+}
+
 // The entry computation's text with instructions renamed by position: names are labels, so
 // comparing this compares structure.
 std::string Structure(hlo::Module& module) {
@@ -215,13 +221,7 @@ TEST(FusionTest, ElementwiseChainBecomesOneLoop) {
 }
 
 TEST(FusionTest, ReductionFusesItsProducersButIsMaterialized) {
-  auto module = hlo::ParseModule(R"(HloModule m
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-ENTRY %main {
+  auto module = hlo::ParseModule(WithAdd(R"(
   %p = f32[8,4] parameter(0)
   %e = f32[8,4] exponential(%p)
   %zero = f32[] constant(0)
@@ -229,8 +229,7 @@ ENTRY %main {
   %b = f32[8,4] broadcast(%sum), dimensions={0}
   %d = f32[8,4] divide(%e, %b)
   ROOT %t = (f32[8,4]) tuple(%d)
-}
-)");
+)"));
   EXPECT_TRUE(Fusion().Run(*module));
   hlo::Verify(*module);
   // softmax-like: the reduction (exp inside) and the division (exp computed again inside it,
@@ -243,13 +242,7 @@ ENTRY %main {
 TEST(FusionTest, AnIotaGoesIntoEveryConsumerInsteadOfAKernelOfItsOwn) {
   // Cross-entropy's class indices compared with the targets by the loss and by its gradient, in
   // two fusions that a reduction keeps apart: the iota is computed in each.
-  auto module = hlo::ParseModule(R"(HloModule m
-%add (x: f32[], y: f32[]) -> f32[] {
-  %x = f32[] parameter(0)
-  %y = f32[] parameter(1)
-  ROOT %s = f32[] add(%x, %y)
-}
-ENTRY %main {
+  auto module = hlo::ParseModule(WithAdd(R"(
   %t = s64[6] parameter(0)
   %p = f32[6,10] parameter(1)
   %classes = s64[6,10] iota(), iota_dimension=1
@@ -263,8 +256,7 @@ ENTRY %main {
   %miss = pred[6,10] compare(%classes, %tb), direction=NE
   %grad = f32[6,10] select(%miss, %lb, %zb)
   ROOT %out = (f32[6], f32[6,10]) tuple(%loss, %grad)
-}
-)");
+)"));
   EXPECT_TRUE(Fusion().Run(*module));
   hlo::Verify(*module);
   EXPECT_EQ(CountKernels(*module), 2) << hlo::ToText(*module);
