@@ -41,8 +41,12 @@ bool RunCommand(const std::string& cmd, const std::string& log, std::string* out
 }
 
 // New kernels above this size build as one translation unit per core: the C++ compiler's time
-// grows with the source, and one invocation uses one core.
-constexpr size_t kSplitBytes = 48 * 1024;
+// grows with the source, and one invocation uses one core. A unit costs ~15 ms of its own (the
+// compiler's start and the prelude), 16 KB of kernels ~100 ms: at 48 KB, a graph of 45 KB of
+// kernels (ResNet-18's forward through torch.compile) was one unit of ~300 ms.
+constexpr size_t kSplitBytes = 16 * 1024;
+// A whole source up to this size may build in one invocation (below).
+constexpr size_t kWholeBytes = 48 * 1024;
 // A graph with fewer kernels than this, none of them compiled before, builds in one invocation
 // (no link step, nothing remembered): tiny graphs are cheap to build whole.
 constexpr size_t kKernelsWorthKeeping = 8;
@@ -63,9 +67,11 @@ std::string UniqueName(const std::string& prefix) {
 }
 
 // One compiler invocation per unit, all at once, each with KernelCompilerCommand() and its own
-// extra flags; `ok[k]` says whether unit k built.
+// extra flags (and, building a library, `libraries` after the source); `ok[k]` says whether unit
+// k built.
 void CompileUnits(const std::vector<std::string>& sources, const std::vector<std::string>& outputs,
-                  const std::vector<std::string>& flags, std::vector<char>* ok, std::string* log) {
+                  const std::vector<std::string>& flags, std::vector<char>* ok, std::string* log,
+                  const std::string& libraries = "") {
   std::vector<std::string> logs(sources.size());
   ok->assign(sources.size(), 0);
   std::vector<std::thread> builds;
@@ -77,7 +83,7 @@ void CompileUnits(const std::vector<std::string>& sources, const std::vector<std
         span.Arg("unit", outputs[k] + " (" + std::to_string(sources[k].size()) + " bytes," + flags[k] + ")");
       std::string unit_path = outputs[k] + ".cc";
       std::ofstream(unit_path) << sources[k];
-      (*ok)[k] = RunCommand(KernelCompilerCommand() + flags[k] + " -o '" + outputs[k] + "' '" + unit_path + "'",
+      (*ok)[k] = RunCommand(KernelCompilerCommand() + flags[k] + " -o '" + outputs[k] + "' '" + unit_path + "'" + libraries,
                             outputs[k] + ".log", &logs[k]);
       std::remove(unit_path.c_str());
     });
@@ -107,7 +113,7 @@ std::vector<std::string> GroupKernels(const std::string& prelude, const std::vec
 // The whole source in one invocation, straight to a shared object.
 bool BuildWhole(const std::string& source, const std::string& tmp, std::string* log) {
   std::vector<char> ok;
-  CompileUnits({source}, {tmp}, {""}, &ok, log);
+  CompileUnits({source}, {tmp}, {""}, &ok, log, KernelLinkLibraries());
   return ok[0] != 0;
 }
 
@@ -153,6 +159,7 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
   std::string link = debug::GetConfig().cxx + " -shared -Wl,--allow-multiple-definition -o '" + tmp + "'";
   for (const std::string& o : outputs) link += " '" + o + "'";
   for (const std::string& o : *reused) link += " '" + o + "'";
+  link += KernelLinkLibraries();
   bool linked = false;
   if (all) {
     metrics::TraceSpan span("compile", "link");
@@ -187,7 +194,7 @@ void BuildSharedObject(const std::string& source, const std::string& source_path
   }
   bool ok;
   if (!parts.valid || (units <= 1 && !any_known && parts.kernels.size() < kKernelsWorthKeeping &&
-                       source.size() <= kSplitBytes)) {
+                       source.size() <= kWholeBytes)) {
     ok = BuildWhole(source, tmp, &log);
   } else {
     std::set<std::string> reused;

@@ -26,6 +26,8 @@ class NativeLibrary {
 
 // The compiler command line used for kernels (part of the disk-cache key).
 std::string KernelCompilerCommand();
+// The libraries a kernel library links, after its inputs on the link's command line.
+std::string KernelLinkLibraries();
 // Writes through a unique temporary name and a rename: readers see all of it or none of it.
 bool WriteFileAtomically(const std::string& path, const std::string& data);
 // A per-user scratch directory for generated sources and objects (created on first use).
