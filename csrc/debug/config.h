@@ -75,6 +75,10 @@ namespace txla::debug {
     "comma-separated compiler passes to turn off, to bisect a miscompile")                        \
   V(std::string, dump_passes, "TXLA_DUMP_PASSES", "", false,                                      \
     "append the HLO module after every compiler pass to this file")                               \
+  V(int64_t, flat_kernels, "TXLA_FLAT_KERNELS", 1, true,                                          \
+    "loop kernels that read only at their own offset or scalars: 1 (default) one kernel with "     \
+    "its length as an argument where a graph runs its body at two or more lengths; 0 never; 2 "  \
+    "always")                                                                                     \
   V(bool, profile_kernels, "TXLA_PROFILE_KERNELS", false, true,                                   \
     "time every generated kernel into metrics KernelTime:<kernel>")                               \
   V(bool, check_graphs, "TXLA_CHECK_GRAPHS", false, false,                                        \

@@ -19,7 +19,9 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
   update written by the parameter update's kernel: MultiOutputKernelExtraOutputs);
 - sibling reductions, two sums over the same loops of a tensor they both read, computed by one
   kernel with an accumulator each (batch norm's and layer norm's backward sums:
-  SiblingReductionKernels).
+  SiblingReductionKernels);
+- elementwise kernels of one body at several lengths in a graph emitted as one kernel that takes
+  its length as an argument (KernelsFlat).
 
 Counters count compilations (or library calls), so each test uses shapes of its own: a graph
 another test compiled first would come from the cache."""
@@ -493,6 +495,121 @@ def test_dimensions_read_in_row_major_order_run_as_one_loop(dev, dtype, shape):
     assert_same(got[1], got[0], dtype)
     if x.numel() >= 2:
         assert d['KernelLoopsMerged'] > 0, d.delta
+
+
+def _flat_inputs(shapes, dtype, seed):
+    torch.manual_seed(seed)
+    xs = [torch.randn(s, dtype=dtype) for s in shapes]
+    for x in xs:
+        if x.numel() >= 3:
+            x.view(-1)[:3] = torch.tensor([float('nan'), float('inf'), -float('inf')], dtype=dtype)
+    return xs
+
+
+def _each_on_both(fn, xs, dev):
+    """fn applied to each input on the CPU and on the device (one graph), with the inputs'
+    gradients of a weighted sum of all the outputs."""
+    results = []
+    for device in ('cpu', dev):
+        ins = [x.detach().to(device).requires_grad_() for x in xs]
+        outs = [fn(x) for x in ins]
+        total = sum((torch.nan_to_num(y, nan=0.0, posinf=0.0, neginf=0.0) *
+                     torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(device)).sum()
+                    for y in outs)
+        total.backward()
+        xm.mark_step()
+        results.append(([y.detach().cpu() for y in outs], [x.grad.cpu() for x in ins]))
+    return results
+
+
+# Lengths 105, 1, 17, 69000 (past kParallelElements: the threads split it) and 6.
+FLAT_SHAPES = [(3, 5, 7), (1,), (17,), (300, 230), (2, 3)]
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+def test_one_elementwise_body_at_many_lengths_is_one_flat_kernel(dev, dtype):
+    """Kernels of one body that read only at their own offset or scalars, at several lengths in a
+    graph, are one kernel taking its length as an argument (KernelsFlat; TXLA_FLAT_KERNELS=1, the
+    default): values and gradients against eager with NaN and Inf, one element, and a length the
+    threads split."""
+    xs = _flat_inputs(FLAT_SHAPES, dtype, 31)
+
+    def fn(x):
+        return torch.tanh(x) * 0.75 - x * torch.sigmoid(x) + 2.5
+
+    with CounterDelta('KernelsFlat') as d:
+        want, got = _each_on_both(fn, xs, dev)
+    for g, w in zip(got[0] + got[1], want[0] + want[1]):
+        torch.testing.assert_close(g, w, equal_nan=True, **tol(dtype))
+    # The forward kernel and the gradient's kernel, each at four lengths (a one-element kernel's
+    # index is the constant 0: its text is its own).
+    assert d['KernelsFlat'] >= 2 * (len(FLAT_SHAPES) - 1), d.delta
+
+
+@pytest.mark.parametrize('mode', ['0', '2'])
+def test_flat_kernels_switch(dev, xla_env, mode):
+    """TXLA_FLAT_KERNELS=0 never emits flat kernels; =2 makes every candidate flat, a kernel of one
+    length too (the values stay eager's, here for integer, boolean and mixed-type kernels)."""
+    xla_env(TXLA_FLAT_KERNELS=mode)
+    torch.manual_seed(32)
+    a = torch.randint(-50, 50, (37, 3), dtype=torch.int32)
+    b = torch.randint(-50, 50, (37, 3), dtype=torch.int32)
+    f = torch.randn(70001)
+    f[:2] = torch.tensor([float('nan'), float('-inf')])
+
+    def fn(a, b, f):
+        return (a * 3 - b).abs() + torch.minimum(a, b), (a > b) & (b != 0), torch.where(f > 0, f, f * 0.125).to(torch.float64)
+
+    want = fn(a, b, f)
+    with CounterDelta('KernelsFlat') as d:
+        out = fn(a.to(dev), b.to(dev), f.to(dev))
+        xm.mark_step()
+    for g, w in zip(out, want):
+        torch.testing.assert_close(g.cpu(), w, equal_nan=True, rtol=0, atol=0)
+    if mode == '0':
+        assert d['KernelsFlat'] == 0, d.delta
+    else:
+        assert d['KernelsFlat'] >= 3, d.delta
+
+
+@pytest.mark.parametrize('dtype', [torch.bfloat16, torch.float16])
+def test_flat_kernels_store_16_bit_floats(dev, dtype):
+    """A flat kernel over 16-bit floats computes in float32 and rounds once, at its store (as a
+    fused kernel does at any length): eager's float32 values rounded to the type."""
+    xs = [x.to(dtype) for x in _flat_inputs(FLAT_SHAPES, torch.float32, 33)]
+
+    def fn(x):
+        return x * 1.5 - torch.exp(x * 0.25)
+
+    with CounterDelta('KernelsFlat') as d:
+        outs = [fn(x.to(dev)) for x in xs]
+        xm.mark_step()
+    for x, y in zip(xs, outs):
+        torch.testing.assert_close(y.cpu(), fn(x.float()).to(dtype), equal_nan=True)
+    assert d['KernelsFlat'] >= len(FLAT_SHAPES) - 1, d.delta
+
+
+def test_sgd_momentum_over_parameters_of_many_shapes_is_flat(dev):
+    """SGD with momentum over parameters of many shapes: the update (parameter and momentum buffer,
+    two outputs) is one flat kernel for all of them; three steps stay eager's."""
+    torch.manual_seed(34)
+    shapes = [(9, 4), (4,), (3, 3, 3), (70, 1000), (2,)]
+    params = [torch.randn(s) for s in shapes]
+    grads = [[torch.randn(s) for s in shapes] for _ in range(3)]
+    results = {}
+    with CounterDelta('KernelsFlat') as d:
+        for device in ('cpu', dev):
+            ps = [p.clone().to(device).requires_grad_() for p in params]
+            opt = torch.optim.SGD(ps, lr=0.03, momentum=0.8, weight_decay=0.01)
+            for step_grads in grads:
+                for p, g in zip(ps, step_grads):
+                    p.grad = g.to(device)
+                opt.step()
+                xm.mark_step()
+            results[device] = [p.detach().cpu() for p in ps] + [opt.state[p]['momentum_buffer'].cpu() for p in ps]
+    for g, w in zip(results[dev], results['cpu']):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+    assert d['KernelsFlat'] >= len(shapes), d.delta
 
 
 @pytest.mark.parametrize('dtype', FLOATS)

@@ -82,6 +82,7 @@ namespace emitter {
 std::string Emitter::Emit() {
   const hlo::Computation& entry = *module_.entry();
   for (const Instruction* i : entry.instructions()) DeclareBuffer(*i);
+  flat_kernels_ = FlatKernelsOfManyLengths();
   for (const Instruction* i : entry.instructions()) {
     std::streampos before = out_.tellp();
     if (profile_) out_ << "  { const int64_t t = support->kernel_begin();\n";

@@ -73,18 +73,22 @@ void Emitter::EmitKernel(const Instruction& i) {
   tables_.str("");
   declared_tables_.clear();
   current_output_ = &i;
-  parallel_ = Parallelizable(*root);
+  bool flat = Flat(*root) && (probing_flat_ || flat_kernels_.count(&i));
+  if (probing_flat_ && !flat) return;
+  parallel_ = !flat && Parallelizable(*root);
   if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
+  else if (flat) EmitFlatLoop(*root, Buffer(i));
   else EmitLoop(*root, Buffer(i));
   std::swap(kernel, out_);
   std::vector<KernelBuffer> buffers = {{StorageType(i.shape().type), Buffer(i), true}};
   for (const Instruction* e : extra_outputs_) buffers.push_back({StorageType(e->shape().type), Buffer(*e), true});
   for (const Instruction* b : used_) buffers.push_back({StorageType(b->shape().type), Buffer(*b), false});
-  EmitKernelCall(i.name(), buffers, tables_.str() + kernel.str(), parallel_ ? parallel_extent_ : 0);
+  if (flat) EmitKernelCall(i.name(), buffers, tables_.str() + kernel.str(), i.shape().element_count(), CallForm::kFlat);
+  else EmitKernelCall(i.name(), buffers, tables_.str() + kernel.str(), parallel_ ? parallel_extent_ : 0);
 }
 
 void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBuffer>& buffers,
-                             const std::string& body, int64_t parallel_extent) {
+                             const std::string& body, int64_t parallel_extent, CallForm form) {
   std::string fn = "k_" + Sanitize(name);
   // Restrict holds in practice even where the output may be written over a donated parameter:
   // buffer assignment donates only a parameter the kernel reads at each element's own index
@@ -98,7 +102,7 @@ void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBu
                  buffers[k].buffer;
     call_args += (k ? ", " : "") + buffers[k].buffer;
   }
-  if (parallel_extent <= 0) {
+  if (form == CallForm::kOutermost && parallel_extent <= 0) {
     signature += ")";
     KernelNames names = AddKernel(name, signature, body);
     out_ << "  " << names.at(fn) << "(" << call_args << ");\n";
@@ -128,8 +132,64 @@ void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBu
                            ctx + "* c = (const " + ctx + "*)p; " + fn + "(" + args.str() + ", lo, hi); }\n";
   KernelNames names = AddKernel(name, signature, body, trampoline,
                                 decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi);\n");
+  if (form == CallForm::kFlat && parallel_extent < kParallelElements) {
+    out_ << "  " << names.at(fn) << "(" << init.str() << ", 0, " << parallel_extent << ");\n";
+    return;
+  }
   out_ << "  { " << names.at(ctx) << " c = {" << init.str() << "}; support->parallel_for(&" << names.at(tramp)
        << ", &c, " << parallel_extent << "); }\n";
+}
+
+// A loop kernel whose every read is at its own row-major offset or of a scalar (an optimizer's
+// update, an activation's gradient) is one loop over its elements, whatever its shape: such
+// kernels for different shapes are the same code and take their length as an argument.
+bool Emitter::Flat(const Instruction& root) {
+  size_t rank = root.shape().rank();
+  if (root.opcode() == Opcode::kReduce || rank == 0 || root.shape().element_count() == 0) return false;
+  std::vector<int64_t> identity(rank);
+  for (size_t d = 0; d < rank; ++d) identity[d] = static_cast<int64_t>(d);
+  if (!ReadsMergeable(root, identity, 0, rank)) return false;
+  for (const auto& [producer, fused_root] : inlined_)
+    if (!ReadsMergeable(*fused_root, identity, 0, rank)) return false;
+  return true;
+}
+
+// A flat kernel with a runtime length takes the C++ compiler about twice as long as the same
+// loop with a constant one (its vectorized loop gets a shorter vector epilogue and a scalar
+// one: ~6 against ~3.3 ms a kernel), so a loop is flat only where that buys sharing: where
+// kernels of two or more lengths in this graph become one (an optimizer's update of parameters
+// of many shapes). Found by emitting each candidate flat, by itself, and comparing the kernels.
+std::set<const Instruction*> Emitter::FlatKernelsOfManyLengths() {
+  if (debug::GetConfig().flat_kernels == 0) return {};
+  std::map<std::string, std::set<int64_t>> lengths;
+  std::map<std::string, std::vector<const Instruction*>> users;
+  for (const Instruction* i : module_.entry()->instructions()) {
+    if (i->opcode() != Opcode::kFusion && !hlo::IsElementwise(i->opcode())) continue;
+    Emitter probe(module_, plan_, profile_);
+    probe.probing_flat_ = true;
+    probe.EmitKernel(*i);
+    if (probe.emitted_kernels_.size() != 1) continue;
+    const std::string& hash = *probe.emitted_kernels_.begin();
+    lengths[hash].insert(i->shape().element_count());
+    users[hash].push_back(i);
+  }
+  std::set<const Instruction*> flat;
+  for (const auto& [hash, ls] : lengths)
+    if (ls.size() >= 2 || debug::GetConfig().flat_kernels > 1) flat.insert(users[hash].begin(), users[hash].end());
+  return flat;
+}
+
+// for (i0 = lo; i0 < hi; ++i0) out[i0] = value; the caller passes [lo, hi) of the elements.
+void Emitter::EmitFlatLoop(const Instruction& root, const std::string& out) {
+  if (!probing_flat_) {
+    TXLA_COUNTER("KernelsFlat", 1);
+    if (root.shape().rank() > 1) TXLA_COUNTER("KernelLoopsMerged", 1);
+  }
+  // The variable's range is the whole output, as every call's [lo, hi) lies in it; the reads
+  // recombine into the variable itself, so the body never spells the length.
+  Index idx = DelinearizeExpr(IndexExpr::Var("i0", root.shape().element_count()), root.shape().dims);
+  may_split_ = false;
+  out_ << "  for (int64_t i0 = lo; i0 < hi; ++i0)\n" << LoopBody(root, out, idx, "i0", "  ");
 }
 
 bool Emitter::Parallelizable(const Instruction& root) {
@@ -256,10 +316,17 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
       nest << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
            << end[k] << " ? t" << k << " + " << kTile << " : " << end[k] << "); ++i" << k << ")\n";
   }
-  nest << indent << "  {\n";
+  may_split_ = may_split;
+  nest << LoopBody(root, out, idx, Linear(idx, dims), indent) << indent << "}\n";
+  return nest.str();
+}
+
+// The innermost loop's body: the root's value and the producers' it also writes, at `idx`
+// (row-major `offset`), stored.
+std::string Emitter::LoopBody(const Instruction& root, const std::string& out, const Index& idx,
+                              const std::string& offset, const std::string& indent) {
   body_.str("");
   memo_.clear();
-  may_split_ = may_split;
   std::string value = Value(root, idx);
   // The producers this kernel also writes, at the same index (their values are mostly
   // computed already: the root reads them).
@@ -268,13 +335,14 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
   may_split_ = false;
   // Every value is computed before any is stored: an output may be written over a donated
   // parameter that this index still reads (buffer_assignment.h, donations).
-  nest << body_.str() << indent << "    " << out << "[" << Linear(idx, dims) << "] = " << Stored(root.shape().type, value)
-       << ";\n";
+  std::ostringstream text;
+  text << indent << "  {\n" << body_.str() << indent << "    " << out << "[" << offset
+       << "] = " << Stored(root.shape().type, value) << ";\n";
   for (size_t k = 0; k < extra_outputs_.size(); ++k)
-    nest << indent << "    " << Buffer(*extra_outputs_[k]) << "[" << Linear(idx, dims)
+    text << indent << "    " << Buffer(*extra_outputs_[k]) << "[" << offset
          << "] = " << Stored(extra_outputs_[k]->shape().type, extra_values[k]) << ";\n";
-  nest << indent << "  }\n" << indent << "}\n";
-  return nest.str();
+  text << indent << "  }\n";
+  return text.str();
 }
 
 // Dimensions [k, rank) of the loop kernel being emitted run as one loop when every value reads

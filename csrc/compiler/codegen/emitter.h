@@ -64,6 +64,11 @@ class Emitter {
   void EmitLoop(const Instruction& root, const std::string& out);
   std::string LoopNest(const Instruction& root, const std::string& out,
                        const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split);
+  std::string LoopBody(const Instruction& root, const std::string& out, const Index& idx, const std::string& offset,
+                       const std::string& indent);
+  bool Flat(const Instruction& root);
+  std::set<const Instruction*> FlatKernelsOfManyLengths();
+  void EmitFlatLoop(const Instruction& root, const std::string& out);
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
   bool KernelTransposesLastDimension(const Instruction& root);
   // The first of `root`'s dimensions [k, rank), k >= first_candidate, that a loop nest over its
@@ -81,14 +86,17 @@ class Emitter {
                         const std::string& after = "", const std::string& prototype_extra = "");
   std::string SourceComment(const std::string& name);
   // A kernel function over `buffers` (outputs first, in the call's order) with `body`, and its
-  // call in txla_run: direct, or with parallel_extent > 0 through support->parallel_for, the
-  // kernel then taking a range [lo, hi) of its outermost loop.
+  // call in txla_run. kOutermost: direct, or with parallel_extent > 0 through
+  // support->parallel_for, the kernel then taking a range [lo, hi) of its outermost loop. kFlat:
+  // the kernel always takes [lo, hi) of its parallel_extent elements (its length is the call's,
+  // not the kernel's), on the threads from kParallelElements.
   struct KernelBuffer {
     std::string type, buffer;
     bool output;
   };
+  enum class CallForm { kOutermost, kFlat };
   void EmitKernelCall(const std::string& name, const std::vector<KernelBuffer>& buffers, const std::string& body,
-                      int64_t parallel_extent);
+                      int64_t parallel_extent, CallForm form = CallForm::kOutermost);
 
   // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
   std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
@@ -169,6 +177,8 @@ class Emitter {
   int64_t parallel_extent_ = 0;
   std::set<std::string> declared_tables_;
   std::set<std::string> emitted_kernels_;  // content hashes of the kernels this graph defines
+  std::set<const Instruction*> flat_kernels_;  // the loop kernels emitted flat (FlatKernelsOfManyLengths)
+  bool probing_flat_ = false;                  // emitting only a flat candidate, to compare it
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).
   std::vector<const Instruction*> used_;
   const Instruction* current_output_ = nullptr;

@@ -164,6 +164,53 @@ TEST(CodegenTest, IdenticalKernelsAreEmittedOnce) {
               other_parts.kernels[1].hash == parts.kernels[0].hash);
 }
 
+TEST(CodegenTest, OneBodyAtManyLengthsIsOneFlatKernel) {
+  // An optimizer-like update of three parameters of different shapes (one large enough for the
+  // threads) and a one-off kernel of another body.
+  const char* updates = R"(HloModule m
+ENTRY %main {
+  %lr = f32[] parameter(0)
+  %w1 = f32[8,16,3,3] parameter(1)
+  %g1 = f32[8,16,3,3] parameter(2)
+  %w2 = f32[37] parameter(3)
+  %g2 = f32[37] parameter(4)
+  %w3 = f32[300,300] parameter(5)
+  %g3 = f32[300,300] parameter(6)
+  %b1 = f32[8,16,3,3] broadcast(%lr), dimensions={}
+  %m1 = f32[8,16,3,3] multiply(%g1, %b1)
+  %u1 = f32[8,16,3,3] subtract(%w1, %m1)
+  %b2 = f32[37] broadcast(%lr), dimensions={}
+  %m2 = f32[37] multiply(%g2, %b2)
+  %u2 = f32[37] subtract(%w2, %m2)
+  %b3 = f32[300,300] broadcast(%lr), dimensions={}
+  %m3 = f32[300,300] multiply(%g3, %b3)
+  %u3 = f32[300,300] subtract(%w3, %m3)
+  %e = f32[37] exponential(%g2)
+  ROOT %t = (f32[8,16,3,3], f32[37], f32[300,300], f32[37]) tuple(%u1, %u2, %u3, %e)
+}
+)";
+  metrics::Counter* flat = metrics::GetCounter("KernelsFlat");
+  int64_t before = flat->Value();
+  std::string code = Emit(updates);
+  SourceParts parts = ParseSource(code);
+  ASSERT_TRUE(parts.valid);
+  ASSERT_EQ(parts.kernels.size(), 2u) << code;
+  EXPECT_EQ(flat->Value() - before, 3);
+  const SourceKernel& update = parts.kernels[0].text.find("lo, int64_t hi") != std::string::npos ? parts.kernels[0]
+                                                                                                   : parts.kernels[1];
+  // One loop over [lo, hi) of the elements, read at its own offset; the length is the call's.
+  EXPECT_NE(update.text.find("for (int64_t i0 = lo; i0 < hi; ++i0)\n"), std::string::npos) << update.text;
+  EXPECT_EQ(update.text.find("1152"), std::string::npos) << update.text;
+  EXPECT_EQ(Count(parts.run, "  k_" + update.hash + "("), 2u) << parts.run;
+  EXPECT_NE(parts.run.find(", 0, 1152);"), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find(", 0, 37);"), std::string::npos) << parts.run;
+  // 90000 elements: on the threads, which split the elements.
+  EXPECT_NE(parts.run.find("support->parallel_for(&t_" + update.hash + ", &c, 90000);"), std::string::npos) << parts.run;
+  // The exponential runs at one length only: a loop of constant length (cheaper to compile).
+  EXPECT_NE(code.find("for (int64_t i0 = 0; i0 < 37; ++i0)"), std::string::npos) << code;
+  EXPECT_NO_THROW(BuildSharedObject(code, "flat kernels", WorkDirectory() + "/codegen_test_flat.so", 2));
+}
+
 TEST(CodegenTest, LaterBuildsLinkKernelsCompiledBefore) {
   ForgetKernelObjects();
   std::string dir = WorkDirectory();
