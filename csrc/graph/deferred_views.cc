@@ -17,12 +17,6 @@ const std::string* UnaryOpName(const ir::Value& value) {
   return &node.op()->name;
 }
 
-// Functionalization's transposing view ops, as they reach the lazy IR.
-bool IsTranspose(const ir::Value& value) {
-  const std::string* name = UnaryOpName(value);
-  return name && (*name == "aten::t_copy" || *name == "aten::transpose_copy.int" || *name == "aten::permute_copy");
-}
-
 // Applying the op again gives back its operand.
 bool IsInvolution(const ir::Value& value) {
   const std::string* name = UnaryOpName(value);
@@ -30,6 +24,12 @@ bool IsInvolution(const ir::Value& value) {
 }
 
 }  // namespace
+
+// Functionalization's transposing view ops, as they reach the lazy IR.
+bool IsTransposingView(const ir::Value& value) {
+  const std::string* name = UnaryOpName(value);
+  return name && (*name == "aten::t_copy" || *name == "aten::transpose_copy.int" || *name == "aten::permute_copy");
+}
 
 std::vector<DeferredView> TakeDeferredViews(std::vector<LazyTensorPtr>* pending) {
   std::vector<LazyTensorPtr>& tensors = *pending;
@@ -47,7 +47,7 @@ std::vector<DeferredView> TakeDeferredViews(std::vector<LazyTensorPtr>* pending)
   std::vector<Plan> plan(tensors.size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     const ir::Value& value = tensors[i]->pending();
-    if (!IsTranspose(value) || plan[i].deferred || plan[i].source_of_another) continue;
+    if (!IsTransposingView(value) || plan[i].deferred || plan[i].source_of_another) continue;
     const ir::Value& operand = value.node->operands()[0];
     if (operand.node->kind() == ir::NodeKind::kDeviceData) {
       plan[i].deferred = true;
@@ -56,7 +56,7 @@ std::vector<DeferredView> TakeDeferredViews(std::vector<LazyTensorPtr>* pending)
     auto found = by_value.find({operand.node.get(), operand.index});
     if (found == by_value.end()) continue;
     const size_t base = found->second;
-    if (base == i || plan[base].deferred || IsTranspose(tensors[base]->pending())) continue;
+    if (base == i || plan[base].deferred || IsTransposingView(tensors[base]->pending())) continue;
     // Of the base and its transpose, which stays pending: the base when the transpose is its
     // own inverse (and nothing else is rebased on the base), else the transpose.
     const bool defer_base = IsInvolution(value) && !plan[base].source_of_another;

@@ -16,6 +16,10 @@
 
 namespace txla::graph {
 
+// Whether `value` is one of functionalization's transposing view ops (t, transpose, permute) of
+// its single operand.
+bool IsTransposingView(const ir::Value& value);
+
 struct DeferredView {
   LazyTensorPtr tensor;
   LazyTensorPtr source;     // whose result it becomes a transpose of; null: it stays as it is

@@ -2,7 +2,8 @@
 // an FX graph traced once on the lazy device becomes a graph::CapturedGraph, which later calls
 // run by handing over their inputs' buffers: no Python op dispatch, no IR, no hashing per call.
 //
-// A trace is bracketed: _xla_dynamo_begin_trace materializes the inputs and notes their values,
+// A trace is bracketed: _xla_dynamo_begin_trace materializes the inputs (all but transposes of
+// device data, which stay transposes the graph computes: TransposedData) and notes their values,
 // the FX graph runs on them lazily, _xla_dynamo_end_trace compares: inputs whose value changed were
 // mutated in place by the graph (BatchNorm buffers, optimizer state) and become extra outputs that
 // each run writes back.
@@ -13,6 +14,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -20,6 +22,7 @@
 #include "aten/device_rng.h"
 #include "aten/lazy_kernel.h"
 #include "graph/captured_graph.h"
+#include "graph/deferred_views.h"
 #include "graph/graph_executor.h"
 #include "ir/shape.h"
 #include "metrics/metrics.h"
@@ -35,28 +38,55 @@ namespace {
 struct TraceStart {
   std::vector<at::Tensor> inputs;
   std::vector<LazyTensorPtr> lazy;
+  // An input's buffer, or for a transpose of device data (TransposedData) the data it transposes.
   std::vector<runtime::BufferPtr> buffers;
+  // Per input: the hash of the transposing node it was traced as (0: its own data).
+  std::vector<ir::hash_t> transposes;
   int device = 0;
   uint64_t epoch = 0;
   // The seeds the trace's random ops draw (a trace runs on the thread that began it).
   std::unique_ptr<aten::SeedRecording> seeds = std::make_unique<aten::SeedRecording>();
 };
 
-// Brings every input to device data (one graph for all that have pending values).
-std::vector<LazyTensorPtr> MaterializedInputs(const std::vector<at::Tensor>& inputs) {
-  std::vector<LazyTensorPtr> lazy;
-  lazy.reserve(inputs.size());
+// The transposing node of an input that is a pending transpose of device data, else null.
+// AOT autograd saves a Linear layer's transposed weight for the backward graph; the forward
+// graph returns it as a view of the weight (dynamo_bridge.py), and the backward graph takes it
+// as the weight's data with the transpose in the graph, where a GEMM reads it through its
+// transpose flag: materializing it cost a copy of the weight per step.
+const ir::Node* TransposedData(const LazyTensorPtr& lt) {
+  if (!lt || !lt->pending() || !graph::IsTransposingView(lt->pending())) return nullptr;
+  const ir::Node* transpose = lt->pending().node.get();
+  return transpose->operands()[0].node->kind() == ir::NodeKind::kDeviceData ? transpose : nullptr;
+}
+
+// Brings every input to device data (one graph for all that have pending values), except,
+// where `transposes` has a nonzero hash, an input that is still a transpose of device data by
+// that node. `buffers` gets each input's buffer, or the data such an input transposes. False
+// when a transposed input is not that transpose any more.
+bool InputBuffers(const std::vector<at::Tensor>& inputs, const std::vector<ir::hash_t>& transposes,
+                  std::vector<LazyTensorPtr>* lazy, std::vector<runtime::BufferPtr>* buffers) {
+  lazy->clear();
+  lazy->reserve(inputs.size());
   std::vector<LazyTensorPtr> pending;
-  for (const at::Tensor& t : inputs) {
-    LazyTensorPtr lt = TryGetLazyTensor(t);
-    if (lt && lt->pending()) pending.push_back(lt);
-    lazy.push_back(std::move(lt));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
+    if (transposes[i] != 0) {
+      const ir::Node* transpose = TransposedData(lt);
+      if (transpose == nullptr || transpose->hash() != transposes[i]) return false;
+    } else if (lt && lt->pending()) {
+      pending.push_back(lt);
+    }
+    lazy->push_back(std::move(lt));
   }
   if (!pending.empty()) {
     py::gil_scoped_release no_gil;
     graph::SyncTensors(pending, /*for_read=*/false);
   }
-  return lazy;
+  buffers->clear();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    buffers->push_back(transposes[i] != 0 ? (*lazy)[i]->pending().node->operands()[0].node->data()
+                                          : (*lazy)[i]->data());
+  return true;
 }
 
 // A new value for an input the graph updates in place, as functionalization hands one over: the
@@ -102,6 +132,10 @@ class DynamoGraph {
  private:
   std::shared_ptr<graph::CapturedGraph> graph_;  // null when nothing is computed
   std::vector<ir::Shape> input_shapes_;
+  std::vector<ir::hash_t> transposes_;  // TraceStart::transposes
+  // Per input: the first input that had its buffer in the trace (itself when none did). The
+  // graph reads that one's: a run is the trace's only while they still share it.
+  std::vector<size_t> same_buffer_as_;
   std::vector<Output> outputs_;
   std::vector<std::pair<size_t, size_t>> mutated_;  // (input, result)
   std::vector<c10::ScalarType> result_dtypes_;
@@ -123,9 +157,10 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
   std::unordered_map<const runtime::Buffer*, size_t> input_of_buffer;
   for (size_t i = 0; i < start.inputs.size(); ++i) {
     input_of_impl.emplace(start.inputs[i].unsafeGetTensorImpl(), i);
-    input_of_buffer.emplace(start.buffers[i].get(), i);
+    dg->same_buffer_as_.push_back(input_of_buffer.emplace(start.buffers[i].get(), i).first->second);
     dg->input_shapes_.push_back(start.lazy[i]->shape());
   }
+  dg->transposes_ = start.transposes;
   std::vector<ir::Value> values;
   std::vector<c10::ScalarType> value_dtypes;
   for (size_t k = 0; k < outputs.size(); ++k) {
@@ -154,6 +189,9 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
   }
   for (size_t i = 0; i < start.inputs.size(); ++i) {
     LazyTensorPtr now = TryGetLazyTensor(start.inputs[i]);
+    if (now == start.lazy[i] && start.transposes[i] != 0 && TransposedData(now) != nullptr &&
+        TransposedData(now)->hash() == start.transposes[i] && now->pending().node->operands()[0].node->data() == start.buffers[i])
+      continue;
     if (now == start.lazy[i] && !now->pending() && now->data() == start.buffers[i]) continue;
     // Updated in place: the new value is an extra result.
     dg->mutated_.emplace_back(i, values.size());
@@ -199,9 +237,10 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
           inputs[i].sizes() != c10::IntArrayRef(input_shapes_[i].sizes))
         return py::none();
     }
-    std::vector<LazyTensorPtr> lazy = MaterializedInputs(inputs);
-    buffers.reserve(lazy.size());
-    for (const LazyTensorPtr& lt : lazy) buffers.push_back(lt->data());
+    std::vector<LazyTensorPtr> lazy;
+    if (!InputBuffers(inputs, transposes_, &lazy, &buffers)) return py::none();
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i] != buffers[same_buffer_as_[i]]) return py::none();
   }
   TXLA_COUNTER("DynamoRunCapturedGraph", 1);
 
@@ -264,8 +303,13 @@ void RegisterDynamoBridge(py::module& m) {
     }
     start->device = device < 0 ? 0 : device;
     start->inputs = inputs;
-    start->lazy = MaterializedInputs(inputs);
-    for (const LazyTensorPtr& lt : start->lazy) start->buffers.push_back(lt->data());
+    for (const at::Tensor& t : inputs) {
+      const ir::Node* transpose = TransposedData(TryGetLazyTensor(t));
+      start->transposes.push_back(transpose ? transpose->hash() : 0);
+    }
+    InputBuffers(inputs, start->transposes, &start->lazy, &start->buffers);
+    auto transposed = std::count_if(start->transposes.begin(), start->transposes.end(), [](ir::hash_t h) { return h != 0; });
+    if (transposed > 0) TXLA_COUNTER("DynamoTransposedInputs", static_cast<int64_t>(transposed));
     start->epoch = graph::ExecutionEpoch();
     return start;
   });

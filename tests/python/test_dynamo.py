@@ -201,3 +201,112 @@ def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
         assert d['DynamoCapturedGraph'] == (2 if step == 0 else 0)
     for (name, a), b in zip(ref.state_dict().items(), mod.state_dict().values()):
         torch.testing.assert_close(b.cpu(), a, rtol=tol * 10, atol=tol * 10, msg=name)
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(9, 13), nn.ReLU(), nn.Linear(13, 11), nn.Tanh(), nn.Linear(11, 5))
+
+
+@pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])
+@pytest.mark.parametrize('barrier_before_backward', [False, True])
+def test_transposed_weights_saved_for_backward_stay_views(dev, dtype, tol, barrier_before_backward):
+    """AOT autograd saves the Linear layers' transposed weights for the backward graph: the forward
+    graph returns them as views of the weights and the backward graph reads the weights' data
+    with the transpose inside it (DynamoTransposedInputs), replayed every step without tracing
+    again; losses and parameters stay eager's over steps, also with a barrier between the forward
+    and the backward pass."""
+    ref, mod = _pair(_mlp, dev, dtype)
+    compiled = torch.compile(mod, backend='openxla')
+    opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    opt_x = torch.optim.SGD(mod.parameters(), lr=0.05, momentum=0.9)
+    for step in range(4):
+        x = torch.randn(6, 9, dtype=dtype)
+        y = torch.randn(6, 5, dtype=dtype)
+        opt.zero_grad()
+        loss = F.mse_loss(ref(x), y)
+        loss.backward()
+        opt.step()
+        with CounterDelta('DynamoRunCapturedGraph', 'DynamoCapturedGraph', 'DynamoTransposedInputs',
+                          'DynamoLazyGraph') as d:
+            opt_x.zero_grad()
+            loss_x = F.mse_loss(compiled(x.to(dev)), y.to(dev))
+            if barrier_before_backward:
+                xm.mark_step()
+            loss_x.backward()
+            opt_x.step()
+            xm.mark_step()
+        torch.testing.assert_close(loss_x.cpu(), loss, rtol=tol, atol=tol)
+        assert d['DynamoRunCapturedGraph'] == 2 and d['DynamoLazyGraph'] == 0, d.delta
+        if step == 0:
+            # The second and third layers' weights (the first one's input needs no gradient).
+            assert d['DynamoTransposedInputs'] == 2 and d['DynamoCapturedGraph'] == 2, d.delta
+        else:
+            assert d['DynamoCapturedGraph'] == 0, d.delta
+    for (name, a), b in zip(ref.state_dict().items(), mod.state_dict().values()):
+        torch.testing.assert_close(b.cpu(), a, rtol=tol * 10, atol=tol * 10, msg=name)
+
+
+class _MatMul(nn.Module):
+    def forward(self, x, w):
+        return x @ w
+
+
+class _Add(nn.Module):
+    def forward(self, a, b):
+        return a * 2 + b
+
+
+def test_a_transposed_input_that_is_no_longer_a_transpose_traces_again(dev):
+    """A graph traced with a transpose of device data as an input runs on the data it transposes
+    while later inputs are that transpose again (of new data too: an updated weight); an input
+    that is not (materialized data) gets a trace of its own; values are eager's throughout."""
+    from torch_xla.core import dynamo_bridge
+    graph = dynamo_bridge.extract_compiled_graph(torch.fx.symbolic_trace(_MatMul()), None)
+    torch.manual_seed(3)
+    w, x = torch.randn(5, 7), torch.randn(3, 7)
+    wd, xd = w.to(dev), x.to(dev)
+    xm.mark_step()
+    with CounterDelta('DynamoTransposedInputs', 'DynamoCapturedGraph') as d:
+        torch.testing.assert_close(graph(xd, wd.t()).cpu(), x @ w.t())
+    assert d['DynamoTransposedInputs'] == 1 and d['DynamoCapturedGraph'] == 1, d.delta
+    wd.add_(1.5)
+    xm.mark_step()
+    with CounterDelta('DynamoCapturedGraph') as d:
+        torch.testing.assert_close(graph(xd, wd.t()).cpu(), x @ (w + 1.5).t())
+    assert d['DynamoCapturedGraph'] == 0, d.delta
+    plain = torch.randn(7, 5)
+    with CounterDelta('DynamoCapturedGraph') as d:
+        torch.testing.assert_close(graph(xd, plain.to(dev)).cpu(), x @ plain)
+    assert d['DynamoCapturedGraph'] == 1, d.delta
+    torch.testing.assert_close(graph(xd, wd.t()).cpu(), x @ (w + 1.5).t())
+
+
+def test_an_input_passed_twice_in_the_trace_and_apart_later(dev):
+    """Traced with one tensor as both inputs, the graph read one buffer for both; called with two
+    different tensors it traces again instead of reading the first one twice."""
+    from torch_xla.core import dynamo_bridge
+    graph = dynamo_bridge.extract_compiled_graph(torch.fx.symbolic_trace(_Add()), None)
+    a, b = torch.randn(4, 3), torch.randn(4, 3)
+    ad, bd = a.to(dev), b.to(dev)
+    xm.mark_step()
+    torch.testing.assert_close(graph(ad, ad).cpu(), a * 3)
+    with CounterDelta('DynamoCapturedGraph') as d:
+        torch.testing.assert_close(graph(ad, bd).cpu(), a * 2 + b)
+    assert d['DynamoCapturedGraph'] == 1, d.delta
+    torch.testing.assert_close(graph(bd, bd).cpu(), b * 3)
+
+
+def test_openxla_eval_returns_a_transposed_input_as_a_view(dev):
+    """An inference graph that returns a transpose of its input gives that view (as eager's
+    `w.t()` is), with eager's values; other outputs are computed as before."""
+    class TAndScale(nn.Module):
+        def forward(self, w):
+            return w.t(), w * 3
+
+    compiled = torch.compile(TAndScale(), backend='openxla_eval')
+    w = torch.randn(4, 6)
+    for _ in range(2):
+        t, s = compiled(w.to(dev))
+        xm.mark_step()
+        torch.testing.assert_close(t.cpu(), w.t())
+        torch.testing.assert_close(s.cpu(), w * 3)

@@ -8,7 +8,10 @@ what was recorded into a captured graph, compiled through the same cache as `mar
 later call hands the inputs' buffers to that graph: no op dispatch, no IR, no graph hash.
 
 Inputs the graph updates in place (BatchNorm running stats, optimizer state) get their new values
-written back; random ops draw a fresh seed per call from torch's default generator. A graph that
+written back; random ops draw a fresh seed per call from torch's default generator. An output that
+is a transpose of an input (AOT autograd saves a Linear layer's transposed weight for the backward
+graph) is returned as that view of the input instead of a computed copy; the graph it is then
+handed to reads the input's data with the transpose inside it (counter DynamoTransposedInputs). A graph that
 cannot be replayed (an input on another device, an output that is not an xla tensor, or an op that
 ran on the CPU while it was traced) runs lazily on every call instead, and says so once.
 """
@@ -35,12 +38,29 @@ class _Lazy:
         self.reason = reason
 
 
+_TRANSPOSES = (torch.ops.aten.t.default, torch.ops.aten.transpose.int, torch.ops.aten.permute.default)
+
+
+def _transposed_inputs(gm):
+    """{flattened output position: (argument index, view op, its other arguments)} for the outputs
+    the FX graph computes as a transpose of one of its arguments."""
+    arg_index = {n: k for k, n in enumerate(n for n in gm.graph.nodes if n.op == 'placeholder')}
+    output = next(n for n in gm.graph.nodes if n.op == 'output')
+    found = {}
+    for pos, node in enumerate(pytree.tree_flatten(output.args[0])[0]):
+        if (isinstance(node, torch.fx.Node) and node.op == 'call_function' and node.target in _TRANSPOSES
+                and not node.kwargs and node.args and node.args[0] in arg_index):
+            found[pos] = (arg_index[node.args[0]], node.target, tuple(node.args[1:]))
+    return found
+
+
 class CompiledGraph:
     """One FX graph, with a captured graph per input signature (shapes, dtypes, Python numbers)."""
 
     def __init__(self, gm):
         self._gm = gm
         self._by_scalars = {}  # non-tensor arguments -> [(captured graph or _Lazy, output template)]
+        self._views = _transposed_inputs(gm)
 
     def __call__(self, *args):
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
@@ -53,7 +73,7 @@ class CompiledGraph:
                 continue
             outputs = graph(tensors)
             if outputs is not None:
-                return template.assemble(outputs)
+                return template.assemble(outputs, args)
         return self._trace(args, tensors, entries)
 
     @staticmethod
@@ -80,15 +100,17 @@ class CompiledGraph:
         finally:
             _collectives.forget_tokens(devices)
         leaves, spec = pytree.tree_flatten(result)
-        out_tensors = [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+        views = {pos: view for pos, view in self._views.items()
+                 if isinstance(leaves[pos], torch.Tensor) and isinstance(args[view[0]], torch.Tensor)}
+        out_tensors = [leaf for pos, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor) and pos not in views]
         graph = _XLAC._xla_dynamo_end_trace(start, out_tensors)
         if isinstance(graph, str):
             # What the trace computed is the lazy result of this call.
             self._give_up(entries, tensors, graph, None)
             return result
-        template = _OutputTemplate(leaves, spec)
+        template = _OutputTemplate(leaves, spec, views)
         entries.insert(0, (graph, template))
-        return template.assemble(graph(tensors))
+        return template.assemble(graph(tensors), args)
 
     def _give_up(self, entries, tensors, reason, args):
         entries.append((_Lazy(reason), self._signature(tensors)))
@@ -99,23 +121,27 @@ class CompiledGraph:
 
 
 class _OutputTemplate:
-    """The FX graph's output structure with its tensors left out, filled in per run."""
+    """The FX graph's output structure with its tensors left out, filled in per run: the captured
+    graph's outputs, and `views` (_transposed_inputs) made from the run's arguments."""
 
-    def __init__(self, leaves, spec):
-        self._tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+    def __init__(self, leaves, spec, views):
+        self._tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor) and i not in views]
         self._leaves = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self._views = list(views.items())
         self._spec = spec
         # The common shapes (a tuple or list of leaves) are rebuilt without pytree.
         self._flat_type = spec.type if spec.type in (tuple, list) and all(
             c.num_leaves == 1 and c.type is None for c in spec.children_specs) else None
 
-    def assemble(self, tensors):
+    def assemble(self, tensors, args):
         if len(self._tensor_slots) == len(self._leaves):
             leaves = tensors
         else:
             leaves = list(self._leaves)
             for slot, t in zip(self._tensor_slots, tensors):
                 leaves[slot] = t
+            for slot, (arg, op, rest) in self._views:
+                leaves[slot] = op(args[arg], *rest)
         if self._flat_type is not None:
             return self._flat_type(leaves)
         return pytree.tree_unflatten(leaves, self._spec)
