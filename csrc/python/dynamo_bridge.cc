@@ -59,6 +59,13 @@ const ir::Node* TransposedData(const LazyTensorPtr& lt) {
   return transpose->operands()[0].node->kind() == ir::NodeKind::kDeviceData ? transpose : nullptr;
 }
 
+// The data `lt` transposes when it is a transpose of device data by the node hashed `hash`;
+// null when it is not (any more).
+runtime::BufferPtr TransposedBuffer(const LazyTensorPtr& lt, ir::hash_t hash) {
+  const ir::Node* transpose = TransposedData(lt);
+  return transpose && transpose->hash() == hash ? transpose->operands()[0].node->data() : nullptr;
+}
+
 // Brings every input to device data (one graph for all that have pending values), except,
 // where `transposes` has a nonzero hash, an input that is still a transpose of device data by
 // that node. `buffers` gets each input's buffer, or the data such an input transposes. False
@@ -67,12 +74,13 @@ bool InputBuffers(const std::vector<at::Tensor>& inputs, const std::vector<ir::h
                   std::vector<LazyTensorPtr>* lazy, std::vector<runtime::BufferPtr>* buffers) {
   lazy->clear();
   lazy->reserve(inputs.size());
+  buffers->assign(inputs.size(), nullptr);
   std::vector<LazyTensorPtr> pending;
   for (size_t i = 0; i < inputs.size(); ++i) {
     LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
     if (transposes[i] != 0) {
-      const ir::Node* transpose = TransposedData(lt);
-      if (transpose == nullptr || transpose->hash() != transposes[i]) return false;
+      (*buffers)[i] = TransposedBuffer(lt, transposes[i]);
+      if (!(*buffers)[i]) return false;
     } else if (lt && lt->pending()) {
       pending.push_back(lt);
     }
@@ -82,10 +90,8 @@ bool InputBuffers(const std::vector<at::Tensor>& inputs, const std::vector<ir::h
     py::gil_scoped_release no_gil;
     graph::SyncTensors(pending, /*for_read=*/false);
   }
-  buffers->clear();
   for (size_t i = 0; i < inputs.size(); ++i)
-    buffers->push_back(transposes[i] != 0 ? (*lazy)[i]->pending().node->operands()[0].node->data()
-                                          : (*lazy)[i]->data());
+    if (transposes[i] == 0) (*buffers)[i] = (*lazy)[i]->data();
   return true;
 }
 
@@ -189,10 +195,12 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
   }
   for (size_t i = 0; i < start.inputs.size(); ++i) {
     LazyTensorPtr now = TryGetLazyTensor(start.inputs[i]);
-    if (now == start.lazy[i] && start.transposes[i] != 0 && TransposedData(now) != nullptr &&
-        TransposedData(now)->hash() == start.transposes[i] && now->pending().node->operands()[0].node->data() == start.buffers[i])
-      continue;
-    if (now == start.lazy[i] && !now->pending() && now->data() == start.buffers[i]) continue;
+    if (now == start.lazy[i]) {
+      runtime::BufferPtr value = start.transposes[i] != 0 ? TransposedBuffer(now, start.transposes[i])
+                                 : now->pending()          ? nullptr
+                                                           : now->data();
+      if (value == start.buffers[i]) continue;
+    }
     // Updated in place: the new value is an extra result.
     dg->mutated_.emplace_back(i, values.size());
     values.push_back(now->GetIrValue());

@@ -102,13 +102,12 @@ class CompiledGraph:
         leaves, spec = pytree.tree_flatten(result)
         views = {pos: view for pos, view in self._views.items()
                  if isinstance(leaves[pos], torch.Tensor) and isinstance(args[view[0]], torch.Tensor)}
-        out_tensors = [leaf for pos, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor) and pos not in views]
-        graph = _XLAC._xla_dynamo_end_trace(start, out_tensors)
+        template = _OutputTemplate(leaves, spec, views)
+        graph = _XLAC._xla_dynamo_end_trace(start, template.computed(leaves))
         if isinstance(graph, str):
             # What the trace computed is the lazy result of this call.
             self._give_up(entries, tensors, graph, None)
             return result
-        template = _OutputTemplate(leaves, spec, views)
         entries.insert(0, (graph, template))
         return template.assemble(graph(tensors), args)
 
@@ -132,6 +131,10 @@ class _OutputTemplate:
         # The common shapes (a tuple or list of leaves) are rebuilt without pytree.
         self._flat_type = spec.type if spec.type in (tuple, list) and all(
             c.num_leaves == 1 and c.type is None for c in spec.children_specs) else None
+
+    def computed(self, leaves):
+        """The leaves the captured graph computes, in the order assemble takes them."""
+        return [leaves[slot] for slot in self._tensor_slots]
 
     def assemble(self, tensors, args):
         if len(self._tensor_slots) == len(self._leaves):

@@ -73,7 +73,8 @@ void Emitter::EmitKernel(const Instruction& i) {
   tables_.str("");
   declared_tables_.clear();
   current_output_ = &i;
-  bool flat = Flat(*root) && (probing_flat_ || flat_kernels_.count(&i));
+  // A probe emits only a flat candidate; the real pass the candidates it chose.
+  const bool flat = probing_flat_ ? Flat(*root) : flat_kernels_.count(&i) > 0;
   if (probing_flat_ && !flat) return;
   parallel_ = !flat && Parallelizable(*root);
   if (root->opcode() == Opcode::kReduce) EmitReduce(*root, Buffer(i));
@@ -161,21 +162,25 @@ bool Emitter::Flat(const Instruction& root) {
 // of many shapes). Found by emitting each candidate flat, by itself, and comparing the kernels.
 std::set<const Instruction*> Emitter::FlatKernelsOfManyLengths() {
   if (debug::GetConfig().flat_kernels == 0) return {};
-  std::map<std::string, std::set<int64_t>> lengths;
-  std::map<std::string, std::vector<const Instruction*>> users;
+  struct Users {
+    std::set<int64_t> lengths;
+    std::vector<const Instruction*> instructions;
+  };
+  std::map<std::string, Users> by_kernel;
   for (const Instruction* i : module_.entry()->instructions()) {
     if (i->opcode() != Opcode::kFusion && !hlo::IsElementwise(i->opcode())) continue;
     Emitter probe(module_, plan_, profile_);
     probe.probing_flat_ = true;
     probe.EmitKernel(*i);
     if (probe.emitted_kernels_.size() != 1) continue;
-    const std::string& hash = *probe.emitted_kernels_.begin();
-    lengths[hash].insert(i->shape().element_count());
-    users[hash].push_back(i);
+    Users& users = by_kernel[*probe.emitted_kernels_.begin()];
+    users.lengths.insert(i->shape().element_count());
+    users.instructions.push_back(i);
   }
   std::set<const Instruction*> flat;
-  for (const auto& [hash, ls] : lengths)
-    if (ls.size() >= 2 || debug::GetConfig().flat_kernels > 1) flat.insert(users[hash].begin(), users[hash].end());
+  for (const auto& [hash, users] : by_kernel)
+    if (users.lengths.size() >= 2 || debug::GetConfig().flat_kernels > 1)
+      flat.insert(users.instructions.begin(), users.instructions.end());
   return flat;
 }
 
