@@ -17,6 +17,7 @@
 #include "compiler/passes/constant_folding.h"
 #include "compiler/passes/cse.h"
 #include "compiler/passes/dce.h"
+#include "compiler/passes/early_outputs.h"
 #include "compiler/passes/float_normalization.h"
 #include "compiler/passes/fusion.h"
 #include "compiler/passes/sibling_reductions.h"
@@ -71,6 +72,9 @@ void RunPipeline(hlo::Module& module) {
   dce.Run(module);
   SiblingReductions siblings;
   if (Enabled(siblings) && siblings.Run(module)) DumpAfter(siblings.name(), module);
+  // After the sibling pass: pairs it placed among the loss's producers move with them.
+  EarlyOutputs early;
+  if (Enabled(early) && early.Run(module)) DumpAfter(early.name(), module);
   hlo::Verify(module);
 }
 

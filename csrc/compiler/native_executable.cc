@@ -25,6 +25,10 @@ NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
       donations_(std::move(donations)) {
   for (auto [out, param] : parameter_outputs_) shared_.insert(out);
   for (auto [out, other] : output_aliases_) shared_.insert(out);
+  if (const auto* early = static_cast<const int64_t*>(library_->FindSymbol("txla_early_outputs"))) {
+    for (int64_t k = 0; k < early[0]; ++k)
+      if (!shared_.count(early[k + 1])) early_outputs_.push_back(early[k + 1]);
+  }
 }
 
 std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
@@ -42,7 +46,8 @@ std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
 }
 
 void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
-                           const std::vector<runtime::BufferPtr>& outputs) const {
+                           const std::vector<runtime::BufferPtr>& outputs,
+                           const std::vector<std::shared_ptr<runtime::Readiness>>* early) const {
   // A parameter nothing else holds any more (its tensor has moved on to a new value) is donated:
   // the output takes over its memory and the kernel updates it in place. Only an asynchronous
   // run can see this: the caller's graph and tensors are gone by then.
@@ -69,6 +74,7 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
   {
     TXLA_TIMED("NativeRunTime");
     ScopedRunErrors scope(&errors);
+    ScopedEarlyOutputs early_scope(early);
     run_(GetSupportTable(), params.data(), outs.data(), arena);
   }
   runtime::FreeBlock(arena, arena_bytes);
@@ -107,9 +113,20 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
   auto done = std::make_shared<runtime::Readiness>();
   for (size_t k = 0; k < results.size(); ++k)
     if (!shared_.count(static_cast<int64_t>(k))) results[k]->set_readiness(done);
+  // A scalar result (the loss) is readable once its kernel ran; until then, or if the run fails
+  // first, it follows the run's readiness.
+  std::vector<std::shared_ptr<runtime::Readiness>> early;
+  if (!early_outputs_.empty()) {
+    early.resize(results.size());
+    for (int64_t k : early_outputs_) {
+      early[k] = std::make_shared<runtime::Readiness>();
+      done->AddFollower(early[k]);
+      results[k]->set_readiness(early[k]);
+    }
+  }
   // The work keeps the executable, the inputs and the outputs alive until it has run.
   runtime::QueueFor(device).Submit(
-      [self = shared_from_this(), parameters, results, start, device] {
+      [self = shared_from_this(), parameters, results, start, device, early = std::move(early)] {
         if (start) start->Wait();
         self->WaitForInputs(parameters);
         runtime::ScopedExecutingDevice executing(device);
@@ -117,7 +134,7 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
         metrics::TraceSpan span("execute", metrics::TracingActive() ? self->trace_name() : std::string());
         if (span.recording()) span.Arg("dump", self->dump_path());
         TXLA_TIMED("ExecuteTime");
-        self->Run(parameters, results);
+        self->Run(parameters, results, early.empty() ? nullptr : &early);
       },
       done, ends_step);
   return results;

@@ -42,8 +42,9 @@ class NativeExecutable final : public runtime::Executable,
   // Output buffers, with shared outputs (aliases, returned parameters) filled in.
   std::vector<runtime::BufferPtr> AllocateOutputs(const std::vector<runtime::BufferPtr>& parameters,
                                                   int device) const;
-  void Run(const std::vector<runtime::BufferPtr>& parameters,
-           const std::vector<runtime::BufferPtr>& outputs) const;
+  // `early`: the readiness of outputs the run releases before it ends (or null).
+  void Run(const std::vector<runtime::BufferPtr>& parameters, const std::vector<runtime::BufferPtr>& outputs,
+           const std::vector<std::shared_ptr<runtime::Readiness>>* early = nullptr) const;
   using RunFn = void (*)(const void* support, const void* const* params, void* const* outputs,
                          char* arena);
   std::unique_ptr<NativeLibrary> library_;
@@ -54,6 +55,8 @@ class NativeExecutable final : public runtime::Executable,
   std::vector<std::pair<int64_t, int64_t>> parameter_outputs_;
   std::vector<std::pair<int64_t, int64_t>> donations_;  // (output, parameter), see BufferPlan
   std::set<int64_t> shared_;  // outputs that reuse another buffer
+  // Outputs txla_run releases before it returns (the generated txla_early_outputs).
+  std::vector<int64_t> early_outputs_;
   std::string dump_path_;
 };
 

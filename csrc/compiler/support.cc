@@ -61,7 +61,28 @@ int64_t IndexError(int64_t index, int64_t size, const char* site) {
   return 0;
 }
 
+thread_local const EarlyReadiness* t_early_outputs = nullptr;
+
+void OutputReady(int64_t output) {
+  const EarlyReadiness* early = t_early_outputs;
+  if (early == nullptr || output < 0 || output >= static_cast<int64_t>(early->size()) || !(*early)[output])
+    return;
+  if (RunErrors* errors = t_run_errors) {
+    // A kernel before it reported an error: the value may have read a clamped index, and the run
+    // fails as a whole.
+    std::lock_guard<std::mutex> lock(errors->mu);
+    if (!errors->first.empty()) return;
+  }
+  TXLA_COUNTER("OutputsReadyEarly", 1);
+  (*early)[output]->MarkReady();
+}
+
 }  // namespace
+
+ScopedEarlyOutputs::ScopedEarlyOutputs(const EarlyReadiness* outputs) : previous_(t_early_outputs) {
+  t_early_outputs = outputs;
+}
+ScopedEarlyOutputs::~ScopedEarlyOutputs() { t_early_outputs = previous_; }
 
 ScopedRunErrors::ScopedRunErrors(RunErrors* errors) : previous_(t_run_errors) { t_run_errors = errors; }
 ScopedRunErrors::~ScopedRunErrors() { t_run_errors = previous_; }
@@ -87,7 +108,8 @@ const TxlaSupport* GetSupportTable() {
                                  &KernelBegin,
                                  &KernelEnd,
                                  &runtime::RunCollective,
-                                 &IndexError};
+                                 &IndexError,
+                                 &OutputReady};
   return &table;
 }
 

@@ -2,10 +2,13 @@
 // the kernels call through function pointers.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/cpp_emitter.h"
+#include "runtime/execution_queue.h"
 
 namespace txla::compiler {
 
@@ -28,6 +31,20 @@ class ScopedRunErrors {
 
  private:
   RunErrors* previous_;
+};
+
+// The outputs the run on this thread releases early (support->output_ready): a readiness per
+// output index, null where an output is not released before the run ends.
+using EarlyReadiness = std::vector<std::shared_ptr<runtime::Readiness>>;
+class ScopedEarlyOutputs {
+ public:
+  explicit ScopedEarlyOutputs(const EarlyReadiness* outputs);
+  ~ScopedEarlyOutputs();
+  ScopedEarlyOutputs(const ScopedEarlyOutputs&) = delete;
+  ScopedEarlyOutputs& operator=(const ScopedEarlyOutputs&) = delete;
+
+ private:
+  const EarlyReadiness* previous_;
 };
 
 }  // namespace txla::compiler

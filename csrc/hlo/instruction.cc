@@ -142,6 +142,17 @@ void Computation::MoveBefore(Instruction* moved, Instruction* anchor) {
   }
 }
 
+void Computation::MoveToFront(const std::unordered_set<const Instruction*>& group) {
+  for (const auto& i : instructions_) {
+    if (!group.count(i.get())) continue;
+    for (const Instruction* op : i->operands_)
+      if (!group.count(op))
+        throw std::logic_error("MoveToFront: " + i->name() + " reads " + op->name() + ", which stays behind");
+  }
+  std::stable_partition(instructions_.begin(), instructions_.end(),
+                        [&](const std::unique_ptr<Instruction>& i) { return group.count(i.get()) > 0; });
+}
+
 void Computation::SortTopologically() {
   std::vector<std::unique_ptr<Instruction>> sorted;
   std::unordered_set<Instruction*> placed;

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "hlo/literal.h"
@@ -151,6 +152,9 @@ class Computation {
   // Moves `moved` to just before `anchor` in the instruction list; throws if that would put an
   // operand after its user (schedulers use it to place instructions that run together).
   void MoveBefore(Instruction* moved, Instruction* anchor);
+  // Moves `group` ahead of every other instruction, each side keeping its order; throws unless
+  // the group holds every operand of its members (nothing it reads could run before it then).
+  void MoveToFront(const std::unordered_set<const Instruction*>& group);
   // Re-sorts the instruction list so every operand precedes its users (after rewrites that
   // added operands late).
   void SortTopologically();

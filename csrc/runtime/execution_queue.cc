@@ -12,17 +12,41 @@
 namespace txla::runtime {
 
 void Readiness::MarkReady() {
-  std::lock_guard<std::mutex> lock(mu_);
-  done_ = true;
-  cv_.notify_all();
+  std::vector<std::shared_ptr<Readiness>> followers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    followers.swap(followers_);
+    cv_.notify_all();
+  }
+  for (const auto& f : followers) f->MarkReady();
 }
 
 void Readiness::MarkFailed(std::string error, std::string root) {
-  std::lock_guard<std::mutex> lock(mu_);
-  done_ = true;
-  error_ = error.empty() ? "execution failed" : std::move(error);
-  root_ = root.empty() ? error_ : std::move(root);
-  cv_.notify_all();
+  std::vector<std::shared_ptr<Readiness>> followers;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    error_ = error.empty() ? "execution failed" : std::move(error);
+    root_ = root.empty() ? error_ : std::move(root);
+    followers.swap(followers_);
+    cv_.notify_all();
+  }
+  for (const auto& f : followers) f->MarkFailed(error_, root_);
+}
+
+void Readiness::AddFollower(std::shared_ptr<Readiness> follower) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_) {
+      followers_.push_back(std::move(follower));
+      return;
+    }
+  }
+  if (error_.empty()) follower->MarkReady();
+  else follower->MarkFailed(error_, root_);
 }
 
 void Readiness::Wait() const {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace txla::runtime {
 
@@ -32,18 +33,24 @@ class ExecutionFailed : public std::runtime_error {
 // Ready, or not yet, or failed with a message; shared by the outputs of one submission.
 class Readiness {
  public:
+  // Marking is once: a later mark (ready or failed) changes nothing.
   void MarkReady();
   // `root`: the original error when this failure comes from another ("" when it is its own).
   void MarkFailed(std::string error, std::string root = "");
   // Blocks until ready; throws ExecutionFailed if it failed.
   void Wait() const;
   bool IsReady() const;
+  // `follower` is marked as this one is, when this one is, unless it was marked before: an
+  // output a run releases before it ends (passes/early_outputs.h) fails with its run only if it
+  // was not released yet.
+  void AddFollower(std::shared_ptr<Readiness> follower);
 
  private:
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
   std::string error_, root_;
+  std::vector<std::shared_ptr<Readiness>> followers_;
 };
 
 class ExecutionQueue {

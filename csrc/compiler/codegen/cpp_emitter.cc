@@ -2,8 +2,11 @@
 
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
+#include <vector>
 
 #include "compiler/codegen/emitter.h"
+#include "compiler/passes/early_outputs.h"
 
 namespace txla::compiler {
 namespace {
@@ -83,18 +86,41 @@ std::string Emitter::Emit() {
   const hlo::Computation& entry = *module_.entry();
   for (const Instruction* i : entry.instructions()) DeclareBuffer(*i);
   flat_kernels_ = FlatKernelsOfManyLengths();
+  // Scalar results (passes/early_outputs.h), by the instruction whose kernel writes them.
+  std::unordered_map<const Instruction*, std::vector<int64_t>> early;
+  std::vector<int64_t> released;
+  for (const Instruction* result : PassEnabled("early-outputs") ? EarlyResults(module_)
+                                                                 : std::vector<const Instruction*>{}) {
+    auto slot = plan_.slots.find(result);
+    if (slot != plan_.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput)
+      early[plan_.merged.KernelOf(result)].push_back(slot->second.index);
+  }
+  // A result is released just before the next kernel runs: one the last kernel writes is
+  // released with the rest when the run returns.
+  std::string ready_calls;
   for (const Instruction* i : entry.instructions()) {
     std::streampos before = out_.tellp();
+    out_ << ready_calls;
     if (profile_) out_ << "  { const int64_t t = support->kernel_begin();\n";
     std::streampos body = out_.tellp();
     EmitKernel(*i);
-    if (profile_) {
-      if (out_.tellp() == body) {  // nothing emitted: drop the bracket
+    if (out_.tellp() == body) {
+      if (before != body) {  // nothing emitted: drop what went before it
         std::string text = out_.str();
         out_.str(text.substr(0, static_cast<size_t>(before)));
         out_.seekp(0, std::ios::end);
-      } else {
-        out_ << "  support->kernel_end(\"" << i->name() << "\", t); }\n";
+      }
+    } else {
+      if (profile_) out_ << "  support->kernel_end(\"" << i->name() << "\", t); }\n";
+      for (int64_t k : released) early_outputs_.push_back(k);
+      released.clear();
+      ready_calls.clear();
+    }
+    auto finished = early.find(i);
+    if (finished != early.end()) {
+      for (int64_t k : finished->second) {
+        ready_calls += "  support->output_ready(" + std::to_string(k) + ");\n";
+        released.push_back(k);
       }
     }
   }
@@ -108,6 +134,11 @@ std::string Emitter::Emit() {
   std::ostringstream unit;
   unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
   unit << "const TxlaSupport* txla_support = 0;\n";
+  // Which outputs txla_run releases early (NativeExecutable gives each a readiness of its own):
+  // their count, then their indices.
+  unit << "extern \"C\" const int64_t txla_early_outputs[] = {" << early_outputs_.size();
+  for (int64_t k : early_outputs_) unit << ", " << k;
+  unit << "};\n";
   unit << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
           "                         void* const* outputs, char* arena) {\n"
        << "  txla_support = support;\n"

@@ -168,6 +168,7 @@ class Emitter {
   std::ostringstream functions_;     // one function per loop kernel, before txla_run
   std::ostringstream prototypes_;
   std::ostringstream tables_;  // constant tables of the kernel being emitted
+  std::vector<int64_t> early_outputs_;  // outputs released before the run ends, in order
   bool parallel_ = false;       // the kernel being emitted splits its outermost loop
   // A loop the kernel being emitted splits at a concatenation's boundaries (-1: none).
   bool may_split_ = false;

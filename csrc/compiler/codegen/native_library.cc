@@ -41,6 +41,8 @@ void* NativeLibrary::Symbol(const char* name) const {
   return sym;
 }
 
+void* NativeLibrary::FindSymbol(const char* name) const { return dlsym(handle_, name); }
+
 std::string KernelCompilerCommand() {
   // -O1 with the loop and SLP vectorizers, -march=native: measured on an EPYC Milan (AVX2) over
   // ResNet-18's and GPT's kernels, -O2 took ~25% more of the compiler's time (1.54-1.69 s of CPU

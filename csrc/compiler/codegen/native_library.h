@@ -16,6 +16,8 @@ class NativeLibrary {
   // Loads an existing shared object; throws std::runtime_error with dlerror's text.
   static std::unique_ptr<NativeLibrary> Load(const std::string& path);
   void* Symbol(const char* name) const;
+  // The same, or nullptr when the library has no such symbol.
+  void* FindSymbol(const char* name) const;
   const std::string& path() const { return path_; }
 
  private:

@@ -40,4 +40,7 @@
   V(void, collective, (const int64_t* spec, const void* in, void* out))                                      \
   /* An index read from data is outside [0, size) at instruction `site`: the run reports it as */           \
   /* eager would, once it returns; the kernel goes on with the index it gets back (0). */                    \
-  V(int64_t, index_error, (int64_t index, int64_t size, const char* site))
+  V(int64_t, index_error, (int64_t index, int64_t size, const char* site))                                \
+  /* Output `output` is written (a scalar result, passes/early_outputs.h): readers may take it */        \
+  /* while the rest of the run goes on, unless an error was reported before. */                          \
+  V(void, output_ready, (int64_t output))
