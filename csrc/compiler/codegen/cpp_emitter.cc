@@ -89,8 +89,7 @@ std::string Emitter::Emit() {
   // Scalar results (passes/early_outputs.h), by the instruction whose kernel writes them.
   std::unordered_map<const Instruction*, std::vector<int64_t>> early;
   std::vector<int64_t> released;
-  for (const Instruction* result : PassEnabled("early-outputs") ? EarlyResults(module_)
-                                                                 : std::vector<const Instruction*>{}) {
+  for (const Instruction* result : EarlyResults(module_)) {
     auto slot = plan_.slots.find(result);
     if (slot != plan_.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput)
       early[plan_.merged.KernelOf(result)].push_back(slot->second.index);

@@ -7,7 +7,8 @@ namespace txla::compiler {
 std::vector<const hlo::Instruction*> EarlyResults(const hlo::Module& module) {
   std::vector<const hlo::Instruction*> results;
   const hlo::Instruction* root = module.entry()->root();
-  if (root == nullptr || root->opcode() != hlo::Opcode::kTuple) return results;
+  if (root == nullptr || root->opcode() != hlo::Opcode::kTuple || !PassEnabled(EarlyOutputs::kName))
+    return results;
   std::unordered_set<const hlo::Instruction*> seen;
   for (const hlo::Instruction* out : root->operands()) {
     if (!out->shape().IsScalar() || out->opcode() == hlo::Opcode::kParameter ||

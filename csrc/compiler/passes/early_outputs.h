@@ -16,12 +16,13 @@ namespace txla::compiler {
 
 class EarlyOutputs final : public Pass {
  public:
-  std::string name() const override { return "early-outputs"; }
+  static constexpr const char* kName = "early-outputs";
+  std::string name() const override { return kName; }
   bool Run(hlo::Module& module) override;
 };
 
 // The entry's results released early: the root tuple's scalar operands that a kernel computes
-// (not parameters or constants).
+// (not parameters or constants); none while TXLA_DISABLE_PASSES names the pass.
 std::vector<const hlo::Instruction*> EarlyResults(const hlo::Module& module);
 
 }  // namespace txla::compiler
