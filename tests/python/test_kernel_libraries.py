@@ -143,9 +143,17 @@ def test_filter_gradients_with_few_output_channels_sum_image_parts(dev, geometry
     x, w = torch.randn(xs), torch.randn(ws)
     x[-1, 0, 5, 6] = float('nan')  # only the last part's images hold it: the sum must carry it
     x[0, -1, 1, 1] = float('inf')
-    d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnFilterGradientPartialSums')
+    d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnFilterGradientPartialSums',
+                       'OneDnnConvolutionParts')
     assert d['OneDnnConvolution'] == (2 if _direct(xs, ws, kwargs) else 3)
-    assert d['OneDnnFilterGradientPartialSums'] == (1 if sums and threads >= 2 and ws[0] < 16 * threads else 0)
+    summed = sums and threads >= 2 and ws[0] < 16 * threads
+    assert d['OneDnnFilterGradientPartialSums'] == (1 if summed else 0)
+    if summed:
+        # Four image parts a thread (as the batch allows), claimed one at a time; the other
+        # passes add a part a thread at most.
+        per = -(-xs[0] // (4 * threads))
+        assert d['OneDnnConvolutionParts'] >= -(-xs[0] // per)
+        assert d['OneDnnConvolutionParts'] > 2 * threads
 
 
 # A convolution's bias is added by the library call as it writes its output (oneDNN's bias

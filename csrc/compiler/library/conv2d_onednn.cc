@@ -209,6 +209,14 @@ bool SumsImageParts(const Conv2dGeometry& g, int threads) {
   return g.out_channels < 16 * threads && g.batch >= threads;
 }
 
+// Such a filter gradient's image parts: this many a thread (as the batch allows), claimed one at
+// a time. A thread that a host's trace preempts (a step that releases its loss early traces the
+// next one beside its own backward pass) then holds up less of the pass, and a part's images
+// stay in a core's L2. The MNIST CNN, loss read every step, interleaved in one process (2 runs
+// of 50 blocks, Zen 4 EPYC): 6.05 -> 5.72 and 5.59 -> 5.42 ms a step; piped 5.63 -> 5.25 and
+// 5.14 -> 4.92. The partial gradients are summed in part order, as before.
+constexpr int kFilterGradientImagePartsPerThread = 4;
+
 // The parts `threads` threads compute. Channel splits keep whole vector widths where they can.
 std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
   const Part whole{0, g.batch, 0, g.out_channels, 0, g.in_channels};
@@ -223,6 +231,13 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
   };
   auto by_images = [&] {
     return split(g.batch, 1, [&](int64_t b, int64_t e) { return Part{b, e, 0, g.out_channels, 0, g.in_channels}; });
+  };
+  auto by_image_parts = [&](int64_t count) {
+    std::vector<Part> parts;
+    const int64_t per = (g.batch + count - 1) / count;
+    for (int64_t b = 0; b < g.batch; b += per)
+      parts.push_back(Part{b, std::min(g.batch, b + per), 0, g.out_channels, 0, g.in_channels});
+    return parts;
   };
   auto by_outputs = [&] {
     int64_t unit = g.out_channels >= 16 * threads ? 16 : 1;
@@ -246,7 +261,8 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
       return images_first ? by_images() : channels ? by_inputs() : std::vector<Part>{whole};
     case Pass::kBackwardFilter:
       if (!channels) return {whole};
-      return SumsImageParts(g, threads) ? by_images() : by_outputs();
+      return SumsImageParts(g, threads) ? by_image_parts(int64_t{threads} * kFilterGradientImagePartsPerThread)
+                                        : by_outputs();
   }
   return {whole};
 }
