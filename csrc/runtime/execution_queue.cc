@@ -11,30 +11,24 @@
 
 namespace txla::runtime {
 
-void Readiness::MarkReady() {
-  std::vector<std::shared_ptr<Readiness>> followers;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (done_) return;
-    done_ = true;
-    followers.swap(followers_);
-    cv_.notify_all();
-  }
-  for (const auto& f : followers) f->MarkReady();
-}
+void Readiness::MarkReady() { Mark(false, "", ""); }
 
-void Readiness::MarkFailed(std::string error, std::string root) {
+void Readiness::MarkFailed(std::string error, std::string root) { Mark(true, std::move(error), std::move(root)); }
+
+void Readiness::Mark(bool failed, std::string error, std::string root) {
   std::vector<std::shared_ptr<Readiness>> followers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_) return;
     done_ = true;
-    error_ = error.empty() ? "execution failed" : std::move(error);
-    root_ = root.empty() ? error_ : std::move(root);
+    if (failed) {
+      error_ = error.empty() ? "execution failed" : std::move(error);
+      root_ = root.empty() ? error_ : std::move(root);
+    }
     followers.swap(followers_);
     cv_.notify_all();
   }
-  for (const auto& f : followers) f->MarkFailed(error_, root_);
+  for (const auto& f : followers) f->Mark(failed, error_, root_);
 }
 
 void Readiness::AddFollower(std::shared_ptr<Readiness> follower) {
@@ -45,8 +39,7 @@ void Readiness::AddFollower(std::shared_ptr<Readiness> follower) {
       return;
     }
   }
-  if (error_.empty()) follower->MarkReady();
-  else follower->MarkFailed(error_, root_);
+  follower->Mark(!error_.empty(), error_, root_);  // done: error_ no longer changes
 }
 
 void Readiness::Wait() const {

@@ -46,6 +46,9 @@ class Readiness {
   void AddFollower(std::shared_ptr<Readiness> follower);
 
  private:
+  // Marks this readiness (ready when `error` is empty and `failed` false) and its followers.
+  void Mark(bool failed, std::string error, std::string root);
+
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;

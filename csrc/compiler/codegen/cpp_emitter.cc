@@ -88,7 +88,6 @@ std::string Emitter::Emit() {
   flat_kernels_ = FlatKernelsOfManyLengths();
   // Scalar results (passes/early_outputs.h), by the instruction whose kernel writes them.
   std::unordered_map<const Instruction*, std::vector<int64_t>> early;
-  std::vector<int64_t> released;
   for (const Instruction* result : EarlyResults(module_)) {
     auto slot = plan_.slots.find(result);
     if (slot != plan_.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput)
@@ -96,10 +95,10 @@ std::string Emitter::Emit() {
   }
   // A result is released just before the next kernel runs: one the last kernel writes is
   // released with the rest when the run returns.
-  std::string ready_calls;
+  std::vector<int64_t> finished;
   for (const Instruction* i : entry.instructions()) {
     std::streampos before = out_.tellp();
-    out_ << ready_calls;
+    for (int64_t k : finished) out_ << "  support->output_ready(" << k << ");\n";
     if (profile_) out_ << "  { const int64_t t = support->kernel_begin();\n";
     std::streampos body = out_.tellp();
     EmitKernel(*i);
@@ -111,17 +110,11 @@ std::string Emitter::Emit() {
       }
     } else {
       if (profile_) out_ << "  support->kernel_end(\"" << i->name() << "\", t); }\n";
-      for (int64_t k : released) early_outputs_.push_back(k);
-      released.clear();
-      ready_calls.clear();
+      early_outputs_.insert(early_outputs_.end(), finished.begin(), finished.end());
+      finished.clear();
     }
-    auto finished = early.find(i);
-    if (finished != early.end()) {
-      for (int64_t k : finished->second) {
-        ready_calls += "  support->output_ready(" + std::to_string(k) + ");\n";
-        released.push_back(k);
-      }
-    }
+    auto written = early.find(i);
+    if (written != early.end()) finished.insert(finished.end(), written->second.begin(), written->second.end());
   }
   for (auto& [k, value] : plan_.output_copies) {
     if (plan_.slots.at(value).kind != BufferSlot::Kind::kInline)

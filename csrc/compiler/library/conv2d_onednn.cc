@@ -223,29 +223,23 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
   const double work = static_cast<double>(g.batch) * g.out_channels * g.out_h * g.out_w * g.in_channels /
                       g.groups * g.kernel_h * g.kernel_w;
   if (threads <= 1 || work < kParallelWork) return {whole};
-  auto split = [&](int64_t extent, int64_t unit, auto make) {
+  // `extent` in at most `count` parts of whole `unit`s.
+  auto split = [&](int64_t extent, int64_t unit, int64_t count, auto make) {
     std::vector<Part> parts;
-    int64_t units = (extent + unit - 1) / unit, per = (units + threads - 1) / threads;
+    int64_t units = (extent + unit - 1) / unit, per = (units + count - 1) / count;
     for (int64_t b = 0; b < extent; b += per * unit) parts.push_back(make(b, std::min(extent, b + per * unit)));
     return parts;
   };
-  auto by_images = [&] {
-    return split(g.batch, 1, [&](int64_t b, int64_t e) { return Part{b, e, 0, g.out_channels, 0, g.in_channels}; });
-  };
-  auto by_image_parts = [&](int64_t count) {
-    std::vector<Part> parts;
-    const int64_t per = (g.batch + count - 1) / count;
-    for (int64_t b = 0; b < g.batch; b += per)
-      parts.push_back(Part{b, std::min(g.batch, b + per), 0, g.out_channels, 0, g.in_channels});
-    return parts;
+  auto by_images = [&](int64_t count) {
+    return split(g.batch, 1, count, [&](int64_t b, int64_t e) { return Part{b, e, 0, g.out_channels, 0, g.in_channels}; });
   };
   auto by_outputs = [&] {
     int64_t unit = g.out_channels >= 16 * threads ? 16 : 1;
-    return split(g.out_channels, unit, [&](int64_t b, int64_t e) { return Part{0, g.batch, b, e, 0, g.in_channels}; });
+    return split(g.out_channels, unit, threads, [&](int64_t b, int64_t e) { return Part{0, g.batch, b, e, 0, g.in_channels}; });
   };
   auto by_inputs = [&] {
     int64_t unit = g.in_channels >= 16 * threads ? 16 : 1;
-    return split(g.in_channels, unit, [&](int64_t b, int64_t e) { return Part{0, g.batch, 0, g.out_channels, b, e}; });
+    return split(g.in_channels, unit, threads, [&](int64_t b, int64_t e) { return Part{0, g.batch, 0, g.out_channels, b, e}; });
   };
   // Each part reorders whole the operands it does not slice: a part of a batch split reorders
   // all the weights, a part of a channel split all the images. Split whichever is larger
@@ -256,13 +250,12 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
   const bool images_first = g.batch >= threads && (!channels || footprint.images >= footprint.weights);
   switch (pass) {
     case Pass::kForward:
-      return images_first ? by_images() : channels ? by_outputs() : std::vector<Part>{whole};
+      return images_first ? by_images(threads) : channels ? by_outputs() : std::vector<Part>{whole};
     case Pass::kBackwardInput:
-      return images_first ? by_images() : channels ? by_inputs() : std::vector<Part>{whole};
+      return images_first ? by_images(threads) : channels ? by_inputs() : std::vector<Part>{whole};
     case Pass::kBackwardFilter:
       if (!channels) return {whole};
-      return SumsImageParts(g, threads) ? by_image_parts(int64_t{threads} * kFilterGradientImagePartsPerThread)
-                                        : by_outputs();
+      return SumsImageParts(g, threads) ? by_images(int64_t{threads} * kFilterGradientImagePartsPerThread) : by_outputs();
   }
   return {whole};
 }

@@ -1,5 +1,6 @@
 #include "compiler/passes/early_outputs.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace txla::compiler {
@@ -32,10 +33,8 @@ bool EarlyOutputs::Run(hlo::Module& module) {
   }
   // Already first: say so, so the pipeline's dump shows only orders that changed.
   std::vector<hlo::Instruction*> order = module.entry()->instructions();
-  bool in_front = true;
-  for (size_t p = 0; p < order.size(); ++p)
-    if (needed.count(order[p]) != (p < needed.size())) in_front = false;
-  if (in_front) return false;
+  if (std::is_partitioned(order.begin(), order.end(), [&](const hlo::Instruction* i) { return needed.count(i) > 0; }))
+    return false;
   module.entry()->MoveToFront(needed);
   return true;
 }

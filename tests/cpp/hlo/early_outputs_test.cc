@@ -17,6 +17,7 @@
 #include "compiler/passes/early_outputs.h"
 #include "compiler/support.h"
 #include "hlo/parser.h"
+#include "entry_order.h"
 #include "runtime/execution_queue.h"
 
 namespace txla::compiler {
@@ -41,17 +42,8 @@ ENTRY %main {
 }
 )";
 
-std::string Order(const hlo::Module& module) {
-  std::string names;
-  for (const hlo::Instruction* i : module.entry()->instructions()) names += (names.empty() ? "" : " ") + i->name();
-  return names;
-}
-
-hlo::Instruction* Named(const hlo::Module& module, const std::string& name) {
-  for (hlo::Instruction* i : module.entry()->instructions())
-    if (i->name() == name) return i;
-  return nullptr;
-}
+using testing::Named;
+using testing::Order;
 
 TEST(EarlyOutputsTest, MoveToFrontKeepsEachSidesOrderAndRefusesAnOpenGroup) {
   auto module = hlo::ParseModule(kLossLast);

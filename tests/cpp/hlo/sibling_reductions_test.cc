@@ -9,6 +9,7 @@
 #include "compiler/kernel_merging.h"
 #include "compiler/passes/sibling_reductions.h"
 #include "hlo/parser.h"
+#include "entry_order.h"
 #include "hlo/verifier.h"
 
 namespace txla::compiler {
@@ -43,17 +44,8 @@ ENTRY %main {
 )" + entry + "}\n";
 }
 
-std::string Order(const hlo::Module& module) {
-  std::string names;
-  for (const hlo::Instruction* i : module.entry()->instructions()) names += (names.empty() ? "" : " ") + i->name();
-  return names;
-}
-
-const hlo::Instruction* Named(const hlo::Module& module, const std::string& name) {
-  for (const hlo::Instruction* i : module.entry()->instructions())
-    if (i->name() == name) return i;
-  return nullptr;
-}
+using testing::Named;
+using testing::Order;
 
 // Runs the pass on a module whose siblings are %a and %b: the order it leaves, and a buffer plan
 // in which %b's kernel writes %a.
@@ -156,7 +148,7 @@ TEST(ComputationTest, MoveBeforeRefusesToPutAnOperandAfterItsUser) {
   ROOT %t = (f32[4,8]) tuple(%n)
 )"));
   hlo::Computation* entry = module->entry();
-  auto at = [&](const char* name) { return const_cast<hlo::Instruction*>(Named(*module, name)); };
+  auto at = [&](const char* name) { return Named(*module, name); };
   EXPECT_THROW(entry->MoveBefore(at("n"), at("e")), std::logic_error);
   EXPECT_THROW(entry->MoveBefore(at("e"), at("t")), std::logic_error);
   EXPECT_EQ(Order(*module), "x e n t");  // unchanged by the refused moves
