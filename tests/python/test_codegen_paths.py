@@ -704,3 +704,61 @@ def test_sibling_reductions_of_different_types_and_combiners(dev):
         assert lazy.dtype == eager.dtype
         torch.testing.assert_close(lazy, eager, equal_nan=True, rtol=1e-5, atol=1e-5)
     assert d['SiblingReductionKernels'] >= 1, d.delta
+
+
+RECONVERGING_CHAINS = r'''
+import json, torch, torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+dev = torch_xla.device()
+perm = torch.randperm(24, generator=torch.Generator().manual_seed(0))
+chains = {
+    # lerp_ reads its own value twice: a + w * (b - a)
+    'lerp_': (60, lambda x, y: x.lerp_(y, 0.25)),
+    # each value read at its own index and at permuted ones (gather): x + x[perm]
+    'gather': (40, lambda x, y: (x + x[:, perm.to(x.device)]) * 0.5),
+    'reverse': (40, lambda x, y: torch.maximum(x, x.flip(-1)) - 0.25 * y),
+}
+out = {}
+for dtype in (torch.float32, torch.float64):
+    for name, (depth, step) in chains.items():
+        x0 = torch.randn(5, 24, dtype=dtype); y = torch.randn(5, 24, dtype=dtype)
+        results = []
+        for device in ('cpu', dev):
+            x = x0.detach().to(device).requires_grad_(name != 'lerp_')
+            h = x.detach().clone() if name == 'lerp_' else x
+            for _ in range(depth):
+                h = step(h, y.to(device))
+            grad = None
+            if name != 'lerp_':
+                (h * torch.linspace(-1, 1, h.numel(), dtype=dtype).reshape(h.shape).to(device)).sum().backward()
+                grad = x.grad.cpu()
+            xm.mark_step()
+            results.append((h.detach().cpu(), grad))
+        (v_cpu, g_cpu), (v_dev, g_dev) = results
+        tol = 1e-5 if dtype == torch.float32 else 1e-12
+        ok = torch.allclose(v_dev, v_cpu, rtol=tol, atol=tol)
+        if g_cpu is not None:
+            ok = ok and torch.allclose(g_dev, g_cpu, rtol=tol, atol=tol)
+        out[f'{name}/{dtype}'] = ok
+out['limited'] = met.counter_value('FusionCodeDuplicationLimited') or 0
+print(json.dumps(out))
+'''
+
+
+def test_chains_that_read_each_value_twice_compile_and_match_eager():
+    """Chains where every step reads the previous value twice (lerp_), or also at other indices
+    (a gather, a reverse), in float32 and float64, with the gradient through the chain. Such a
+    chain compiled in time exponential in its depth twice over: the emitter's check for loops it
+    may merge walked every path through the chain (a 20-step lerp_ chain took minutes), and a
+    value read at other indices inside one loop kernel was computed again per index, 2^depth
+    copies of code (FusionCodeDuplicationLimited now cuts the kernel). In a subprocess with a
+    time limit, so a return of either shows as a failure, not a hang."""
+    import json
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, '-c', RECONVERGING_CHAINS], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result.pop('limited') >= 1
+    assert all(result.values()), result

@@ -375,6 +375,17 @@ size_t Emitter::MergedInnerDimensions(const Instruction& root, size_t first_cand
 // dimensions [k, root_rank) only as described above.
 bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k,
                              size_t root_rank) {
+  MergeableReads seen;
+  return ReadsMergeable(i, root_dim_of, k, root_rank, &seen);
+}
+
+// `seen`: the (instruction, dimension map) pairs already entered in this walk. A walk stops at
+// the first pair that fails, so a pair met again has passed: without this, a chain of ops that
+// each read the previous value twice (lerp_, an update that reads its parameter twice) was
+// walked once per path, 2^depth times (a 20-op chain compiled for minutes).
+bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k,
+                             size_t root_rank, MergeableReads* seen) {
+  if (!seen->emplace(&i, root_dim_of).second) return true;
   size_t merged = root_rank - k;
   size_t n = root_dim_of.size(), reading = 0;
   for (int64_t d : root_dim_of) reading += static_cast<size_t>(d) >= k;
@@ -384,19 +395,19 @@ bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& r
     if (root_dim_of[n - merged + t] != static_cast<int64_t>(k + t)) return false;
   // Read at the root's trailing dimensions in order: a buffer read recombines.
   auto param = fusion_params_.find(&i);
-  if (param != fusion_params_.end()) return ReadsMergeable(*param->second, root_dim_of, k, root_rank);
+  if (param != fusion_params_.end()) return ReadsMergeable(*param->second, root_dim_of, k, root_rank, seen);
   auto inlined = inlined_.find(&i);
-  if (inlined != inlined_.end()) return ReadsMergeable(*inlined->second, root_dim_of, k, root_rank);
+  if (inlined != inlined_.end()) return ReadsMergeable(*inlined->second, root_dim_of, k, root_rank, seen);
   if (Materialized(i) && &i != current_output_) return true;
   if (hlo::IsElementwise(i.opcode())) {
     for (const Instruction* op : i.operands())
-      if (!ReadsMergeable(*op, root_dim_of, k, root_rank)) return false;
+      if (!ReadsMergeable(*op, root_dim_of, k, root_rank, seen)) return false;
     return true;
   }
   if (i.opcode() == Opcode::kBroadcast) {
     std::vector<int64_t> sub;
     for (int64_t d : i.attrs().dimensions) sub.push_back(root_dim_of[d]);
-    return ReadsMergeable(*i.operand(0), sub, k, root_rank);
+    return ReadsMergeable(*i.operand(0), sub, k, root_rank, seen);
   }
   return false;
 }

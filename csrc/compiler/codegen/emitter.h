@@ -75,6 +75,9 @@ class Emitter {
   // shape runs as one loop (rank: none).
   size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
   bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k, size_t root_rank);
+  using MergeableReads = std::set<std::pair<const Instruction*, std::vector<int64_t>>>;
+  bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k, size_t root_rank,
+                      MergeableReads* seen);
   bool TransposesLastDimension(const Instruction& root);
   // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
   // split marker: a large source can then be built as several translation units in parallel.

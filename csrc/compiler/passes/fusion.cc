@@ -136,12 +136,53 @@ size_t DuplicationLimit(const Instruction& i) {
   return IsExpensive(i) ? 1 : kMaxDuplication;
 }
 
+namespace {
+
+// Inside a loop kernel a value is computed once per distinct index it is read at: users that
+// read it elementwise share their own indices with it, every other user (a gather, a reverse,
+// a concatenation's part, a broadcast) reads it at indices of its own. A chain that reads each
+// value both directly and through such a user (x + x[perm], repeated) doubles the code at every
+// step: 20 steps were a million lines for the C++ compiler. As XLA's fusion does, a producer
+// does not join a fusion where it would be computed more than this many times per element.
+constexpr int64_t kAllowedCodeDuplication = 15;
+
+// For one fusion member: the members that index it, each weighted by how many of its operands
+// it is, and the resulting number of times it is computed per element of the kernel.
+struct Indexing {
+  std::map<const Instruction*, int64_t> by;  // indexing member -> operand occurrences
+  int64_t emitted = 1;
+};
+
+}  // namespace
+
 bool Fusion::Run(hlo::Module& module) {
   hlo::Computation* entry = module.entry();
   auto order = entry->instructions();
   std::unordered_map<Instruction*, std::vector<int>> groups;  // instruction -> its fusions
   std::map<int, std::vector<Instruction*>> members;
   int next_group = 0;
+  std::map<std::pair<const Instruction*, int>, Indexing> indexed;  // (member, its fusion)
+  // How `i` would be indexed inside fusion g, whose members among its users are decided.
+  auto indexing_in = [&](const Instruction& i, int g) {
+    Indexing result;
+    result.emitted = 0;
+    for (const Instruction* u : i.users()) {
+      auto it = indexed.find({u, g});
+      if (it == indexed.end()) continue;
+      if (hlo::IsElementwise(u->opcode())) {
+        for (const auto& [by, weight] : it->second.by) result.by[by] = std::max(result.by[by], weight);
+      } else {
+        result.by[u] = std::count(u->operands().begin(), u->operands().end(), &i);
+      }
+    }
+    for (const auto& [by, weight] : result.by) {
+      const Indexing& of = indexed.at({by, g});
+      // The member itself counts once per element; a user that reads it at other indices,
+      // as often as that user is computed.
+      result.emitted = std::min(result.emitted + weight * of.emitted, kAllowedCodeDuplication + 1);
+    }
+    return result;
+  };
   // Consumers before producers: a producer's users are all decided when we reach it.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Instruction* i = *it;
@@ -168,12 +209,24 @@ bool Fusion::Run(hlo::Module& module) {
       else if (all_fused && user_groups.size() <= kMaxDuplication && IsExpensive(*i))
         TXLA_COUNTER("FusionExpensiveValuesComputedOnce", 1);
     }
+    std::vector<Indexing> indexing;
+    for (int g : joined) indexing.push_back(indexing_in(*i, g));
+    bool too_many = std::any_of(indexing.begin(), indexing.end(),
+                                [](const Indexing& x) { return x.emitted > kAllowedCodeDuplication; });
+    if (too_many) {
+      TXLA_COUNTER("FusionCodeDuplicationLimited", 1);
+      joined.clear();
+    }
     if (joined.empty()) {
       if (i->opcode() == Opcode::kConstant && i->shape().IsScalar()) continue;  // inlined by users
       joined.push_back(next_group++);
+      indexing.assign(1, Indexing{{{i, 1}}, 1});
     }
     groups[i] = joined;
-    for (int g : joined) members[g].push_back(i);
+    for (size_t k = 0; k < joined.size(); ++k) {
+      members[joined[k]].push_back(i);
+      indexed[{i, joined[k]}] = std::move(indexing[k]);
+    }
   }
 
   bool changed = false;

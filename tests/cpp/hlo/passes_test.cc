@@ -377,6 +377,47 @@ TEST(FusionTest, PoolingFusesIntoItsConsumerAndLibraryCallsStayOut) {
   EXPECT_EQ(hlo::ToText(*hlo::ParseModule(text)), text);
 }
 
+// `levels` steps of x = op(x, f(x)) over f32[16] (f elementwise or a reverse), as an entry.
+std::string ReconvergingChain(int levels, const std::string& op, bool reverse) {
+  std::string body = "  %x0 = f32[16] parameter(0)\n";
+  for (int k = 1; k <= levels; ++k) {
+    std::string prev = "%x" + std::to_string(k - 1), f = "%f" + std::to_string(k);
+    body += "  " + f + " = f32[16] " + (reverse ? "reverse(" + prev + "), dimensions={0}" : "negate(" + prev + ")") +
+            "\n  %x" + std::to_string(k) + " = f32[16] " + op + "(" + prev + ", " + f + ")\n";
+  }
+  return Entry(body + "  ROOT %t = (f32[16]) tuple(%x" + std::to_string(levels) + ")\n");
+}
+
+TEST(FusionTest, AValueReadAtOtherIndicesIsMaterializedBeforeItsCodeMultiplies) {
+  // x + reverse(x), repeated: inside one loop each step computes the previous value at two
+  // indices, so one kernel would hold 2^levels copies of the first value's code.
+  auto module = hlo::ParseModule(ReconvergingChain(12, "add", true));
+  Fusion().Run(*module);
+  hlo::Verify(*module);
+  // At most 15 copies of any value per kernel: a kernel spans 4 steps and stores its oldest
+  // value's next-older one, which 5 steps would compute 16 times.
+  EXPECT_EQ(CountKernels(*module), 3) << hlo::ToText(*module);
+  // A short chain stays one kernel, and so does a long one read elementwise only (each value
+  // is computed once per element however many users read it).
+  auto short_chain = hlo::ParseModule(ReconvergingChain(4, "add", true));
+  Fusion().Run(*short_chain);
+  EXPECT_EQ(CountKernels(*short_chain), 1) << hlo::ToText(*short_chain);
+  auto elementwise = hlo::ParseModule(ReconvergingChain(60, "multiply", false));
+  Fusion().Run(*elementwise);
+  EXPECT_EQ(CountKernels(*elementwise), 1);
+}
+
+TEST(CodegenTest, LongChainsThatReadEachValueTwiceCompileInLinearTime) {
+  // Each value read twice by the next (lerp_'s a + w * (b - a) repeated): the emitter's check
+  // for loops it may run as one used to walk every path, 2^60 here. Emitting it at all is the test.
+  for (bool reverse : {false, true}) {
+    auto module = hlo::ParseModule(ReconvergingChain(60, "multiply", reverse));
+    RunPipeline(*module);
+    std::string source = EmitCpp(*module, AssignBuffers(*module));
+    EXPECT_NE(source.find("txla_run"), std::string::npos);
+  }
+}
+
 TEST(CodegenTest, PoolingWindowsInsideTheImageAreUnrolledWithoutBoundsChecks) {
   auto module = hlo::ParseModule(kPoolModule);
   RunPipeline(*module);
