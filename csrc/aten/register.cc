@@ -8,6 +8,7 @@
 #include "aten/copy_kernels.h"
 #include "aten/cpu_fallback.h"
 #include "aten/lazy_kernel.h"
+#include "aten/out_kernel.h"
 #include "ir/op_table.h"
 #include "tensor/bridge.h"
 
@@ -15,6 +16,7 @@ namespace txla::aten {
 namespace {
 
 void FallbackKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (RecordOutVariant(op, stack)) return;
   CpuFallback(op, stack);
 }
 

@@ -155,3 +155,52 @@ def test_embedding_and_embedding_bag():
     (emb_x(idx.to(dev)) * torch.arange(24.).reshape(2, 3, 4).to(dev)).sum().backward()
     xm.mark_step()
     torch.testing.assert_close(emb_x.weight.grad.cpu(), emb.weight.grad)
+
+
+def _fallback_counts():
+    import torch_xla.debug.metrics as met
+    return {k: met.counter_value(k) for k in met.counter_names() if k.startswith('aten::')}
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('mask', ['none', 'causal', 'bool', 'float', 'rows_fully_masked'])
+def test_scaled_dot_product_attention_records_without_a_cpu_fallback(dev, dtype, mask):
+    """F.scaled_dot_product_attention on the device takes PyTorch's math path, whose _safe_softmax
+    (an ATen composite, running below functionalization) writes through where.self_out: that
+    out= overload is recorded as where.self (OutVariantsRecorded) instead of falling back to the
+    CPU. Values and q/k/v gradients against eager's math path; a fully masked row is zeros in
+    both, with zero gradients."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from conftest import CounterDelta
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 6, 4, dtype=dtype) for _ in range(3))
+    kwargs = {}
+    if mask == 'causal':
+        kwargs['is_causal'] = True
+    elif mask in ('bool', 'rows_fully_masked'):
+        m = torch.rand(6, 6) > 0.3
+        m[:, 0] = True
+        if mask == 'rows_fully_masked':
+            m[2] = False
+        kwargs['attn_mask'] = m
+    elif mask == 'float':
+        kwargs['attn_mask'] = torch.randn(2, 1, 6, 6, dtype=dtype)
+    results = []
+    for device in ('cpu', dev):
+        ins = [t.detach().to(device).requires_grad_() for t in (q, k, v)]
+        kw = {key: (val.to(device) if isinstance(val, torch.Tensor) else val) for key, val in kwargs.items()}
+        before = _fallback_counts()
+        with CounterDelta('OutVariantsRecorded') as d, sdpa_kernel(SDPBackend.MATH):
+            out = torch.nn.functional.scaled_dot_product_attention(*ins, **kw)
+            (out * torch.linspace(-1, 1, out.numel(), dtype=dtype).reshape(out.shape).to(device)).sum().backward()
+            xm.mark_step()
+        if device != 'cpu':
+            assert _fallback_counts() == before
+            assert d['OutVariantsRecorded'] >= 1
+        results.append([out.detach().cpu()] + [t.grad.cpu() for t in ins])
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-12)
+    for got, want in zip(results[1], results[0]):
+        torch.testing.assert_close(got, want, **tol)
+    if mask == 'rows_fully_masked':
+        assert (results[1][0][:, :, 2] == 0).all()
+
