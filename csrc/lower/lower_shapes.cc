@@ -371,6 +371,18 @@ Outs DiagonalScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, of
   return {StridedWrite(c, x, c.Operand(n, 1), v.sizes, v.strides, v.offset)};
 }
 
+// diag_embed(self, offset, dim1, dim2): zeros whose diagonal(offset, dim1, dim2) is self (what
+// torch.diag of a vector reaches); its gradient is that diagonal of the gradient.
+Outs DiagEmbed(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  const std::vector<int64_t>& dims = n.shape().sizes;
+  int64_t r = static_cast<int64_t>(dims.size());
+  DiagonalView v = Diagonal(dims, c.ConstArg(n, 1).toInt(), WrapDim(c.ConstArg(n, 2).toInt(), r),
+                            WrapDim(c.ConstArg(n, 3).toInt(), r));
+  Instruction* zeros = c.BroadcastTo(c.Constant(0, x->shape().type), dims);
+  return {StridedWrite(c, zeros, x, v.sizes, v.strides, v.offset)};
+}
+
 Outs AsStridedScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, size, stride, storage_offset?)
   int64_t offset = c.IsNone(n, 4) ? 0 : c.ConstArg(n, 4).toInt();
   return {StridedWrite(c, c.Operand(n, 0), c.Operand(n, 1), IntList(c.ConstArg(n, 2)), IntList(c.ConstArg(n, 3)), offset)};
@@ -411,7 +423,7 @@ std::vector<LoweringEntry> ShapeLowerings() {
       {"aten::unbind_copy.int", UnbindCopy}, {"aten::repeat", Repeat}, {"aten::roll", Roll},
       {"aten::as_strided_copy", AsStridedCopy}, {"aten::as_strided_scatter", AsStridedScatter},
       {"aten::diagonal_copy", DiagonalCopy}, {"aten::diagonal_backward", DiagonalBackward},
-      {"aten::diagonal_scatter", DiagonalScatter}, {"aten::unfold_copy", UnfoldCopy},
+      {"aten::diagonal_scatter", DiagonalScatter}, {"aten::diag_embed", DiagEmbed}, {"aten::unfold_copy", UnfoldCopy},
       {"aten::view_copy.dtype", ViewCopyDtype},
   };
 }

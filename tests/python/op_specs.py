@@ -342,6 +342,12 @@ SPECS += [
          transposed=False),
     Spec('diagonal', lambda x: x.diagonal(), [[rnd(4, 4)], [rnd(3, 5)]],
          ops=('aten::diagonal_copy',), grad_ops=('aten::diagonal_backward',)),
+    # torch.diag of a vector and diag_embed at offsets either side, batched, one element, empty
+    Spec('diag_embed', lambda x: torch.diag(x) if x.dim() == 1 else torch.diag_embed(x, 1, 0, -1),
+         [[rnd(4)], [rnd(1)], [rnd(0)], [rnd(2, 3)]], ops=('aten::diag_embed',),
+         grad_ops=('aten::diagonal_copy',), transposed=False),
+    Spec('diag_embed.offset', lambda x: torch.diag_embed(x, -2, 2, 0),
+         [[rnd(2, 3)], [rnd(3, 2, 4)]], ops=('aten::diag_embed',), grad_ops=('aten::diagonal_copy',)),
     # alias and detach share the argument's value: nothing is recorded (see test_lazy.py).
     Spec('alias', lambda x: A.alias(x), [[rnd(3, 4)]], grad=False),
     Spec('detach', lambda x: x.detach() * 1.5, [[rnd(3, 4)]], grad=False),
