@@ -92,6 +92,8 @@ const OpDecl kOps[] = {
     {"aten::silu", SameAsFirst, nullptr},
     {"aten::leaky_relu", SameAsFirst, nullptr},
     {"aten::leaky_relu_backward", SameAsFirst, nullptr},
+    {"aten::_prelu_kernel", nullptr, nullptr},
+    {"aten::_prelu_kernel_backward", nullptr, nullptr},
     {"aten::elu", SameAsFirst, nullptr},
     {"aten::elu_backward", SameAsFirst, nullptr},
     {"aten::hardtanh", SameAsFirst, nullptr},

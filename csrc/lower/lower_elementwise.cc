@@ -185,6 +185,22 @@ Outs LeakyReluBackward(LoweringContext& c, const ir::Node& n) {  // (grad, self,
   return {b.sel(b.cmp(Comparison::kGt, c.Operand(n, 1), b.k(0)), g, b.mul(g, c.ScalarArg(n, 2, b.t)))};
 }
 
+// PReLU (nn.PReLU; torch.prelu reshapes the weight to broadcast along the channels first).
+Outs PreluKernel(LoweringContext& c, const ir::Node& n) {  // (self, weight)
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  return {b.sel(b.cmp(Comparison::kGt, x, b.k(0)), x, b.mul(c.Operand(n, 1), x))};
+}
+
+// (grad, self, weight) -> (grad_self, grad_weight), both at the broadcast shape: autograd sums
+// grad_weight down to the weight's shape, as for eager's kernel.
+Outs PreluKernelBackward(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* g = c.Operand(n, 0), *x = c.Operand(n, 1);
+  Instruction* positive = b.cmp(Comparison::kGt, x, b.k(0));
+  return {b.sel(positive, g, b.mul(c.Operand(n, 2), g)), b.sel(positive, b.k(0), b.mul(x, g))};
+}
+
 Outs Elu(LoweringContext& c, const ir::Node& n) {  // (self, alpha, scale, input_scale)
   Builder b = For(c, n);
   Instruction* x = c.Operand(n, 0);
@@ -361,7 +377,8 @@ std::vector<LoweringEntry> ElementwiseLowerings() {
       {"aten::threshold", Threshold}, {"aten::sigmoid_backward", SigmoidBackward},
       {"aten::tanh_backward", TanhBackward}, {"aten::gelu", Gelu}, {"aten::gelu_backward", GeluBackward},
       {"aten::silu", Silu}, {"aten::mish", Mish}, {"aten::leaky_relu", LeakyRelu},
-      {"aten::leaky_relu_backward", LeakyReluBackward}, {"aten::elu", Elu}, {"aten::elu_backward", EluBackward},
+      {"aten::leaky_relu_backward", LeakyReluBackward},
+      {"aten::_prelu_kernel", PreluKernel}, {"aten::_prelu_kernel_backward", PreluKernelBackward}, {"aten::elu", Elu}, {"aten::elu_backward", EluBackward},
       {"aten::hardtanh", Hardtanh}, {"aten::hardtanh_backward", HardtanhBackward},
       {"aten::softplus", Softplus}, {"aten::softplus_backward", SoftplusBackward},
       {"aten::hardsigmoid", Hardsigmoid}, {"aten::hardsigmoid_backward", HardsigmoidBackward},

@@ -125,6 +125,12 @@ SPECS = [
     unary('silu', F.silu, 'aten::silu'),
     unary('leaky_relu', lambda x: F.leaky_relu(x, 0.1), 'aten::leaky_relu',
           grad_ops=('aten::leaky_relu_backward',)),
+    # PReLU: one weight or one per channel (dim 1), images and a 1-D input, one element, empty,
+    # negative and zero weights; the weight's gradient is summed down by autograd
+    Spec('prelu', lambda x, w: F.prelu(x, w),
+         [[rnd(2, 3, 4, 4), rnd(3)], [rnd(5, 3), rnd(1)], [rnd(6), rnd(1)], [rnd(1, 1), rnd(1, lo=-1, hi=0)],
+          [rnd(0, 3), rnd(3)], [rnd(2, 3), lambda dtype, gen: torch.tensor([0.0, -0.5, 2.0], dtype=dtype)]],
+         ops=('aten::_prelu_kernel',), grad_ops=('aten::_prelu_kernel_backward',)),
     unary('elu', F.elu, 'aten::elu', grad_ops=('aten::elu_backward',)),
     unary('hardtanh', F.hardtanh, 'aten::hardtanh', grad_ops=('aten::hardtanh_backward',)),
     unary('softplus', F.softplus, 'aten::softplus', grad_ops=('aten::softplus_backward',)),
