@@ -166,6 +166,8 @@ const OpDecl kOps[] = {
     {"aten::argmin", nullptr, nullptr},
     {"aten::var.correction", nullptr, nullptr},
     {"aten::std.correction", nullptr, nullptr},
+    {"aten::var_mean.correction", nullptr, nullptr},
+    {"aten::std_mean.correction", nullptr, nullptr},
     {"aten::linalg_vector_norm", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
     {"aten::logsumexp", nullptr, nullptr},
     {"aten::norm.ScalarOpt_dim", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},

@@ -83,8 +83,14 @@ Outs ArgExtremum(LoweringContext& c, const ir::Node& n) {  // argmax(self, dim?,
   return {PositionOf(c, x, c.Reduce(x, {dim}, kKind, true), dim, keepdim)};
 }
 
-// var.correction(self, dim?, correction?, keepdim)
-Instruction* Variance(LoweringContext& c, const ir::Node& n, ElementType t) {
+// var.correction(self, dim?, correction?, keepdim), and the mean it subtracts (kept at size 1
+// along the reduced dimensions).
+struct Moments {
+  Instruction* variance;
+  Instruction* mean;
+};
+
+Moments VarianceAndMean(LoweringContext& c, const ir::Node& n, ElementType t) {
   Instruction* x = c.Convert(c.Operand(n, 0), t);
   auto dims = Dims(c, n, 1, x->shape().rank());
   double count = 1;
@@ -93,12 +99,20 @@ Instruction* Variance(LoweringContext& c, const ir::Node& n, ElementType t) {
   Instruction* mean = c.Elementwise(Opcode::kDivide, {c.Reduce(x, dims, RK::kSum, true), c.Constant(count, t)}, t);
   Instruction* centered = c.Elementwise(Opcode::kSubtract, {x, mean}, t);
   Instruction* sq = c.Reduce(c.Elementwise(Opcode::kMultiply, {centered, centered}, t), dims, RK::kSum, Keep(c, n, 3));
-  return c.Elementwise(Opcode::kDivide, {sq, c.Constant(std::max(count - correction, 0.0), t)}, t);
+  return {c.Elementwise(Opcode::kDivide, {sq, c.Constant(std::max(count - correction, 0.0), t)}, t), mean};
 }
 
-Outs Var(LoweringContext& c, const ir::Node& n) { return {Variance(c, n, OutType(n))}; }
+Outs Var(LoweringContext& c, const ir::Node& n) { return {VarianceAndMean(c, n, OutType(n)).variance}; }
 Outs Std(LoweringContext& c, const ir::Node& n) {
-  return {c.Elementwise(Opcode::kSqrt, {Variance(c, n, OutType(n))}, OutType(n))};
+  return {c.Elementwise(Opcode::kSqrt, {VarianceAndMean(c, n, OutType(n)).variance}, OutType(n))};
+}
+
+// var_mean / std_mean.correction: the same arguments, the mean as a second result.
+template <bool kStd>
+Outs MomentsWithMean(LoweringContext& c, const ir::Node& n) {
+  Moments m = VarianceAndMean(c, n, OutType(n));
+  Instruction* spread = kStd ? c.Elementwise(Opcode::kSqrt, {m.variance}, OutType(n)) : m.variance;
+  return {spread, c.Reshape(m.mean, n.shape(1).sizes)};
 }
 
 // p-norm for a p known when the graph is built (None means 2).
@@ -215,6 +229,7 @@ std::vector<LoweringEntry> ReductionLowerings() {
       {"aten::max.dim", ExtremumDim<RK::kMax>}, {"aten::min.dim", ExtremumDim<RK::kMin>},
       {"aten::argmax", ArgExtremum<RK::kMax>}, {"aten::argmin", ArgExtremum<RK::kMin>},
       {"aten::var.correction", Var}, {"aten::std.correction", Std},
+      {"aten::var_mean.correction", MomentsWithMean<false>}, {"aten::std_mean.correction", MomentsWithMean<true>},
       {"aten::linalg_vector_norm", LinalgVectorNorm}, {"aten::norm.ScalarOpt_dim", NormScalarOptDim},
       {"aten::logsumexp", Logsumexp},
       {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},
