@@ -253,6 +253,7 @@ const OpDecl kOps[] = {
     {"aten::squeeze_copy.dim", nullptr, nullptr},
     {"aten::diagonal_copy", nullptr, nullptr},
     {"aten::diag_embed", nullptr, nullptr},
+    {"aten::trace", nullptr, nullptr},
     {"aten::as_strided_copy", nullptr, nullptr},
     {"aten::unfold_copy", nullptr, nullptr},
     {"aten::split_copy.Tensor", nullptr, nullptr},

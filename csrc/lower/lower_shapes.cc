@@ -338,6 +338,14 @@ Outs DiagonalCopy(LoweringContext& c, const ir::Node& n) {  // (self, offset, di
   return {StridedRead(c, x, v.sizes, v.strides, v.offset)};
 }
 
+// trace(self): the sum of a matrix's main diagonal, in the sum's type (integers sum as int64).
+Outs Trace(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  DiagonalView v = Diagonal(x->shape().dims, 0, 0, 1);
+  Instruction* diagonal = c.Convert(StridedRead(c, x, v.sizes, v.strides, v.offset), OutType(n));
+  return {c.Reduce(diagonal, {0}, RK::kSum, false)};
+}
+
 // Writes src at the strided positions of a tensor shaped `dims` (zeros or `base` elsewhere).
 Instruction* StridedWrite(LoweringContext& c, Instruction* base, Instruction* src, const std::vector<int64_t>& sizes,
                           const std::vector<int64_t>& strides, int64_t offset) {
@@ -423,7 +431,8 @@ std::vector<LoweringEntry> ShapeLowerings() {
       {"aten::unbind_copy.int", UnbindCopy}, {"aten::repeat", Repeat}, {"aten::roll", Roll},
       {"aten::as_strided_copy", AsStridedCopy}, {"aten::as_strided_scatter", AsStridedScatter},
       {"aten::diagonal_copy", DiagonalCopy}, {"aten::diagonal_backward", DiagonalBackward},
-      {"aten::diagonal_scatter", DiagonalScatter}, {"aten::diag_embed", DiagEmbed}, {"aten::unfold_copy", UnfoldCopy},
+      {"aten::diagonal_scatter", DiagonalScatter}, {"aten::diag_embed", DiagEmbed},
+      {"aten::trace", Trace}, {"aten::unfold_copy", UnfoldCopy},
       {"aten::view_copy.dtype", ViewCopyDtype},
   };
 }

@@ -357,6 +357,8 @@ SPECS += [
     Spec('diag_embed', lambda x: torch.diag(x) if x.dim() == 1 else torch.diag_embed(x, 1, 0, -1),
          [[rnd(4)], [rnd(1)], [rnd(0)], [rnd(2, 3)]], ops=('aten::diag_embed',),
          grad_ops=('aten::diagonal_copy',), transposed=False),
+    Spec('trace', torch.trace, [[rnd(4, 4)], [rnd(3, 5)], [rnd(5, 2)], [rnd(1, 1)], [rnd(0, 3)]],
+         ops=('aten::trace',), dtypes=FLOAT + INTS),
     Spec('diag_embed.offset', lambda x: torch.diag_embed(x, -2, 2, 0),
          [[rnd(2, 3)], [rnd(3, 2, 4)]], ops=('aten::diag_embed',), grad_ops=('aten::diagonal_copy',)),
     # alias and detach share the argument's value: nothing is recorded (see test_lazy.py).
