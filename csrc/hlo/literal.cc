@@ -95,11 +95,16 @@ std::string Literal::ToString() const {
   return ss.str();
 }
 
+// The same value to a program: -0.0 is not 0.0 (copysign, 1 / x and atan2 tell them apart; CSE
+// merged them, and copysign(x, -0.0)'s gradient took +0.0's sign), every NaN is one NaN, and
+// integers compare as integers (as doubles, 2^53 + 1 equalled 2^53).
 bool Literal::operator==(const Literal& other) const {
   if (shape_ != other.shape_ || size() != other.size()) return false;
+  if (!is_floating()) return ints_ == other.ints_;
   for (int64_t i = 0; i < size(); ++i) {
-    double a = GetDouble(i), b = other.GetDouble(i);
-    if (!(a == b || (std::isnan(a) && std::isnan(b)))) return false;
+    double a = doubles_[i], b = other.doubles_[i];
+    bool same = std::isnan(a) ? std::isnan(b) : a == b && std::signbit(a) == std::signbit(b);
+    if (!same) return false;
   }
   return true;
 }

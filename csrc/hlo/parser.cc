@@ -153,21 +153,30 @@ class Parser {
     return Shape::Array(type, dims);
   }
 
+  // Integers are read as integers: through a double, s64 values past 2^53 changed.
   Literal ParseLiteral(const Shape& shape) {
+    const bool floating = IsFloating(shape.type);
     std::vector<double> values;
+    std::vector<int64_t> ints;
     std::function<void()> element = [&]() {
       if (Accept("{")) {
         while (!Accept("}")) {
           element();
           Accept(",");
         }
-      } else {
+      } else if (floating) {
         values.push_back(Number());
+      } else if (Accept("true")) {
+        ints.push_back(1);
+      } else if (Accept("false")) {
+        ints.push_back(0);
+      } else {
+        ints.push_back(Int());
       }
     };
     element();
     try {
-      return Literal::FromDoubles(shape, values);
+      return floating ? Literal::FromDoubles(shape, values) : Literal::FromInts(shape, ints);
     } catch (const std::invalid_argument& e) {
       Fail(e.what());
     }

@@ -124,6 +124,8 @@ const OpDecl kOps[] = {
     {"aten::fmod.Tensor", nullptr, nullptr},
     {"aten::fmod.Scalar", nullptr, nullptr},
     {"aten::atan2", nullptr, nullptr},
+    {"aten::copysign.Tensor", nullptr, nullptr},
+    {"aten::copysign.Scalar", nullptr, nullptr},
     {"aten::eq.Tensor", nullptr, nullptr},
     {"aten::eq.Scalar", nullptr, nullptr},
     {"aten::ne.Tensor", nullptr, nullptr},

@@ -341,6 +341,20 @@ Outs Atan2(LoweringContext& c, const ir::Node& n) {
   return {b(Opcode::kAtan2, c.Operand(n, 0), c.Operand(n, 1))};
 }
 
+// copysign(self, other): |self| with other's sign bit, so -0.0 and a NaN with its sign bit set
+// count as negative, as in C's copysign. The bit is read through the float's integer image.
+Outs Copysign(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  if (b.t != ElementType::kF32 && b.t != ElementType::kF64)
+    throw NotLowered("copysign in a 16-bit float type");
+  ElementType bits = b.t == ElementType::kF64 ? ElementType::kS64 : ElementType::kS32;
+  Instruction* magnitude = b(Opcode::kAbs, c.Operand(n, 0));
+  Instruction* other = c.Convert(c.TensorOrScalar(n, 1, b.t), b.t);
+  Instruction* image = c.Add(Opcode::kBitcastConvert, hlo::Shape::Array(bits, other->shape().dims), {other});
+  Instruction* negative = c.Elementwise(Opcode::kCompare, {image, c.Constant(0, bits)}, bits, Comparison::kLt);
+  return {b.sel(negative, b(Opcode::kNegate, magnitude), magnitude)};
+}
+
 // lerp(self, end, weight), ATen's two-sided form (exact at both ends).
 Outs Lerp(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
@@ -387,6 +401,7 @@ std::vector<LoweringEntry> ElementwiseLowerings() {
       {"aten::floor_divide", FloorDivideOp},
       {"aten::remainder.Tensor", Remainder}, {"aten::remainder.Scalar", Remainder},
       {"aten::fmod.Tensor", Fmod}, {"aten::fmod.Scalar", Fmod}, {"aten::atan2", Atan2},
+      {"aten::copysign.Tensor", Copysign}, {"aten::copysign.Scalar", Copysign},
       {"aten::lerp.Scalar", Lerp}, {"aten::lerp.Tensor", Lerp},
       {"aten::masked_fill.Scalar", MaskedFill}, {"aten::masked_fill.Tensor", MaskedFill},
   };

@@ -165,6 +165,13 @@ SPECS = [
     Spec('fmod.Scalar', lambda x: torch.fmod(x, 0.7), UNARY, ops=('aten::fmod.Scalar',),
          grad=False),
     Spec('atan2', torch.atan2, BINARY_POS_RHS, ops=('aten::atan2',)),
+    # copysign: broadcasting, zeros of both signs, infinities and NaNs carrying a sign bit in
+    # `other` (their signs decide), a Scalar `other`
+    Spec('copysign', torch.copysign, BINARY + [[rnd(6), lambda dtype, gen: torch.tensor(
+        [0.0, -0.0, float('inf'), -float('inf'), float('nan'), -float('nan')], dtype=dtype)]],
+         ops=('aten::copysign.Tensor',)),
+    Spec('copysign.Scalar', lambda x: torch.copysign(x, -0.0) + torch.copysign(x, 2), UNARY,
+         ops=('aten::copysign.Scalar',)),
     Spec('where', torch.where, [[mask(3, 4), rnd(3, 4), rnd(3, 4)], [mask(4), rnd(3, 4), rnd(3, 1)]],
          ops=('aten::where.self',), dtypes=FLOAT + INTS),
     Spec('addcmul', lambda x, y, z: torch.addcmul(x, y, z, value=0.5),

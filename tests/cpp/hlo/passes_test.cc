@@ -74,6 +74,22 @@ TEST(CseTest, KeepsDistinctParametersAndAttributes) {
   EXPECT_FALSE(cse.Run(*module));
 }
 
+TEST(CseTest, ConstantsThatAProgramTellsApartStayApart) {
+  CommonSubexpressionElimination cse;
+  // -0.0 and 0.0 (copysign and 1 / x see the sign); integers past 2^53, equal as doubles.
+  auto module = hlo::ParseModule(Entry(
+      "  %z = f32[] constant(0)\n  %n = f32[] constant(-0)\n"
+      "  %i = s64[] constant(9007199254740993)\n  %j = s64[] constant(9007199254740992)\n"
+      "  ROOT %t = (f32[], f32[], s64[], s64[]) tuple(%z, %n, %i, %j)\n"));
+  EXPECT_FALSE(cse.Run(*module)) << hlo::ToText(*module);
+  // NaNs are one value; equal constants merge.
+  ExpectPass(cse,
+             Entry("  %a = f32[] constant(nan)\n  %b = f32[] constant(nan)\n  %c = f32[] constant(-0)\n"
+                   "  %d = f32[] constant(-0)\n  ROOT %t = (f32[], f32[], f32[], f32[]) tuple(%a, %b, %c, %d)\n"),
+             Entry("  %a = f32[] constant(nan)\n  %c = f32[] constant(-0)\n"
+                   "  ROOT %t = (f32[], f32[], f32[], f32[]) tuple(%a, %a, %c, %c)\n"));
+}
+
 // bf16 arithmetic is computed in f32 and rounded once, where the value leaves the graph; an
 // explicit convert still rounds; a transpose of a narrow value and a bf16 product keep their
 // 16-bit operands (the product accumulates into f32).
