@@ -53,6 +53,7 @@ const OpDecl kOps[] = {
     {"aten::sqrt", SameAsFirst, nullptr},
     {"aten::rsqrt", SameAsFirst, nullptr},
     {"aten::sin", SameAsFirst, nullptr},
+    {"aten::sinc", nullptr, nullptr},
     {"aten::cos", SameAsFirst, nullptr},
     {"aten::tan", SameAsFirst, nullptr},
     {"aten::asin", SameAsFirst, nullptr},

@@ -355,6 +355,14 @@ Outs Copysign(LoweringContext& c, const ir::Node& n) {
   return {b.sel(negative, b(Opcode::kNegate, magnitude), magnitude)};
 }
 
+// sinc(x) = sin(pi x) / (pi x), 1 at 0, as ATen computes it in the input's float type.
+Outs Sinc(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  Instruction* x = c.Operand(n, 0);
+  Instruction* px = b.mul(b.k(M_PI), x);
+  return {b.sel(b.cmp(Comparison::kEq, x, b.k(0)), b.k(1), b.div(b(Opcode::kSin, px), px))};
+}
+
 // lerp(self, end, weight), ATen's two-sided form (exact at both ends).
 Outs Lerp(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
@@ -401,7 +409,7 @@ std::vector<LoweringEntry> ElementwiseLowerings() {
       {"aten::floor_divide", FloorDivideOp},
       {"aten::remainder.Tensor", Remainder}, {"aten::remainder.Scalar", Remainder},
       {"aten::fmod.Tensor", Fmod}, {"aten::fmod.Scalar", Fmod}, {"aten::atan2", Atan2},
-      {"aten::copysign.Tensor", Copysign}, {"aten::copysign.Scalar", Copysign},
+      {"aten::copysign.Tensor", Copysign}, {"aten::copysign.Scalar", Copysign}, {"aten::sinc", Sinc},
       {"aten::lerp.Scalar", Lerp}, {"aten::lerp.Tensor", Lerp},
       {"aten::masked_fill.Scalar", MaskedFill}, {"aten::masked_fill.Tensor", MaskedFill},
   };

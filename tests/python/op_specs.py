@@ -170,6 +170,10 @@ SPECS = [
     Spec('copysign', torch.copysign, BINARY + [[rnd(6), lambda dtype, gen: torch.tensor(
         [0.0, -0.0, float('inf'), -float('inf'), float('nan'), -float('nan')], dtype=dtype)]],
          ops=('aten::copysign.Tensor',)),
+    # sinc: 1 at 0, integers promoted to float, infinities and NaN (NaN, as eager)
+    unary('sinc', torch.sinc, 'aten::sinc', cases=UNARY + [[lambda dtype, gen: torch.tensor(
+        [0.0, 1.0, -2.5, 1e-4, float('inf'), float('nan')], dtype=dtype)]]),
+    unary('sinc.int', lambda x: torch.sinc(x), 'aten::sinc', cases=[[rnd(3, 4)]], dtypes=INTS, grad=False),
     Spec('copysign.Scalar', lambda x: torch.copysign(x, -0.0) + torch.copysign(x, 2), UNARY,
          ops=('aten::copysign.Scalar',)),
     Spec('where', torch.where, [[mask(3, 4), rnd(3, 4), rnd(3, 4)], [mask(4), rnd(3, 4), rnd(3, 1)]],
