@@ -349,7 +349,7 @@ Outs Copysign(LoweringContext& c, const ir::Node& n) {
     throw NotLowered("copysign in a 16-bit float type");
   ElementType bits = b.t == ElementType::kF64 ? ElementType::kS64 : ElementType::kS32;
   Instruction* magnitude = b(Opcode::kAbs, c.Operand(n, 0));
-  Instruction* other = c.Convert(c.TensorOrScalar(n, 1, b.t), b.t);
+  Instruction* other = c.TensorOrScalar(n, 1, b.t);
   Instruction* image = c.Add(Opcode::kBitcastConvert, hlo::Shape::Array(bits, other->shape().dims), {other});
   Instruction* negative = c.Elementwise(Opcode::kCompare, {image, c.Constant(0, bits)}, bits, Comparison::kLt);
   return {b.sel(negative, b(Opcode::kNegate, magnitude), magnitude)};

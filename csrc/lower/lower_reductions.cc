@@ -102,16 +102,13 @@ Moments VarianceAndMean(LoweringContext& c, const ir::Node& n, ElementType t) {
   return {c.Elementwise(Opcode::kDivide, {sq, c.Constant(std::max(count - correction, 0.0), t)}, t), mean};
 }
 
-Outs Var(LoweringContext& c, const ir::Node& n) { return {VarianceAndMean(c, n, OutType(n)).variance}; }
-Outs Std(LoweringContext& c, const ir::Node& n) {
-  return {c.Elementwise(Opcode::kSqrt, {VarianceAndMean(c, n, OutType(n)).variance}, OutType(n))};
-}
-
-// var_mean / std_mean.correction: the same arguments, the mean as a second result.
-template <bool kStd>
-Outs MomentsWithMean(LoweringContext& c, const ir::Node& n) {
+// var / std.correction, and var_mean / std_mean.correction (the same arguments, the mean as a
+// second result).
+template <bool kStd, bool kWithMean>
+Outs Spread(LoweringContext& c, const ir::Node& n) {
   Moments m = VarianceAndMean(c, n, OutType(n));
   Instruction* spread = kStd ? c.Elementwise(Opcode::kSqrt, {m.variance}, OutType(n)) : m.variance;
+  if (!kWithMean) return {spread};
   return {spread, c.Reshape(m.mean, n.shape(1).sizes)};
 }
 
@@ -228,8 +225,8 @@ std::vector<LoweringEntry> ReductionLowerings() {
       {"aten::max", Extremum<RK::kMax>}, {"aten::min", Extremum<RK::kMin>},
       {"aten::max.dim", ExtremumDim<RK::kMax>}, {"aten::min.dim", ExtremumDim<RK::kMin>},
       {"aten::argmax", ArgExtremum<RK::kMax>}, {"aten::argmin", ArgExtremum<RK::kMin>},
-      {"aten::var.correction", Var}, {"aten::std.correction", Std},
-      {"aten::var_mean.correction", MomentsWithMean<false>}, {"aten::std_mean.correction", MomentsWithMean<true>},
+      {"aten::var.correction", Spread<false, false>}, {"aten::std.correction", Spread<true, false>},
+      {"aten::var_mean.correction", Spread<false, true>}, {"aten::std_mean.correction", Spread<true, true>},
       {"aten::linalg_vector_norm", LinalgVectorNorm}, {"aten::norm.ScalarOpt_dim", NormScalarOptDim},
       {"aten::logsumexp", Logsumexp},
       {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},

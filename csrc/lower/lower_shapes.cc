@@ -330,11 +330,17 @@ DiagonalView Diagonal(const std::vector<int64_t>& dims, int64_t diag_offset, int
   return v;
 }
 
+// The diagonal of a tensor shaped `dims` that the node's arguments (offset, dim1, dim2), from
+// `first`, name.
+DiagonalView DiagonalArgs(LoweringContext& c, const ir::Node& n, size_t first, const std::vector<int64_t>& dims) {
+  int64_t r = static_cast<int64_t>(dims.size());
+  return Diagonal(dims, c.ConstArg(n, first).toInt(), WrapDim(c.ConstArg(n, first + 1).toInt(), r),
+                  WrapDim(c.ConstArg(n, first + 2).toInt(), r));
+}
+
 Outs DiagonalCopy(LoweringContext& c, const ir::Node& n) {  // (self, offset, dim1, dim2)
   Instruction* x = c.Operand(n, 0);
-  int64_t r = x->shape().rank();
-  DiagonalView v = Diagonal(x->shape().dims, c.ConstArg(n, 1).toInt(), WrapDim(c.ConstArg(n, 2).toInt(), r),
-                            WrapDim(c.ConstArg(n, 3).toInt(), r));
+  DiagonalView v = DiagonalArgs(c, n, 1, x->shape().dims);
   return {StridedRead(c, x, v.sizes, v.strides, v.offset)};
 }
 
@@ -361,34 +367,28 @@ Instruction* StridedWrite(LoweringContext& c, Instruction* base, Instruction* sr
   return c.Reshape(s, base->shape().dims);
 }
 
+// Zeros shaped `dims` with `src` on the diagonal the node's arguments from `first` name.
+Instruction* OnZerosDiagonal(LoweringContext& c, const ir::Node& n, size_t first, Instruction* src,
+                             const std::vector<int64_t>& dims) {
+  DiagonalView v = DiagonalArgs(c, n, first, dims);
+  Instruction* zeros = c.BroadcastTo(c.Constant(0, src->shape().type), dims);
+  return StridedWrite(c, zeros, src, v.sizes, v.strides, v.offset);
+}
+
 Outs DiagonalBackward(LoweringContext& c, const ir::Node& n) {  // (grad, input_sizes, offset, dim1, dim2)
-  Instruction* g = c.Operand(n, 0);
-  auto sizes = IntList(c.ConstArg(n, 1));
-  int64_t r = static_cast<int64_t>(sizes.size());
-  DiagonalView v = Diagonal(sizes, c.ConstArg(n, 2).toInt(), WrapDim(c.ConstArg(n, 3).toInt(), r),
-                            WrapDim(c.ConstArg(n, 4).toInt(), r));
-  Instruction* zeros = c.BroadcastTo(c.Constant(0, g->shape().type), sizes);
-  return {StridedWrite(c, zeros, g, v.sizes, v.strides, v.offset)};
+  return {OnZerosDiagonal(c, n, 2, c.Operand(n, 0), IntList(c.ConstArg(n, 1)))};
 }
 
 Outs DiagonalScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, offset, dim1, dim2)
   Instruction* x = c.Operand(n, 0);
-  int64_t r = x->shape().rank();
-  DiagonalView v = Diagonal(x->shape().dims, c.ConstArg(n, 2).toInt(), WrapDim(c.ConstArg(n, 3).toInt(), r),
-                            WrapDim(c.ConstArg(n, 4).toInt(), r));
+  DiagonalView v = DiagonalArgs(c, n, 2, x->shape().dims);
   return {StridedWrite(c, x, c.Operand(n, 1), v.sizes, v.strides, v.offset)};
 }
 
 // diag_embed(self, offset, dim1, dim2): zeros whose diagonal(offset, dim1, dim2) is self (what
 // torch.diag of a vector reaches); its gradient is that diagonal of the gradient.
 Outs DiagEmbed(LoweringContext& c, const ir::Node& n) {
-  Instruction* x = c.Operand(n, 0);
-  const std::vector<int64_t>& dims = n.shape().sizes;
-  int64_t r = static_cast<int64_t>(dims.size());
-  DiagonalView v = Diagonal(dims, c.ConstArg(n, 1).toInt(), WrapDim(c.ConstArg(n, 2).toInt(), r),
-                            WrapDim(c.ConstArg(n, 3).toInt(), r));
-  Instruction* zeros = c.BroadcastTo(c.Constant(0, x->shape().type), dims);
-  return {StridedWrite(c, zeros, x, v.sizes, v.strides, v.offset)};
+  return {OnZerosDiagonal(c, n, 1, c.Operand(n, 0), n.shape().sizes)};
 }
 
 Outs AsStridedScatter(LoweringContext& c, const ir::Node& n) {  // (self, src, size, stride, storage_offset?)

@@ -164,8 +164,7 @@ bool Fusion::Run(hlo::Module& module) {
   std::map<std::pair<const Instruction*, int>, Indexing> indexed;  // (member, its fusion)
   // How `i` would be indexed inside fusion g, whose members among its users are decided.
   auto indexing_in = [&](const Instruction& i, int g) {
-    Indexing result;
-    result.emitted = 0;
+    Indexing result{{}, 0};
     for (const Instruction* u : i.users()) {
       auto it = indexed.find({u, g});
       if (it == indexed.end()) continue;
