@@ -5,6 +5,7 @@
 #include <memory>
 #include <set>
 
+#include "compiler/donor_matching.h"
 #include "compiler/support.h"
 #include "runtime/collectives.h"
 #include "metrics/metrics.h"
@@ -51,15 +52,13 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
   // A parameter nothing else holds any more (its tensor has moved on to a new value) is donated:
   // the output takes over its memory and the kernel updates it in place. Only an asynchronous
   // run can see this: the caller's graph and tensors are gone by then.
-  std::set<int64_t> donated;  // candidates in order: the first free one serves each output
-  for (auto [out, param] : donations_) {
+  std::vector<int64_t> donors = MatchDonors(donations_, outputs.size(), [&](int64_t out, int64_t param) {
     const runtime::BufferPtr& donor = parameters[param];
-    if (donated.count(out) || donor.use_count() != 1 || shared_.count(out)) continue;
-    if (outputs[out]->AdoptStorage(*donor)) {
-      donated.insert(out);
+    return !shared_.count(out) && donor.use_count() == 1 && donor->CanDonate();
+  });
+  for (size_t out = 0; out < donors.size(); ++out)
+    if (donors[out] >= 0 && outputs[out]->AdoptStorage(*parameters[donors[out]]))
       TXLA_COUNTER("DonatedBuffers", 1);
-    }
-  }
   for (size_t k = 0; k < outputs.size(); ++k)
     if (!shared_.count(static_cast<int64_t>(k))) outputs[k]->Materialize();
   std::vector<const void*> params;

@@ -44,6 +44,8 @@ class Buffer {
   // has one, is freed and `donor` keeps a borrowed pointer to what is now this buffer's. False
   // if it cannot.
   bool AdoptStorage(Buffer& donor);
+  // Whether AdoptStorage could take this buffer's memory (it owns a block).
+  bool CanDonate() const { return owns_ && data_ != nullptr; }
   // Gives a deferred buffer its memory (once; later calls do nothing). Called by the run that
   // writes it, before anything can read it.
   void Materialize();

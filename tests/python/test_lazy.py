@@ -118,8 +118,11 @@ def test_tensors_sharing_a_value_do_not_make_a_graph_of_their_own(dev):
             expected_a = expected_a * 0.5 + expected_b
             expected_b = expected_b * 2 + 1
             xm.mark_step()
+        xm.wait_device_ops()  # runs count their donations: read the counter after they ran
     assert d['UncachedCompile'] == 1 and d['CachedCompile'] == 3
-    assert d['DonatedBuffers'] >= 2  # the later steps update in place
+    # The first step's one buffer is both of its parameters: it is kept. Each later step updates
+    # at least a in place (b's kernel runs before a's, which still reads b's buffer).
+    assert d['DonatedBuffers'] >= 3
     torch.testing.assert_close(a.cpu(), expected_a)
     torch.testing.assert_close(b.cpu(), expected_b)
 
