@@ -180,6 +180,9 @@ const OpDecl kOps[] = {
     {"aten::all.dim", nullptr, nullptr},
     {"aten::cumsum", nullptr, nullptr},
     {"aten::cumprod", nullptr, nullptr},
+    {"aten::_logcumsumexp", SameAsFirst, nullptr},  // no Meta kernel
+    {"aten::cummax", nullptr, nullptr},
+    {"aten::cummin", nullptr, nullptr},
     {"aten::sort", nullptr, nullptr},
     {"aten::topk", nullptr, nullptr},
     // Matrix products.

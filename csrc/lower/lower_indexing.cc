@@ -56,12 +56,28 @@ Outs Embedding(LoweringContext& c, const ir::Node& n) {  // (weight, indices, pa
   return {c.Reshape(SelectRows(c, w, Flat(c, Indices(c, c.Operand(n, 1))), 0), n.shape().sizes)};
 }
 
+Instruction* AsVector(LoweringContext& c, Instruction* x) { return x->shape().rank() == 0 ? c.Reshape(x, {1}) : x; }
+
+// gather and scatter's (self, dim, index, ...): a 0-dim self or index indexes as a one-element
+// vector, as ATen's kernels treat it (cummax's gradient scatters into a 0-dim tensor); the
+// results take the op's own shape back.
+struct Along {
+  Instruction* self;
+  Instruction* index;
+  int64_t dim;
+};
+
+Along AlongOperands(LoweringContext& c, const ir::Node& n, const char* what) {
+  Instruction* self = AsVector(c, c.Operand(n, 0));
+  Instruction* index = AsVector(c, Indices(c, c.Operand(n, 2)));
+  if (index->shape().rank() != self->shape().rank())
+    throw NotLowered(std::string(what) + " with an index of another rank than the tensor");
+  return {self, index, WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank())};
+}
+
 Outs GatherOp(LoweringContext& c, const ir::Node& n) {  // gather(self, dim, index, sparse_grad)
-  Instruction* x = c.Operand(n, 0);
-  Instruction* index = Indices(c, c.Operand(n, 2));
-  if (x->shape().rank() == 0 || index->shape().rank() != x->shape().rank()) throw NotLowered("gather of a 0-dim tensor");
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
-  return {Gather(c, x, index, dim, kAlongMode, index->shape().dims)};
+  Along a = AlongOperands(c, n, "gather");
+  return {c.Reshape(Gather(c, a.self, a.index, a.dim, kAlongMode, a.index->shape().dims), n.shape().sizes)};
 }
 
 // The one index tensor of an advanced index (x[idx] or x[:, idx]) and its position.
@@ -111,38 +127,31 @@ Instruction* Covered(LoweringContext& c, Instruction* src, const std::vector<int
 
 template <bool kAdd>
 Outs ScatterSrc(LoweringContext& c, const ir::Node& n) {  // scatter.src / scatter_add (self, dim, index, src)
-  Instruction* self = c.Operand(n, 0);
-  Instruction* index = Indices(c, c.Operand(n, 2));
-  if (self->shape().rank() == 0 || index->shape().rank() != self->shape().rank()) throw NotLowered("scatter of a 0-dim tensor");
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
-  ElementType t = self->shape().type;
-  Instruction* updates = Covered(c, c.Operand(n, 3), index->shape().dims);
-  return {Scatter(c, self, index, updates, dim, kAlongMode,
-                  kAdd ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t))};
+  Along a = AlongOperands(c, n, "scatter");
+  ElementType t = a.self->shape().type;
+  Instruction* updates = Covered(c, AsVector(c, c.Operand(n, 3)), a.index->shape().dims);
+  return {c.Reshape(Scatter(c, a.self, a.index, updates, a.dim, kAlongMode,
+                            kAdd ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t)),
+                    n.shape().sizes)};
 }
 
 Outs ScatterValue(LoweringContext& c, const ir::Node& n) {  // scatter.value(self, dim, index, value)
-  Instruction* self = c.Operand(n, 0);
-  Instruction* index = Indices(c, c.Operand(n, 2));
-  if (self->shape().rank() == 0 || index->shape().rank() != self->shape().rank()) throw NotLowered("scatter of a 0-dim tensor");
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
-  ElementType t = self->shape().type;
-  Instruction* updates = c.BroadcastTo(c.ScalarArg(n, 3, t), index->shape().dims);
-  return {Scatter(c, self, index, updates, dim, kAlongMode, c.AssignComputation(t))};
+  Along a = AlongOperands(c, n, "scatter");
+  ElementType t = a.self->shape().type;
+  Instruction* updates = c.BroadcastTo(c.ScalarArg(n, 3, t), a.index->shape().dims);
+  return {c.Reshape(Scatter(c, a.self, a.index, updates, a.dim, kAlongMode, c.AssignComputation(t)), n.shape().sizes)};
 }
 
 Outs ScatterReduce(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, src, reduce, include_self)
-  Instruction* self = c.Operand(n, 0);
-  Instruction* index = Indices(c, c.Operand(n, 2));
-  if (self->shape().rank() == 0 || index->shape().rank() != self->shape().rank()) throw NotLowered("scatter of a 0-dim tensor");
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
+  Along a = AlongOperands(c, n, "scatter_reduce");
   std::string reduce = c.ConstArg(n, 4).toStringRef();
   if (!c.ConstArg(n, 5).toBool()) throw NotLowered("scatter_reduce without include_self");
   RK kind = reduce == "sum" ? RK::kSum : reduce == "prod" ? RK::kProd : reduce == "amax" ? RK::kMax
             : reduce == "amin" ? RK::kMin : throw NotLowered("scatter_reduce '" + reduce + "'");
-  ElementType t = self->shape().type;
-  return {Scatter(c, self, index, Covered(c, c.Operand(n, 3), index->shape().dims), dim, kAlongMode,
-                  c.ReducerComputation(kind, t))};
+  ElementType t = a.self->shape().type;
+  return {c.Reshape(Scatter(c, a.self, a.index, Covered(c, AsVector(c, c.Operand(n, 3)), a.index->shape().dims), a.dim,
+                            kAlongMode, c.ReducerComputation(kind, t)),
+                    n.shape().sizes)};
 }
 
 Outs IndexAdd(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, source, alpha)

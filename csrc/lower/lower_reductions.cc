@@ -183,6 +183,31 @@ Outs Cumulative(LoweringContext& c, const ir::Node& n, const char* target) {
 Outs Cumsum(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumsum"); }
 Outs Cumprod(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumprod"); }
 
+bool WideFloat(ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; }
+
+// _logcumsumexp(self, dim): what logcumsumexp runs; a running log-sum-exp (shifting by the line's
+// maximum would lose the early terms far below it).
+Outs Logcumsumexp(LoweringContext& c, const ir::Node& n) {
+  if (!WideFloat(OutType(n))) throw NotLowered("logcumsumexp in a 16-bit float type");
+  return Cumulative(c, n, "txla.cumlogsumexp");
+}
+
+// cummax / cummin(self, dim) -> (values, indices): where the running extremum was last taken (a
+// library-style scan), and the values read there.
+template <bool kMax>
+Outs CumulativeExtremum(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = x->shape().type;
+  if (hlo::IsFloating(t) && !WideFloat(t)) throw NotLowered("cummax / cummin in a 16-bit float type");
+  if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.custom_call_target = kMax ? "txla.cummax_indices" : "txla.cummin_indices";
+  Instruction* where = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {x}, a);
+  return {c.TakeAlong(x, where, dim), where};
+}
+
 // Stable sort positions along `dim` (a library call); the values are a gather of them.
 std::pair<Instruction*, Instruction*> SortAlong(LoweringContext& c, Instruction* x, int64_t dim, bool descending) {
   if (!hlo::IsFloating(x->shape().type)) throw NotLowered("sorting an integer tensor");
@@ -231,7 +256,9 @@ std::vector<LoweringEntry> ReductionLowerings() {
       {"aten::logsumexp", Logsumexp},
       {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},
       {"aten::all", AnyAll<RK::kAnd>}, {"aten::all.dim", AnyAll<RK::kAnd>},
-      {"aten::cumsum", Cumsum}, {"aten::cumprod", Cumprod}, {"aten::sort", Sort}, {"aten::topk", Topk},
+      {"aten::cumsum", Cumsum}, {"aten::cumprod", Cumprod},
+      {"aten::_logcumsumexp", Logcumsumexp}, {"aten::cummax", CumulativeExtremum<true>},
+      {"aten::cummin", CumulativeExtremum<false>}, {"aten::sort", Sort}, {"aten::topk", Topk},
   };
 }
 

@@ -247,6 +247,20 @@ SPECS += [
          dtypes=(torch.bool,), grad=False),
     Spec('cumsum', lambda x: x.cumsum(0), REDUCE, ops=('aten::cumsum',), dtypes=FLOAT + INTS),
     Spec('cumprod', lambda x: x.cumprod(-1), REDUCE, ops=('aten::cumprod',)),
+    # Running extrema: the latest of equal values wins, a NaN wins and stays; values and indices.
+    Spec('cummax', lambda x: torch.cummax(x, -1), REDUCE + [[rnd(0, 3)], [rnd()]], ops=('aten::cummax',),
+         dtypes=FLOAT + INTS),
+    Spec('cummin', lambda x: torch.cummin(x, 0), REDUCE + [[rnd(0, 3)], [rnd()]], ops=('aten::cummin',),
+         dtypes=FLOAT + INTS),
+    Spec('cummax.ties', lambda x: torch.cummax(x, 1) + torch.cummin(x, 0), [[fixed(torch.tensor(
+        [[1.0, 3.0, 3.0, float('nan'), 2.0, 5.0], [-1.0, 0.0, -float('inf'), float('inf'), 1.0, float('inf')],
+         [2.0, 2.0, float('nan'), float('nan'), 7.0, -3.0]]))]], ops=('aten::cummax', 'aten::cummin'), grad=False),
+    # logcumsumexp: a running log-sum-exp, so terms far below the line's maximum still count.
+    Spec('logcumsumexp', lambda x: torch.logcumsumexp(x, -1), REDUCE + [[rnd(0, 3)], [rnd()]],
+         ops=('aten::_logcumsumexp',)),
+    Spec('logcumsumexp.extremes', lambda x: torch.logcumsumexp(x, 1), [[fixed(torch.tensor(
+        [[-1000.0, 0.0, -float('inf'), 1.0, float('inf'), 2.0], [-float('inf'), -float('inf'), 3.0, float('nan'), 1.0, 0.0],
+         [float('inf'), float('inf'), -float('inf'), 1e30, -1e30, 5.0]]))]], ops=('aten::_logcumsumexp',), grad=False),
     Spec('sort', lambda x: torch.sort(x, -1), REDUCE, ops=('aten::sort',)),
     Spec('topk', lambda x: torch.topk(x, 2, -1), REDUCE, ops=('aten::topk',)),
     # Matrix products.
@@ -400,6 +414,13 @@ SPECS += [
          ops=('aten::scatter.value',), transposed=False),
     Spec('scatter_add', lambda x, i, s: x.scatter_add(1, i, s),
          [[rnd(3, 5), idx(3, 4, hi=5), rnd(3, 4)]], ops=('aten::scatter_add',), transposed=False),
+    # A 0-dim tensor indexes as a one-element vector (cummax's gradient scatters into one).
+    Spec('gather_scatter.0d', lambda x, i, s: (x.gather(0, i), x.gather(-1, i.reshape(1)), x.scatter(0, i, s),
+                                               x.scatter_add(0, i, s), x.scatter(0, i, 1.5),
+                                               x.scatter_reduce(0, i, s, 'sum')),
+         [[rnd(), fixed(torch.tensor(0)), rnd()]],
+         ops=('aten::gather', 'aten::scatter.src', 'aten::scatter_add', 'aten::scatter.value',
+              'aten::scatter_reduce.two'), transposed=False),
     Spec('scatter_reduce', lambda x, i, s: x.scatter_reduce(1, i, s, 'amax'),
          [[rnd(3, 5), idx(3, 4, hi=5), rnd(3, 4)]], ops=('aten::scatter_reduce.two',),
          grad=False, transposed=False),

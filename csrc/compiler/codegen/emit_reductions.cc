@@ -426,27 +426,53 @@ void Emitter::EmitScatter(const Instruction& i) {
   out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
 }
 
-// Convolutions and custom calls run a library routine from the support table on whole buffers.
-// txla.cumsum / txla.cumprod along dimensions={d}: a running total per line.
+// Scans (every txla.cum* target) along dimensions={d}, one line at a time, as ATen's CPU
+// kernels compute them (f32 in a double accumulator): txla.cumsum / txla.cumprod (running
+// totals), txla.cumlogsumexp (a running log-sum-exp), and txla.cummax_indices /
+// txla.cummin_indices (where the running extremum was last taken: a later equal value or any NaN
+// takes over; the values are a gather of these indices).
 void Emitter::EmitCumulative(const Instruction& i) {
+  const std::string& target = i.attrs().custom_call_target;
   const hlo::Shape& s = i.shape();
-  bool sum = i.attrs().custom_call_target == "txla.cumsum";
-  if (!sum && i.attrs().custom_call_target != "txla.cumprod")
-    throw std::invalid_argument("codegen: unknown custom call target " + i.attrs().custom_call_target);
+  const hlo::Shape& xs = i.operand(0)->shape();
   int64_t d = i.attrs().dimensions.at(0), outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= s.dims[k];
   for (int64_t k = d + 1; k < s.rank(); ++k) inner *= s.dims[k];
-  std::string type = CType(s.type), fn = "k_" + Sanitize(i.name());
-  // As ATen's CPU kernels: running totals of f32 in double.
+  std::string type = CType(s.type), x_type = CType(xs.type), fn = "k_" + Sanitize(i.name());
   std::string acc_type = WideType(s.type);
+  std::string init, step;
+  if (target == "txla.cumsum") {
+    init = acc_type + " acc = 0;", step = "acc = acc + x[at]; out[at] = (" + type + ")acc;";
+  } else if (target == "txla.cumprod") {
+    init = acc_type + " acc = 1;", step = "acc = acc * x[at]; out[at] = (" + type + ")acc;";
+  } else if (target == "txla.cumlogsumexp") {
+    // ATen's _log_add_exp_helper: NaN spreads; equal infinities stay as they are.
+    init = acc_type + " acc = -__builtin_inf();";
+    step = "{ const " + acc_type + " v = x[at];\n"
+           "          const " + acc_type + " lo = __builtin_isnan(acc) ? acc : (acc < v ? acc : v);\n"
+           "          const " + acc_type + " hi = __builtin_isnan(acc) ? acc : (v < acc ? acc : v);\n"
+           "          acc = (lo != hi || __builtin_isfinite(lo)) ? txla_log1p(txla_exp(lo - hi)) + hi : v;\n"
+           "          out[at] = (" + type + ")acc; }";
+  } else if (target == "txla.cummax_indices" || target == "txla.cummin_indices") {
+    std::string cmp = target == "txla.cummax_indices" ? ">=" : "<=";
+    bool floating = hlo::IsFloating(xs.type);
+    std::string nan_x = floating ? "__builtin_isnan(x[at])" : "false";
+    std::string nan_best = floating ? "__builtin_isnan(best)" : "false";
+    init = x_type + " best = x[(o * " + std::to_string(s.dims[d]) + ") * " + std::to_string(inner) +
+           " + i]; int64_t where = 0;";
+    step = "if (" + nan_x + " || (!" + nan_best + " && x[at] " + cmp + " best)) { best = x[at]; where = k; }"
+           " out[at] = where;";
+  } else {
+    throw std::invalid_argument("codegen: unknown custom call target " + target);
+  }
   std::ostringstream body;
   body << "  for (int64_t o = 0; o < " << outer << "; ++o)\n    for (int64_t i = 0; i < " << inner << "; ++i) {\n"
-       << "      " << acc_type << " acc = " << (sum ? "0" : "1") << ";\n"
+       << "      " << init << "\n"
        << "      for (int64_t k = 0; k < " << s.dims[d] << "; ++k) {\n"
        << "        const int64_t at = (o * " << s.dims[d] << " + k) * " << inner << " + i;\n"
-       << "        acc = acc " << (sum ? "+" : "*") << " x[at];\n        out[at] = (" << type << ")acc;\n      }\n    }\n";
+       << "        " << step << "\n      }\n    }\n";
   KernelNames names = AddKernel(
-      i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type + "* __restrict__ x)",
+      i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + x_type + "* __restrict__ x)",
       body.str());
   out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";
 }
