@@ -36,6 +36,7 @@ namespace txla::hlo {
   V(kAcosh, "acosh", kUnary)                                  \
   V(kAsinh, "asinh", kUnary)                                  \
   V(kAtanh, "atanh", kUnary)                                  \
+  V(kErfInv, "erf-inv", kUnary)                               \
   V(kAdd, "add", kBinary)                                     \
   V(kSubtract, "subtract", kBinary)                           \
   V(kMultiply, "multiply", kBinary)                           \
@@ -50,6 +51,7 @@ namespace txla::hlo {
   V(kXor, "xor", kBinary)                                     \
   V(kShiftLeft, "shift-left", kBinary)                        \
   V(kShiftRightArithmetic, "shift-right-arithmetic", kBinary) \
+  V(kGcd, "gcd", kBinary) /* ours */                          \
   V(kCompare, "compare", kCompare)                            \
   V(kSelect, "select", kOther)                                \
   V(kClamp, "clamp", kOther)                                  \

@@ -319,6 +319,9 @@ const OpDecl kOps[] = {
     {"aten::acosh"},
     {"aten::asinh"},
     {"aten::atanh"},
+    {"aten::erfinv"},
+    {"aten::hypot"},
+    {"aten::gcd"},
     {"aten::logit"},
     {"aten::logit_backward"},
     // ATen's kernel is a composite over views (unsqueeze of an arange): recorded whole.

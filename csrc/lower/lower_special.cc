@@ -119,6 +119,29 @@ Outs Logaddexp(LoweringContext& c, const ir::Node& n) {
   return {b.sel(same_inf, x, v)};
 }
 
+// hypot(a, b) = sqrt(a^2 + b^2) without overflow or underflow on the way: the larger magnitude
+// times sqrt(1 + r^2), r the ratio of the smaller to it; an infinite side wins over a NaN (C).
+Outs Hypot(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  if (!hlo::IsFloating(b.t)) throw NotLowered("hypot with an integer result");
+  Instruction* x = b(Opcode::kAbs, c.Convert(c.Operand(n, 0), b.t));
+  Instruction* y = b(Opcode::kAbs, c.Convert(c.Operand(n, 1), b.t));
+  Instruction* hi = b(Opcode::kMaximum, x, y);
+  Instruction* lo = b(Opcode::kMinimum, x, y);
+  Instruction* r = b.div(lo, hi);
+  Instruction* v = b.mul(hi, b(Opcode::kSqrt, b.add(b.k(1), b.mul(r, r))));
+  v = b.sel(b.cmp(Comparison::kEq, hi, b.k(0)), b.k(0), v);
+  Instruction* infinite = b.any(b.cmp(Comparison::kEq, x, b.k(kInf)), b.cmp(Comparison::kEq, y, b.k(kInf)));
+  return {b.sel(infinite, b.k(kInf), v)};
+}
+
+// gcd (integers): Euclid on the absolute values, as ATen's calc_gcd.
+Outs Gcd(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  if (hlo::IsFloating(b.t) || b.t == ElementType::kPred) throw NotLowered("gcd of a floating-point or bool tensor");
+  return {b(Opcode::kGcd, c.Convert(c.Operand(n, 0), b.t), c.Convert(c.Operand(n, 1), b.t))};
+}
+
 // Shifts (integer types): __lshift__/__rshift__ and bitwise_{left,right}_shift, tensor or scalar.
 template <Opcode kOp>
 Outs Shift(LoweringContext& c, const ir::Node& n) {
@@ -374,6 +397,9 @@ std::vector<LoweringEntry> SpecialLowerings() {
       {"aten::acosh", FloatUnary<Opcode::kAcosh>},
       {"aten::asinh", FloatUnary<Opcode::kAsinh>},
       {"aten::atanh", FloatUnary<Opcode::kAtanh>},
+      {"aten::erfinv", FloatUnary<Opcode::kErfInv>},
+      {"aten::hypot", Hypot},
+      {"aten::gcd", Gcd},
       {"aten::logit", Logit},
       {"aten::logit_backward", LogitBackward},
       {"aten::mvlgamma", Mvlgamma},

@@ -113,6 +113,47 @@ static inline double txla_digamma_f64(double x) {
 static inline float txla_digamma(float x) { return (float)txla_digamma_f64(x); }
 static inline double txla_digamma(double x) { return txla_digamma_f64(x); }
 
+// erfinv as ATen's calc_erfinv computes it, in the element's own type: a rational first guess
+// (central and tail ranges), then two Newton steps on erf.
+#define TXLA_ERFINV(T, ERF, EXP, SQRT, LOG)                                                     \
+  static inline T txla_erfinv(T y) {                                                           \
+    const T ay = y < 0 ? -y : y;                                                               \
+    if (ay > (T)1) return (T)__builtin_nan("");                                                \
+    if (ay == (T)1) return __builtin_copysign((T)__builtin_inf(), y);                          \
+    T x;                                                                                       \
+    if (ay <= (T)0.7) {                                                                        \
+      const T z = y * y;                                                                       \
+      const T num = (((T)-0.140543331 * z + (T)0.914624893) * z + (T)-1.645349621) * z + (T)0.886226899; \
+      const T dem = (((((T)0.012229801 * z + (T)-0.329097515) * z + (T)1.442710462) * z +        \
+                      (T)-2.118377725) * z + (T)1.0);                                          \
+      x = y * num / dem;                                                                       \
+    } else {                                                                                   \
+      const T z = SQRT(-LOG(((T)1.0 - ay) / (T)2.0));                                          \
+      const T num = (((T)1.641345311 * z + (T)3.429567803) * z + (T)-1.624906493) * z + (T)-1.970840454; \
+      const T dem = ((T)1.6370678 * z + (T)3.5438892) * z + (T)1.0;                            \
+      x = __builtin_copysign(num, y) / dem;                                                    \
+    }                                                                                          \
+    const T two_over_sqrt_pi = (T)2.0 / (T)1.7724538509055159;                                 \
+    x = x - (ERF(x) - y) / (two_over_sqrt_pi * EXP(-x * x));                                   \
+    x = x - (ERF(x) - y) / (two_over_sqrt_pi * EXP(-x * x));                                   \
+    return x;                                                                                  \
+  }
+TXLA_ERFINV(float, __builtin_erff, __builtin_expf, __builtin_sqrtf, __builtin_logf)
+TXLA_ERFINV(double, __builtin_erf, __builtin_exp, __builtin_sqrt, __builtin_log)
+#undef TXLA_ERFINV
+
+// gcd as ATen's calc_gcd: Euclid on the absolute values (integers only).
+template <typename T> static inline auto txla_gcd(T a, T b) -> decltype((T)(a % b)) {
+  a = a < 0 ? (T)-a : a;
+  b = b < 0 ? (T)-b : b;
+  while (a != 0) {
+    const T c = a;
+    a = (T)(b % a);
+    b = c;
+  }
+  return b;
+}
+
 // Shifts as ATen 2.x defines them: a count outside [0, bits) shifts everything out (left) or
 // fills with the sign (right); the left shift wraps in unsigned arithmetic.
 // (The trailing return types keep them to integer T, also for code that asks whether they apply.)
@@ -215,6 +256,7 @@ static inline float txla_round_f16(float f) { return txla_f16_to_float(txla_f16_
   V(Digamma, txla_digamma, 1) V(Abs, txla_abs, 1) V(Sign, txla_sign, 1)                         \
   V(IsFinite, txla_isfinite, 1) V(Maximum, txla_max, 2) V(Minimum, txla_min, 2)                 \
   V(Power, txla_pow, 2) V(Atan2, txla_atan2, 2) V(Remainder, txla_fmod, 2)                      \
-  V(ShiftLeft, txla_shl, 2) V(ShiftRightArithmetic, txla_shr, 2)
+  V(ShiftLeft, txla_shl, 2) V(ShiftRightArithmetic, txla_shr, 2) V(ErfInv, txla_erfinv, 1)        \
+  V(Gcd, txla_gcd, 2)
 
 #endif  // TXLA_RUNTIME_SCALAR_OPS_H_

@@ -80,6 +80,8 @@ int ElementCost(Opcode op) {
     case Opcode::kErf:
     case Opcode::kLgamma:
     case Opcode::kDigamma:
+    case Opcode::kErfInv:
+    case Opcode::kGcd:
     case Opcode::kAcosh:
     case Opcode::kAsinh:
     case Opcode::kAtanh:
