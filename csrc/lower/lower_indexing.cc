@@ -1,7 +1,7 @@
-// Lowering of indexing: index_select, embedding, gather, single-tensor advanced indexing, and the
-// scatters (scatter, scatter_add, index_add, index_put, embedding backward). Indices come from
-// data: the generated code clamps them into range (memory stays safe), where eager raises for an
-// out-of-range index.
+// Lowering of indexing: index_select, embedding, gather, take, single-tensor advanced indexing, and
+// the scatters (scatter, scatter_add, index_add, index_copy, index_fill, index_put, embedding
+// backward). Indices come from data: the generated code clamps them into range (memory stays
+// safe), where eager raises for an out-of-range index.
 #include <ATen/ATen.h>
 
 #include "ir/op_table.h"
@@ -38,14 +38,16 @@ Instruction* Gather(LoweringContext& c, Instruction* x, Instruction* index, int6
   return c.Add(Opcode::kGather, hlo::Shape::Array(x->shape().type, out_dims), {x, index}, a);
 }
 
+// A 0-dim tensor indexes as a one-element vector, as in ATen.
+Instruction* AsVector(LoweringContext& c, Instruction* x) { return x->shape().rank() == 0 ? c.Reshape(x, {1}) : x; }
+
 // Rows `index` (1-D) of dimension `dim`.
 Instruction* SelectRows(LoweringContext& c, Instruction* x, Instruction* index, int64_t dim) {
   return c.TakeRows(x, index, dim);
 }
 
 Outs IndexSelect(LoweringContext& c, const ir::Node& n) {  // (self, dim, index)
-  Instruction* x = c.Operand(n, 0);
-  if (x->shape().rank() == 0) throw NotLowered("index_select of a 0-dim tensor");
+  Instruction* x = AsVector(c, c.Operand(n, 0));
   int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
   return {c.Reshape(SelectRows(c, x, Flat(c, Indices(c, c.Operand(n, 2))), dim), n.shape().sizes)};
 }
@@ -55,8 +57,6 @@ Outs Embedding(LoweringContext& c, const ir::Node& n) {  // (weight, indices, pa
   if (w->shape().rank() != 2) throw NotLowered("embedding with a weight that is not 2-D");
   return {c.Reshape(SelectRows(c, w, Flat(c, Indices(c, c.Operand(n, 1))), 0), n.shape().sizes)};
 }
-
-Instruction* AsVector(LoweringContext& c, Instruction* x) { return x->shape().rank() == 0 ? c.Reshape(x, {1}) : x; }
 
 // gather and scatter's (self, dim, index, ...): a 0-dim self or index indexes as a one-element
 // vector, as ATen's kernels treat it (cummax's gradient scatters into a 0-dim tensor); the
@@ -154,13 +154,53 @@ Outs ScatterReduce(LoweringContext& c, const ir::Node& n) {  // (self, dim, inde
                     n.shape().sizes)};
 }
 
+// The index family's (self, dim, index, ...): rows `index` (flattened) of dimension `dim`; a
+// 0-dim self is a one-element vector, as in ATen.
+struct Rows {
+  Instruction* self;
+  Instruction* index;
+  int64_t dim;
+};
+
+Rows RowsOperands(LoweringContext& c, const ir::Node& n) {
+  Instruction* self = AsVector(c, c.Operand(n, 0));
+  return {self, Flat(c, Indices(c, c.Operand(n, 2))), WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank())};
+}
+
 Outs IndexAdd(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, source, alpha)
-  Instruction* self = c.Operand(n, 0);
-  if (self->shape().rank() == 0) throw NotLowered("index_add into a 0-dim tensor");
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank());
-  ElementType t = self->shape().type;
-  Instruction* source = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 3), c.ScalarArg(n, 4, t)}, t);
-  return {Scatter(c, self, Flat(c, Indices(c, c.Operand(n, 2))), source, dim, kSelectMode, c.ReducerComputation(RK::kSum, t))};
+  Rows r = RowsOperands(c, n);
+  ElementType t = r.self->shape().type;
+  Instruction* source = c.Elementwise(Opcode::kMultiply, {AsVector(c, c.Operand(n, 3)), c.ScalarArg(n, 4, t)}, t);
+  return {c.Reshape(Scatter(c, r.self, r.index, source, r.dim, kSelectMode, c.ReducerComputation(RK::kSum, t)),
+                    n.shape().sizes)};
+}
+
+// index_copy(self, dim, index, source): rows replaced (an index outside [0, size) is an error,
+// as in eager, where index_fill counts negatives from the end).
+Outs IndexCopy(LoweringContext& c, const ir::Node& n) {
+  Rows r = RowsOperands(c, n);
+  ElementType t = r.self->shape().type;
+  Instruction* source = c.Convert(AsVector(c, c.Operand(n, 3)), t);
+  return {c.Reshape(Scatter(c, r.self, r.index, source, r.dim, kSelectMode, c.AssignComputation(t)), n.shape().sizes)};
+}
+
+// index_fill.int_Scalar / int_Tensor(self, dim, index, value): rows set to one value.
+Outs IndexFill(LoweringContext& c, const ir::Node& n) {
+  Rows r = RowsOperands(c, n);
+  ElementType t = r.self->shape().type;
+  Instruction* rows = WrapNegative(c, r.index, r.self->shape().dims[r.dim]);
+  std::vector<int64_t> dims = r.self->shape().dims;
+  dims[r.dim] = rows->shape().dims[0];
+  Instruction* value = c.BroadcastTo(c.Convert(c.TensorOrScalar(n, 3, t), t), dims);
+  return {c.Reshape(Scatter(c, r.self, rows, value, r.dim, kSelectMode, c.AssignComputation(t)), n.shape().sizes)};
+}
+
+// take(self, index): the flattened tensor read at `index` (negatives from the end), shaped like it.
+Outs Take(LoweringContext& c, const ir::Node& n) {
+  Instruction* flat = Flat(c, c.Operand(n, 0));
+  Instruction* index = Flat(c, Indices(c, c.Operand(n, 1)));
+  Instruction* at = WrapNegative(c, index, flat->shape().dims[0]);
+  return {c.Reshape(SelectRows(c, flat, at, 0), n.shape().sizes)};
 }
 
 Outs IndexPut(LoweringContext& c, const ir::Node& n) {  // index_put(self, indices, values, accumulate)
@@ -204,6 +244,8 @@ std::vector<LoweringEntry> IndexingLowerings() {
       {"aten::index.Tensor", IndexTensor}, {"aten::scatter.src", ScatterSrc<false>},
       {"aten::scatter_add", ScatterSrc<true>}, {"aten::scatter.value", ScatterValue},
       {"aten::scatter_reduce.two", ScatterReduce}, {"aten::index_add", IndexAdd},
+      {"aten::index_copy", IndexCopy}, {"aten::index_fill.int_Scalar", IndexFill},
+      {"aten::index_fill.int_Tensor", IndexFill}, {"aten::take", Take},
       {"aten::index_put", IndexPut}, {"aten::embedding_dense_backward", EmbeddingDenseBackward},
   };
 }

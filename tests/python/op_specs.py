@@ -430,6 +430,29 @@ SPECS += [
          [[rnd(5, 3), idx(4, hi=5), rnd(4, 3)]], ops=('aten::index_put',), transposed=False),
     Spec('index_add', lambda x, i, s: x.index_add(0, i, s, alpha=2),
          [[rnd(5, 3), idx(4, hi=5), rnd(4, 3)]], ops=('aten::index_add',), transposed=False),
+    Spec('index_add.0d', lambda x, i, s: x.index_add(0, i, s), [[rnd(), fixed(torch.tensor([0])), rnd()]],
+         ops=('aten::index_add',), transposed=False),
+    # index_copy: rows replaced (distinct indices: repeated ones leave eager's order unspecified);
+    # its gradient is index_fill and index_select.
+    Spec('index_copy', lambda x, i, s: x.index_copy(1, i, s),
+         [[rnd(3, 5), fixed(torch.tensor([4, 0, 2])), rnd(3, 3)], [rnd(2, 4, 3), fixed(torch.tensor([3])), rnd(2, 1, 3)],
+          [rnd(3, 5), fixed(torch.tensor([], dtype=torch.long)), rnd(3, 0)]],
+         ops=('aten::index_copy',), grad_ops=('aten::index_fill.int_Scalar',), dtypes=FLOAT + INTS, transposed=False),
+    Spec('index_copy.0d', lambda x, i, s: x.index_copy(0, i, s), [[rnd(), fixed(torch.tensor([0])), rnd()]],
+         ops=('aten::index_copy',), transposed=False),
+    # index_fill: negative indices count from the end; repeated ones are harmless; a 0-dim value tensor
+    # (non-negative indices there: eager's gradient for the value reads them with index_select).
+    Spec('index_fill', lambda x, i: (x.index_fill(1, i, -1.5), x.index_fill(0, i[2:3], 7)),
+         [[rnd(3, 5), fixed(torch.tensor([-1, 0, 2, 0]))], [rnd(3, 5), fixed(torch.tensor([], dtype=torch.long))]],
+         ops=('aten::index_fill.int_Scalar',), dtypes=FLOAT + INTS),
+    Spec('index_fill.Tensor', lambda x, i, v: x.index_fill(0, i, v),
+         [[rnd(4, 3), fixed(torch.tensor([1, 3])), rnd()], [rnd(), fixed(torch.tensor([0])), rnd()]],
+         ops=('aten::index_fill.int_Tensor',), transposed=False),
+    # take: the flattened tensor at any-shaped indices, negatives from the end.
+    Spec('take', lambda x, i: x.take(i),
+         [[rnd(3, 4), fixed(torch.tensor([[0, -1], [7, 11], [-12, 3]]))], [rnd(5), fixed(torch.tensor(2))],
+          [rnd(3, 4), fixed(torch.tensor([], dtype=torch.long))], [rnd(), fixed(torch.tensor([0, -1]))]],
+         ops=('aten::take',), dtypes=FLOAT + INTS),
     Spec('flip', lambda x: x.flip(0), [[rnd(3, 4)]], ops=('aten::flip',)),
     Spec('roll', lambda x: x.roll(1, 1), [[rnd(3, 4)]], ops=('aten::roll',)),
     Spec('repeat', lambda x: x.repeat(2, 3), [[rnd(3, 4)], [rnd(2)]], ops=('aten::repeat',)),
