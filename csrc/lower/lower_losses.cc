@@ -1,4 +1,5 @@
-// Lowering of the elementwise losses and their gradients: mse, smooth L1, binary cross entropy.
+// Lowering of the elementwise losses and their gradients: mse, smooth L1, Huber, binary cross
+// entropy.
 // The reduction argument follows ATen: 0 none, 1 mean, 2 sum.
 #include <ATen/ATen.h>
 
@@ -64,6 +65,30 @@ Outs SmoothL1LossBackward(LoweringContext& c, const ir::Node& n) {  // (grad_out
   return {c.Elementwise(Opcode::kMultiply, {slope, GradScale(c, n, c.ConstArg(n, 3).toInt(), t)}, t)};
 }
 
+Outs HuberLoss(LoweringContext& c, const ir::Node& n) {  // (self, target, reduction, delta)
+  ElementType t = OutType(n);
+  Instruction* delta = c.ScalarArg(n, 3, t);
+  Instruction* d = c.Elementwise(Opcode::kAbs, {c.Elementwise(Opcode::kSubtract, {c.Operand(n, 0), c.Operand(n, 1)}, t)}, t);
+  Instruction* quadratic = c.Elementwise(Opcode::kMultiply, {c.Constant(0.5, t), c.Elementwise(Opcode::kMultiply, {d, d}, t)}, t);
+  Instruction* linear = c.Elementwise(
+      Opcode::kMultiply,
+      {delta, c.Elementwise(Opcode::kSubtract, {d, c.Elementwise(Opcode::kMultiply, {c.Constant(0.5, t), delta}, t)}, t)}, t);
+  Instruction* loss = c.Elementwise(Opcode::kSelect, {c.Elementwise(Opcode::kCompare, {d, delta}, t, Comparison::kLt), quadratic, linear}, t);
+  return {Reduced(c, loss, c.ConstArg(n, 2).toInt(), t)};
+}
+
+// (grad_output, self, target, reduction, delta): the difference, clamped to [-delta, delta].
+Outs HuberLossBackward(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* delta = c.ScalarArg(n, 4, t);
+  Instruction* d = c.Elementwise(Opcode::kSubtract, {c.Operand(n, 1), c.Operand(n, 2)}, t);
+  Instruction* below = c.Elementwise(Opcode::kCompare, {d, c.Elementwise(Opcode::kNegate, {delta}, t)}, t, Comparison::kLt);
+  Instruction* above = c.Elementwise(Opcode::kCompare, {d, delta}, t, Comparison::kGt);
+  Instruction* slope = c.Elementwise(
+      Opcode::kSelect, {below, c.Elementwise(Opcode::kNegate, {delta}, t), c.Elementwise(Opcode::kSelect, {above, delta, d}, t)}, t);
+  return {c.Elementwise(Opcode::kMultiply, {slope, GradScale(c, n, c.ConstArg(n, 3).toInt(), t)}, t)};
+}
+
 Outs BinaryCrossEntropy(LoweringContext& c, const ir::Node& n) {  // (self, target, weight?, reduction)
   ElementType t = OutType(n);
   Instruction* x = c.Operand(n, 0);
@@ -106,6 +131,7 @@ std::vector<LoweringEntry> LossLowerings() {
   return {
       {"aten::mse_loss", MseLoss}, {"aten::mse_loss_backward", MseLossBackward},
       {"aten::smooth_l1_loss", SmoothL1Loss}, {"aten::smooth_l1_loss_backward", SmoothL1LossBackward},
+      {"aten::huber_loss", HuberLoss}, {"aten::huber_loss_backward", HuberLossBackward},
       {"aten::binary_cross_entropy", BinaryCrossEntropy},
       {"aten::binary_cross_entropy_backward", BinaryCrossEntropyBackward},
       {"aten::native_dropout_backward", DropoutBackward},

@@ -12,9 +12,11 @@
 namespace txla::lower {
 namespace {
 
-// Reduced dims from an int, an int list, or None (every dimension).
+// Reduced dims from an int, an int list, or None (every dimension). A 0-dim tensor reduced over
+// dim 0 or -1 (which ATen accepts) reduces over nothing.
 std::vector<int64_t> Dims(LoweringContext& c, const ir::Node& n, size_t arg, int64_t rank) {
   std::vector<int64_t> dims;
+  if (rank == 0) return dims;
   if (arg < n.args().size() && !c.IsNone(n, arg)) {
     const c10::IValue& v = c.ConstArg(n, arg);
     dims = v.isInt() ? std::vector<int64_t>{v.toInt()} : IntList(v);
@@ -41,6 +43,23 @@ Outs Extremum(LoweringContext& c, const ir::Node& n) {  // amax(self, dim, keepd
   Instruction* x = c.Operand(n, 0);
   auto dims = Dims(c, n, n.args().size() > 1 ? 1 : 99, x->shape().rank());
   return {c.Reduce(x, dims, kKind, Keep(c, n, 2))};
+}
+
+// aminmax(self, *, dim?, keepdim) -> (min, max).
+Outs Aminmax(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  auto dims = Dims(c, n, 1, x->shape().rank());
+  bool keepdim = Keep(c, n, 2);
+  return {c.Reshape(c.Reduce(x, dims, RK::kMin, keepdim), n.shape(0).sizes),
+          c.Reshape(c.Reduce(x, dims, RK::kMax, keepdim), n.shape(1).sizes)};
+}
+
+// count_nonzero(self, dim?) / .dim_IntList(self, dim[]): an s64 count of the elements != 0.
+Outs CountNonzero(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  ElementType t = x->shape().type;
+  Instruction* nonzero = c.Convert(c.Elementwise(Opcode::kCompare, {x, c.Constant(0, t)}, t, Comparison::kNe), ElementType::kS64);
+  return {c.Reshape(c.Reduce(nonzero, Dims(c, n, 1, x->shape().rank()), RK::kSum), n.shape().sizes)};
 }
 
 // The first index along `dim` where x equals its extremum m (keepdim), or where x is NaN.
@@ -144,6 +163,28 @@ Outs LinalgVectorNorm(LoweringContext& c, const ir::Node& n) {  // (self, ord, d
 Outs NormScalarOptDim(LoweringContext& c, const ir::Node& n) {  // (self, p?, dim[], keepdim)
   Instruction* x = c.Operand(n, 0);
   return {PNorm(c, x, ConstP(c, n, 1), Dims(c, n, 2, x->shape().rank()), Keep(c, n, 3), OutType(n))};
+}
+
+// renorm(self, p, dim, maxnorm): each slice along `dim` whose p-norm exceeds maxnorm is scaled
+// to maxnorm / (norm + 1e-7), as ATen's kernel computes the factor.
+Outs Renorm(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  if (!hlo::IsFloating(t)) throw NotLowered("renorm of an integer tensor");
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  if (x->shape().rank() == 0) throw NotLowered("renorm of a 0-dim tensor");
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), x->shape().rank());
+  std::vector<int64_t> others;
+  for (int64_t d = 0; d < x->shape().rank(); ++d)
+    if (d != dim) others.push_back(d);
+  Instruction* norm = PNorm(c, x, ConstP(c, n, 1), others, /*keepdim=*/true, t);
+  Instruction* maxnorm = c.Constant(c.ConstArg(n, 3).toScalar().toDouble(), t);
+  Instruction* factor = c.Elementwise(
+      Opcode::kSelect,
+      {c.Elementwise(Opcode::kCompare, {norm, maxnorm}, t, Comparison::kGt),
+       c.Elementwise(Opcode::kDivide, {maxnorm, c.Elementwise(Opcode::kAdd, {norm, c.Constant(1e-7, t)}, t)}, t),
+       c.Constant(1, t)},
+      t);
+  return {c.Elementwise(Opcode::kMultiply, {x, factor}, t)};
 }
 
 Outs Logsumexp(LoweringContext& c, const ir::Node& n) {  // (self, dim[], keepdim)
@@ -253,7 +294,8 @@ std::vector<LoweringEntry> ReductionLowerings() {
       {"aten::var.correction", Spread<false, false>}, {"aten::std.correction", Spread<true, false>},
       {"aten::var_mean.correction", Spread<false, true>}, {"aten::std_mean.correction", Spread<true, true>},
       {"aten::linalg_vector_norm", LinalgVectorNorm}, {"aten::norm.ScalarOpt_dim", NormScalarOptDim},
-      {"aten::logsumexp", Logsumexp},
+      {"aten::logsumexp", Logsumexp}, {"aten::renorm", Renorm}, {"aten::aminmax", Aminmax},
+      {"aten::count_nonzero", CountNonzero}, {"aten::count_nonzero.dim_IntList", CountNonzero},
       {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},
       {"aten::all", AnyAll<RK::kAnd>}, {"aten::all.dim", AnyAll<RK::kAnd>},
       {"aten::cumsum", Cumsum}, {"aten::cumprod", Cumprod},

@@ -142,6 +142,56 @@ Outs Gcd(LoweringContext& c, const ir::Node& n) {
   return {b(Opcode::kGcd, c.Convert(c.Operand(n, 0), b.t), c.Convert(c.Operand(n, 1), b.t))};
 }
 
+// linalg_cross(self, other, dim): the two broadcast to one shape, 3 along `dim`.
+Outs LinalgCross(LoweringContext& c, const ir::Node& n) {
+  Builder b = For(c, n);
+  const std::vector<int64_t>& dims = n.shape().sizes;
+  Instruction* x = c.BroadcastTo(c.Convert(c.Operand(n, 0), b.t), dims);
+  Instruction* y = c.BroadcastTo(c.Convert(c.Operand(n, 1), b.t), dims);
+  int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), static_cast<int64_t>(dims.size()));
+  auto at = [&](Instruction* v, int64_t k) { return c.Slice(v, dim, k, k + 1); };
+  auto term = [&](int64_t i, int64_t j) { return b.sub(b.mul(at(x, i), at(y, j)), b.mul(at(x, j), at(y, i))); };
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  return {c.Add(Opcode::kConcatenate, hlo::Shape::Array(b.t, dims), {term(1, 2), term(2, 0), term(0, 1)}, a)};
+}
+
+// isin's promoted type. A Python number (isin.Tensor_Scalar) only lifts integers to the default
+// float type, as eager's eq with a number does; two tensors promote as ATen's result_type.
+ElementType IsinType(LoweringContext& c, const ir::Node& n) {
+  ElementType e = c.Operand(n, 0)->shape().type;
+  const ir::Arg& a = n.args().at(1);
+  if (a.kind != ir::Arg::Kind::kTensor || a.wrapped_number) {
+    bool floating = a.kind == ir::Arg::Kind::kConst ? a.value.toScalar().isFloatingPoint()
+                                                    : hlo::IsFloating(c.Get(n.operands().at(a.operand))->shape().type);
+    return floating && !hlo::IsFloating(e) ? ElementType::kF32 : e;
+  }
+  ElementType t = c.Operand(n, 1)->shape().type;
+  if (hlo::IsFloating(e) != hlo::IsFloating(t)) return hlo::IsFloating(e) ? e : t;
+  if (hlo::IsFloating(e)) return runtime::ByteWidth(e) >= runtime::ByteWidth(t) ? e : t;
+  return e == t ? e : ElementType::kS64;  // integers of two kinds: s64 holds both
+}
+
+// isin(elements, test_elements, assume_unique, invert): each element compared with every test
+// element (a reduction over the test elements; the comparisons are never materialized).
+Outs Isin(LoweringContext& c, const ir::Node& n) {
+  ElementType common = IsinType(c, n);
+  Instruction* e = c.Convert(c.Operand(n, 0), common);
+  Instruction* t = c.TensorOrScalar(n, 1, common);
+  const bool invert = c.ConstArg(n, 3).toBool();
+  if (t->shape().element_count() == 0)  // nothing to be in
+    return {c.BroadcastTo(c.Constant(invert ? 1 : 0, ElementType::kPred), e->shape().dims)};
+  std::vector<int64_t> column = e->shape().dims, dims = e->shape().dims;
+  column.push_back(1);
+  dims.push_back(t->shape().element_count());
+  Instruction* elements = c.BroadcastTo(c.Reshape(e, column), dims);
+  Instruction* tests = c.BroadcastTo(c.Reshape(t, {t->shape().element_count()}), dims);
+  Instruction* hit = c.Elementwise(Opcode::kCompare, {elements, tests}, common, Comparison::kEq);
+  Instruction* any = c.Reduce(hit, {static_cast<int64_t>(dims.size()) - 1}, RK::kOr);
+  if (invert) any = c.Elementwise(Opcode::kNot, {any}, ElementType::kPred);
+  return {any};
+}
+
 // Shifts (integer types): __lshift__/__rshift__ and bitwise_{left,right}_shift, tensor or scalar.
 template <Opcode kOp>
 Outs Shift(LoweringContext& c, const ir::Node& n) {
@@ -400,6 +450,9 @@ std::vector<LoweringEntry> SpecialLowerings() {
       {"aten::erfinv", FloatUnary<Opcode::kErfInv>},
       {"aten::hypot", Hypot},
       {"aten::gcd", Gcd},
+      {"aten::linalg_cross", LinalgCross},
+      {"aten::isin.Tensor_Tensor", Isin},
+      {"aten::isin.Tensor_Scalar", Isin},
       {"aten::logit", Logit},
       {"aten::logit_backward", LogitBackward},
       {"aten::mvlgamma", Mvlgamma},
