@@ -61,6 +61,14 @@ int64_t IndexError(int64_t index, int64_t size, const char* site) {
   return 0;
 }
 
+int64_t DivisionError(const char* site) {
+  if (RunErrors* errors = t_run_errors) {
+    std::lock_guard<std::mutex> lock(errors->mu);
+    if (errors->first.empty()) errors->first = std::string("ZeroDivisionError (HLO instruction ") + site + ")";
+  }
+  return 1;
+}
+
 thread_local const EarlyReadiness* t_early_outputs = nullptr;
 
 void OutputReady(int64_t output) {
@@ -109,7 +117,8 @@ const TxlaSupport* GetSupportTable() {
                                  &KernelEnd,
                                  &runtime::RunCollective,
                                  &IndexError,
-                                 &OutputReady};
+                                 &OutputReady,
+                                 &DivisionError};
   return &table;
 }
 

@@ -277,6 +277,20 @@ Outs RsubScalar(LoweringContext& c, const ir::Node& n) {  // other - alpha * sel
 
 // Floor division as ATen computes it for floating types: from fmod, so that 1 // 0.1 is 9 as in
 // Python (floor(1 / 0.1) would be 10), rounding the exact quotient's floor; x / 0 stays x / 0.
+// Integers (not bool): kernels divide with a checked divisor, raising eager's ZeroDivisionError.
+bool IsIntegral(ElementType t) { return hlo::IsSignedInteger(t) || hlo::IsUnsignedInteger(t); }
+
+// Integer floor division: the truncated quotient, one less where a nonzero remainder's sign
+// differs from the divisor's.
+Instruction* IntegerFloorDivide(Builder& b, Instruction* x, Instruction* y) {
+  Instruction* q = b.div(x, y);
+  Instruction* m = b(Opcode::kRemainder, x, y);
+  Instruction* fix = b.all(b.cmp(Comparison::kNe, m, b.k(0)),
+                           b.c.Elementwise(Opcode::kCompare, {b.cmp(Comparison::kLt, m, b.k(0)), b.cmp(Comparison::kLt, y, b.k(0))},
+                                           ElementType::kPred, Comparison::kNe));
+  return b.sel(fix, b.sub(q, b.k(1)), q);
+}
+
 Instruction* FloorDivide(Builder& b, Instruction* x, Instruction* y) {
   Instruction* zero = b.k(0);
   Instruction* mod = b(Opcode::kRemainder, x, y);
@@ -294,10 +308,14 @@ Instruction* FloorDivide(Builder& b, Instruction* x, Instruction* y) {
 
 Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding_mode)
   Builder b = For(c, n);
-  RequireFloating(n, b.t);
   const c10::IValue& mode = c.ConstArg(n, 2);
   Instruction* x = c.Operand(n, 0);
   Instruction* y = c.Operand(n, 1);
+  if (IsIntegral(b.t)) {  // an integer result: 'trunc' or 'floor' (true division gives a float)
+    x = c.Convert(x, b.t), y = c.Convert(y, b.t);
+    return {mode.toStringRef() == "floor" ? IntegerFloorDivide(b, x, y) : b.div(x, y)};
+  }
+  RequireFloating(n, b.t);
   if (!mode.isNone() && mode.toStringRef() == "floor") return {FloorDivide(b, c.Convert(x, b.t), c.Convert(y, b.t))};
   Instruction* q = b.div(x, y);
   if (mode.isNone()) return {q};
@@ -306,8 +324,9 @@ Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding
 
 Outs FloorDivideOp(LoweringContext& c, const ir::Node& n) {  // floor_divide(self, other) / .Scalar
   Builder b = For(c, n);
-  RequireFloating(n, b.t);
   Instruction* y = c.TensorOrScalar(n, 1, b.t);
+  if (IsIntegral(b.t)) return {IntegerFloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
+  RequireFloating(n, b.t);
   return {FloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
 }
 
@@ -324,14 +343,14 @@ Instruction* PythonRemainder(Builder& b, Instruction* x, Instruction* y) {
 
 Outs Remainder(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
-  RequireFloating(n, b.t);
+  if (!IsIntegral(b.t)) RequireFloating(n, b.t);
   Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {PythonRemainder(b, c.Operand(n, 0), y)};
 }
 
 Outs Fmod(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
-  RequireFloating(n, b.t);
+  if (!IsIntegral(b.t)) RequireFloating(n, b.t);
   Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {b(Opcode::kRemainder, c.Operand(n, 0), y)};
 }

@@ -180,11 +180,18 @@ template <typename T> static inline T txla_pow(T a, T b) {
   return (T)r;
 }
 
-// C's remainder (the sign of the dividend), as torch.fmod; integer division by zero is excluded
-// by the lowering (it raises before a kernel runs).
+// C's remainder (the sign of the dividend), as torch.fmod. For integers, a zero divisor never
+// gets here (kernels replace it by 1 and report ZeroDivisionError; folding leaves it alone), and
+// -1 is handled apart: the minimum divided by -1 traps.
 static inline float txla_fmod(float a, float b) { return __builtin_fmodf(a, b); }
 static inline double txla_fmod(double a, double b) { return __builtin_fmod(a, b); }
-template <typename T> static inline auto txla_fmod(T a, T b) -> decltype((T)(a % b)) { return (T)(a % b); }
+template <typename T> static inline auto txla_fmod(T a, T b) -> decltype((T)(a % b)) {
+  return ((T)-1 < (T)0 && b == (T)-1) ? (T)0 : (T)(a % b);
+}
+// Integer division truncating toward zero; b != 0 (the kernels check it), b == -1 wraps.
+template <typename T> static inline auto txla_idiv(T a, T b) -> decltype((T)(a % b)) {
+  return ((T)-1 < (T)0 && b == (T)-1) ? (T)(0ULL - (unsigned long long)a) : (T)(a / b);
+}
 static inline float txla_atan2(float a, float b) { return __builtin_atan2f(a, b); }
 static inline double txla_atan2(double a, double b) { return __builtin_atan2(a, b); }
 

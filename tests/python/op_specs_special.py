@@ -72,6 +72,17 @@ SPECS = [
     Spec('div_floor_edges', lambda x, y: torch.div(x, y, rounding_mode='floor'),
          [[vals([1.0, -1.0, 7.5, -7.5, 0.0, -0.0, 5.0, -5.0]), vals([0.1, 0.1, -2.0, 2.0, 3.0, -3.0, 0.0, 0.0])]],
          ops=('aten::div.Tensor_mode',), grad=False),
+    # Integer division: truncated (fmod, div 'trunc') or floored (remainder, //, div 'floor'),
+    # negative operands and -1 divisors (the minimum divided by -1 traps eager itself).
+    Spec('integer_division', lambda x, y: (x % y, x // y, torch.fmod(x, y), torch.div(x, y, rounding_mode='trunc'),
+                                           torch.div(x, y, rounding_mode='floor'), x % 3, x // -2, torch.fmod(x, -4)),
+         [[rnd(3, 4, lo=-50, hi=50), vals([[1, -1, 7, -7]] * 3)], [rnd(3, 4, lo=-50, hi=50), rnd(4, lo=1, hi=9)],
+          [vals([7, -7, 7, -7, 0, 0, -1]), vals([2, 2, -2, -2, 5, -5, 3])]],
+         ops=('aten::remainder.Tensor', 'aten::floor_divide', 'aten::fmod.Tensor', 'aten::div.Tensor_mode',
+              'aten::remainder.Scalar', 'aten::fmod.Scalar'), dtypes=INTS + (torch.int16, torch.int8), grad=False),
+    Spec('integer_division.uint8', lambda x, y: (x % y, x // y, torch.fmod(x, y), x // 7),
+         [[rnd(3, 4, lo=0, hi=255), rnd(3, 4, lo=1, hi=255)]],
+         ops=('aten::remainder.Tensor', 'aten::floor_divide', 'aten::fmod.Tensor'), dtypes=(torch.uint8,), grad=False),
     # Integer powers (by squaring, wrapping as ATen does), and shifts.
     Spec('pow_int_scalar', lambda x: x ** 3, [[rnd(3, 4, lo=-9, hi=9)]], ops=('aten::pow.Tensor_Scalar',),
          dtypes=INTS + (torch.uint8, torch.int8), grad=False),

@@ -1,5 +1,5 @@
 """A runtime that never returns garbage: an out-of-range index read from data fails the run with
-eager's error (never a silent clamp), a graph that consumes a failed run's output fails with the
+eager's error (never a silent clamp), so does an integer division by zero (never a trap), a graph that consumes a failed run's output fails with the
 original error and the graph's dump path, and the device keeps working afterwards."""
 import pytest
 import torch
@@ -17,6 +17,9 @@ INDEX_OPS = {
         0, i.view(-1, 1).expand(-1, 3), torch.ones(i.numel(), 3, device=x.device)),
     'index_put': lambda x, i: x.index_put((i,), torch.ones(3, device=x.device), accumulate=True),
     'index_add': lambda x, i: x.index_add(0, i, torch.ones(i.numel(), 3, device=x.device)),
+    'index_copy': lambda x, i: x.index_copy(0, i, torch.ones(i.numel(), 3, device=x.device)),
+    'index_fill': lambda x, i: x.index_fill(0, i, 2.0),
+    'take': lambda x, i: x.take(i * 3),
 }
 
 
@@ -74,3 +77,31 @@ def test_failure_propagates_to_consumers_and_device_recovers(dev):
     # Tensors that did not depend on the failure keep their values; new work runs.
     torch.testing.assert_close((x * 2).cpu(), x.cpu() * 2)
     assert torch.equal((torch.ones(3).to(dev) + 1).cpu(), torch.full((3,), 2.0))
+
+
+INTEGER_DIVISIONS = {
+    'remainder': lambda x, y: x % y,
+    'remainder_scalar': lambda x, y: x % 0,
+    'floor_divide': lambda x, y: x // y,
+    'fmod': torch.fmod,
+    'div_trunc': lambda x, y: torch.div(x, y, rounding_mode='trunc'),
+    'div_floor': lambda x, y: torch.div(x, y, rounding_mode='floor'),
+}
+
+
+@pytest.mark.parametrize('name', sorted(INTEGER_DIVISIONS))
+@pytest.mark.parametrize('dtype', [torch.int64, torch.int32, torch.int8])
+def test_integer_division_by_zero_raises_like_eager_and_the_device_goes_on(name, dtype, dev):
+    fn = INTEGER_DIVISIONS[name]
+    x, y = torch.tensor([7, -7, 3], dtype=dtype), torch.tensor([2, 0, -1], dtype=dtype)
+    with pytest.raises(RuntimeError, match='ZeroDivisionError'):
+        fn(x, y)
+    result = fn(x.to(dev), y.to(dev))
+    with pytest.raises(RuntimeError, match='ZeroDivisionError') as info:
+        result.cpu()
+    assert 'graph_' in str(info.value)
+    # Nonzero divisors (-1 among them, which traps in C for the minimum) give eager's values.
+    if name != 'remainder_scalar':
+        ok = torch.tensor([2, -3, -1], dtype=dtype)
+        assert torch.equal(fn(x.to(dev), ok.to(dev)).cpu(), fn(x, ok))
+    assert torch.equal((torch.arange(4, dtype=dtype).to(dev) * 2).cpu(), torch.arange(4, dtype=dtype) * 2)

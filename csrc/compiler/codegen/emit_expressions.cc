@@ -41,6 +41,15 @@ std::string Call16BitFloat(ElementType t, const char* prefix, const char* suffix
   return std::string("txla_") + prefix + (t == ElementType::kBF16 ? "bf16" : "f16") + suffix + "(" + value + ")";
 }
 
+bool IsInteger(ElementType t) { return hlo::IsSignedInteger(t) || hlo::IsUnsignedInteger(t); }
+
+// An integer divisor, replaced by 1 where it is 0 after the run records eager's ZeroDivisionError
+// (support_abi.h, division_error): the division itself never traps.
+std::string CheckedDivisor(const Instruction& i, const std::string& divisor) {
+  return "(" + divisor + " == 0 ? (" + CType(i.shape().type) + ")txla_support->division_error(\"" + i.name() +
+         "\") : " + divisor + ")";
+}
+
 // `value` (of CType(t)) as the bits a buffer of `t` stores.
 std::string Stored(ElementType t, const std::string& value) { return Call16BitFloat(t, "", "_from_float", value); }
 
@@ -132,6 +141,8 @@ std::string Emitter::Value(const Instruction& i, const Index& idx) {
 std::string Emitter::Compute(const Instruction& i, const Index& idx) {
   auto op = [&](size_t k) { return Value(*i.operand(k), idx); };
   std::string t = CType(i.shape().type);
+  if (i.opcode() == Opcode::kRemainder && IsInteger(i.shape().type))
+    return "(" + t + ")txla_fmod(" + op(0) + ", " + CheckedDivisor(i, op(1)) + ")";
   switch (i.opcode()) {
     case Opcode::kConstant: {
       // A small array constant: a static table at the top of the kernel, declared once however
@@ -271,7 +282,9 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
     case Opcode::kAdd: return "(" + op(0) + " + " + op(1) + ")";
     case Opcode::kSubtract: return "(" + op(0) + " - " + op(1) + ")";
     case Opcode::kMultiply: return "(" + op(0) + " * " + op(1) + ")";
-    case Opcode::kDivide: return "(" + op(0) + " / " + op(1) + ")";
+    case Opcode::kDivide:
+      if (IsInteger(i.shape().type)) return "(" + t + ")txla_idiv(" + op(0) + ", " + CheckedDivisor(i, op(1)) + ")";
+      return "(" + op(0) + " / " + op(1) + ")";
     case Opcode::kAnd:
       return i.shape().type == ElementType::kPred ? "(" + op(0) + " && " + op(1) + ")" : "(" + op(0) + " & " + op(1) + ")";
     case Opcode::kOr:

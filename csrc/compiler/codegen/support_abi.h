@@ -43,4 +43,7 @@
   V(int64_t, index_error, (int64_t index, int64_t size, const char* site))                                \
   /* Output `output` is written (a scalar result, passes/early_outputs.h): readers may take it */        \
   /* while the rest of the run goes on, unless an error was reported before. */                          \
-  V(void, output_ready, (int64_t output))
+  V(void, output_ready, (int64_t output))                                                                   \
+  /* An integer division or remainder by zero at instruction `site`: the run fails with eager's */       \
+  /* ZeroDivisionError once it returns; the kernel goes on dividing by the 1 it gets back. */            \
+  V(int64_t, division_error, (const char* site))
