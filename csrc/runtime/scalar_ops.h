@@ -223,8 +223,11 @@ template <typename T> static inline T txla_min(T a, T b) {
 static inline float txla_bf16_to_float(unsigned short b) { return __builtin_bit_cast(float, (unsigned)b << 16); }
 static inline unsigned short txla_bf16_from_float(float f) {
   unsigned u = __builtin_bit_cast(unsigned, f);
-  unsigned short rounded = (unsigned short)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-  return f != f ? (unsigned short)0x7FC0 : rounded;
+  unsigned rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+  // NaN picked by a mask, not a ?: GCC turned the select into a branch whose two stores it then
+  // merged into a scatter, and a loop storing bf16 ran scalar.
+  unsigned nan = 0u - (unsigned)(f != f);
+  return (unsigned short)((rounded & ~nan) | (0x7FC0u & nan));
 }
 static inline float txla_f16_to_float(unsigned short h) {
   unsigned w = (unsigned)h << 16, sign = w & 0x80000000u, two_w = w + w;
@@ -246,7 +249,8 @@ static inline unsigned short txla_f16_from_float(float f) {
   base = __builtin_bit_cast(float, (bias >> 1) + 0x07800000u) + base;
   unsigned bits = __builtin_bit_cast(unsigned, base);
   unsigned nonsign = ((bits >> 13) & 0x7C00u) + (bits & 0x0FFFu);
-  return (unsigned short)((sign >> 16) | (shl1_w > 0xFF000000u ? 0x7E00u : nonsign));
+  unsigned nan = 0u - (unsigned)(shl1_w > 0xFF000000u);  // a mask, as in txla_bf16_from_float
+  return (unsigned short)((sign >> 16) | (0x7E00u & nan) | (nonsign & ~nan));
 }
 static inline float txla_round_bf16(float f) { return txla_bf16_to_float(txla_bf16_from_float(f)); }
 static inline float txla_round_f16(float f) { return txla_f16_to_float(txla_f16_from_float(f)); }

@@ -21,7 +21,9 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
   kernel with an accumulator each (batch norm's and layer norm's backward sums:
   SiblingReductionKernels);
 - elementwise kernels of one body at several lengths in a graph emitted as one kernel that takes
-  its length as an argument (KernelsFlat).
+  its length as an argument (KernelsFlat);
+- values that change only along outer loops (a row's log-sum, an index clamped into a padded
+  row) computed before the innermost loop, which then vectorizes (KernelLoopInvariantsHoisted).
 
 Counters count compilations (or library calls), so each test uses shapes of its own: a graph
 another test compiled first would come from the cache."""
@@ -762,3 +764,24 @@ def test_chains_that_read_each_value_twice_compile_and_match_eager():
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert result.pop('limited') >= 1
     assert all(result.values()), result
+
+
+@pytest.mark.parametrize('dtype', FLOATS + [torch.bfloat16])
+@pytest.mark.parametrize('rows,shift', [(7, 1), (21, 3), (1, 1)])
+def test_values_constant_along_the_inner_loop_are_computed_once_per_row(dev, dtype, rows, shift):
+    """A language model's loss: log_softmax over shifted rows (a slice, then a pad in the
+    gradient), whose backward reads each row's log-sum at a clamped row index; bfloat16 as under
+    autocast."""
+    torch.manual_seed(5)
+    logits = torch.randn(2, rows + shift, 37, dtype=dtype)
+    target = torch.randint(0, 37, (2, rows))
+    compute = torch.float32 if dtype == torch.bfloat16 else dtype
+    with CounterDelta('KernelLoopInvariantsHoisted') as d:
+        want, got = run_both(lambda x: F.cross_entropy(x[:, :-shift].reshape(-1, 37).to(compute), target.reshape(-1).to(x.device),
+                                                       reduction='none').reshape(2, rows), logits, dev=dev)
+    if dtype == torch.bfloat16:
+        torch.testing.assert_close(got[0], want[0], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(got[1][0].float(), want[1][0].float(), rtol=1.6e-2, atol=1e-5)
+    else:
+        assert_same(got, want, dtype)
+    assert d['KernelLoopInvariantsHoisted'] >= 1

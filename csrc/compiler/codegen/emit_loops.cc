@@ -7,6 +7,7 @@
 
 #include "compiler/codegen/cpp_emitter.h"
 #include "compiler/codegen/kernel_naming.h"
+#include "compiler/codegen/loop_invariants.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"
 
@@ -194,7 +195,10 @@ void Emitter::EmitFlatLoop(const Instruction& root, const std::string& out) {
   // recombine into the variable itself, so the body never spells the length.
   Index idx = DelinearizeExpr(IndexExpr::Var("i0", root.shape().element_count()), root.shape().dims);
   may_split_ = false;
-  out_ << "  for (int64_t i0 = lo; i0 < hi; ++i0)\n" << LoopBody(root, out, idx, "i0", "  ");
+  std::string invariant;
+  std::string body = LoopBody(root, out, idx, "i0", "  ", "i0", &invariant);
+  std::string loop = "  for (int64_t i0 = lo; i0 < hi; ++i0)\n" + body;
+  out_ << (invariant.empty() ? loop : "  {\n" + invariant + loop + "  }\n");
 }
 
 bool Emitter::Parallelizable(const Instruction& root) {
@@ -269,6 +273,8 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
   Index idx;
   std::string indent = "  ";
   nest << indent << "{\n";
+  std::vector<std::string> loops;  // the for lines, outermost first
+  std::string inner_var;           // the innermost loop's variable
   // A kernel that transposes its last dimension reads one of its inputs down columns: walking
   // the last two dimensions in square tiles keeps both the reads and the writes in cache.
   size_t rank = dims.size();
@@ -291,17 +297,20 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
       Index parts = DelinearizeExpr(IndexExpr::Var(v, extent), inner);
       idx.insert(idx.end(), parts.begin(), parts.end());
       TXLA_COUNTER("KernelLoopsMerged", 1);
-      nest << indent << "  for (int64_t " << v << " = 0; " << v << " < " << extent << "; ++" << v << ")\n";
+      loops.push_back(indent + "  for (int64_t " + v + " = 0; " + v + " < " + std::to_string(extent) + "; ++" + v + ")\n");
+      inner_var = v;
       break;
     }
     idx.push_back(IndexExpr::Var(v, begin, end));
+    inner_var = v;
     if (tiled && k + 2 >= rank) continue;
     if (k == 0 && parallel_) {
       std::string b = begin == 0 ? "lo" : "(lo > " + std::to_string(begin) + " ? lo : " + std::to_string(begin) + ")";
       std::string e = end == dims[0] ? "hi" : "(hi < " + std::to_string(end) + " ? hi : " + std::to_string(end) + ")";
-      nest << indent << "  for (int64_t " << v << " = " << b << "; " << v << " < " << e << "; ++" << v << ")\n";
+      loops.push_back(indent + "  for (int64_t " + v + " = " + b + "; " + v + " < " + e + "; ++" + v + ")\n");
     } else {
-      nest << indent << "  for (int64_t " << v << " = " << begin << "; " << v << " < " << end << "; ++" << v << ")\n";
+      loops.push_back(indent + "  for (int64_t " + v + " = " + std::to_string(begin) + "; " + v + " < " +
+                      std::to_string(end) + "; ++" + v + ")\n");
     }
   }
   if (tiled) {
@@ -314,22 +323,36 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
         begin[k] = "(" + l + " > " + begin[k] + " ? " + l + " : " + begin[k] + ")";
         end[k] = "(" + h + " < " + end[k] + " ? " + h + " : " + end[k] + ")";
       }
-      nest << indent << "  for (int64_t t" << k << " = " << begin[k] << "; t" << k << " < " << end[k] << "; t" << k
-           << " += " << kTile << ")\n";
+      std::string t = "t" + std::to_string(k);
+      loops.push_back(indent + "  for (int64_t " + t + " = " + begin[k] + "; " + t + " < " + end[k] + "; " + t +
+                      " += " + std::to_string(kTile) + ")\n");
     }
-    for (size_t k = rank - 2; k < rank; ++k)
-      nest << indent << "  for (int64_t i" << k << " = t" << k << "; i" << k << " < (t" << k << " + " << kTile << " < "
-           << end[k] << " ? t" << k << " + " << kTile << " : " << end[k] << "); ++i" << k << ")\n";
+    for (size_t k = rank - 2; k < rank; ++k) {
+      std::string i = "i" + std::to_string(k), t = "t" + std::to_string(k), tile = std::to_string(kTile);
+      loops.push_back(indent + "  for (int64_t " + i + " = " + t + "; " + i + " < (" + t + " + " + tile + " < " + end[k] +
+                      " ? " + t + " + " + tile + " : " + end[k] + "); ++" + i + ")\n");
+    }
   }
   may_split_ = may_split;
-  nest << LoopBody(root, out, idx, Linear(idx, dims), indent) << indent << "}\n";
+  std::string invariant;
+  std::string body = LoopBody(root, out, idx, Linear(idx, dims), indent, inner_var, &invariant);
+  // Values that do not change along the innermost loop are computed before it (loop_invariants.h).
+  if (!invariant.empty() && loops.size() >= 2) TXLA_COUNTER("KernelLoopInvariantsHoisted", 1);
+  for (size_t k = 0; k < loops.size(); ++k) {
+    if (k + 1 == loops.size() && !invariant.empty()) nest << indent << "  {\n" << invariant;
+    nest << loops[k];
+  }
+  nest << body;
+  if (!loops.empty() && !invariant.empty()) nest << indent << "  }\n";
+  nest << indent << "}\n";
   return nest.str();
 }
 
 // The innermost loop's body: the root's value and the producers' it also writes, at `idx`
 // (row-major `offset`), stored.
 std::string Emitter::LoopBody(const Instruction& root, const std::string& out, const Index& idx,
-                              const std::string& offset, const std::string& indent) {
+                              const std::string& offset, const std::string& indent, const std::string& inner_var,
+                              std::string* invariant) {
   body_.str("");
   memo_.clear();
   std::string value = Value(root, idx);
@@ -340,8 +363,10 @@ std::string Emitter::LoopBody(const Instruction& root, const std::string& out, c
   may_split_ = false;
   // Every value is computed before any is stored: an output may be written over a donated
   // parameter that this index still reads (buffer_assignment.h, donations).
+  SplitLoopBody split = inner_var.empty() ? SplitLoopBody{"", body_.str()} : HoistLoopInvariants(body_.str(), inner_var);
+  *invariant = split.invariant;
   std::ostringstream text;
-  text << indent << "  {\n" << body_.str() << indent << "    " << out << "[" << offset
+  text << indent << "  {\n" << split.varying << indent << "    " << out << "[" << offset
        << "] = " << Stored(root.shape().type, value) << ";\n";
   for (size_t k = 0; k < extra_outputs_.size(); ++k)
     text << indent << "    " << Buffer(*extra_outputs_[k]) << "[" << offset

@@ -64,8 +64,10 @@ class Emitter {
   void EmitLoop(const Instruction& root, const std::string& out);
   std::string LoopNest(const Instruction& root, const std::string& out,
                        const std::vector<std::pair<int64_t, int64_t>>& ranges, bool may_split);
+  // The innermost loop's body; the statements that do not change along `inner_var` go to
+  // `*invariant`, for the caller to place before that loop.
   std::string LoopBody(const Instruction& root, const std::string& out, const Index& idx, const std::string& offset,
-                       const std::string& indent);
+                       const std::string& indent, const std::string& inner_var, std::string* invariant);
   bool Flat(const Instruction& root);
   std::set<const Instruction*> FlatKernelsOfManyLengths();
   void EmitFlatLoop(const Instruction& root, const std::string& out);

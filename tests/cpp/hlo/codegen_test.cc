@@ -284,13 +284,16 @@ ENTRY %main {
 }
 )";
   metrics::Counter* merged = metrics::GetCounter("KernelLoopsMerged");
-  int64_t before = merged->Value();
+  metrics::Counter* hoisted = metrics::GetCounter("KernelLoopInvariantsHoisted");
+  int64_t before = merged->Value(), hoisted_before = hoisted->Value();
   std::string code = Emit(scaled);
   EXPECT_EQ(merged->Value() - before, 1);
-  EXPECT_NE(code.find("for (int64_t i0 = 0; i0 < 8; ++i0)\n    for (int64_t i1 = 0; i1 < 16; ++i1)\n"
+  // The channel's scale is read once per channel, before the loop of 9 (loop_invariants.h).
+  EXPECT_NE(code.find("for (int64_t i0 = 0; i0 < 8; ++i0)\n    for (int64_t i1 = 0; i1 < 16; ++i1)\n    {\n"
+                      "      const float v0 = buf1[i1];\n      const float v1 = v0;\n"
                       "    for (int64_t i2 = 0; i2 < 9; ++i2)\n    {"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("const float v0 = buf1[i1];"), std::string::npos) << code;
+  EXPECT_EQ(hoisted->Value() - hoisted_before, 1);
   EXPECT_NE(code.find("buf0[(i0*144 + i1*9 + i2)] = v"), std::string::npos) << code;
   // Without the scale, the whole update is one loop.
   std::string plain = scaled;
