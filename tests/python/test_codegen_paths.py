@@ -785,3 +785,17 @@ def test_values_constant_along_the_inner_loop_are_computed_once_per_row(dev, dty
     else:
         assert_same(got, want, dtype)
     assert d['KernelLoopInvariantsHoisted'] >= 1
+
+
+@pytest.mark.parametrize('dtype', FLOATS)
+def test_a_row_index_is_checked_once_per_row(dev, dtype):
+    """An embedding plus positions (a language model's input): each token's row index is read and
+    bounds-checked before the loop along the row, which vectorizes; values and the table's
+    gradient as eager's."""
+    torch.manual_seed(6)
+    table, positions = torch.randn(50, 24, dtype=dtype), torch.randn(9, 24, dtype=dtype)
+    tokens = torch.randint(0, 50, (3, 9))
+    with CounterDelta('KernelLoopInvariantsHoisted') as d:
+        want, got = run_both(lambda t, p: F.embedding(tokens.to(t.device), t) + p, table, positions, dev=dev)
+    assert_same(got, want, dtype)
+    assert d['KernelLoopInvariantsHoisted'] >= 1

@@ -194,7 +194,11 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
       std::string j = i.attrs().index == 0 ? Value(*i.operand(1), {idx[d]}) : Value(*i.operand(1), idx);
       Index sub = idx;
       int64_t size = i.operand(0)->shape().dims[d];
-      sub[d] = IndexExpr::Opaque(CheckedIndex(j, size, i.name()), 0, size - 1);
+      // A statement of its own: an index read once per row (an embedding's token) is then
+      // checked before the loop along the row, which vectorizes (loop_invariants.h).
+      std::string checked = "v" + std::to_string(next_var_++);
+      body_ << "      const int64_t " << checked << " = " << CheckedIndex(j, size, i.name()) << ";\n";
+      sub[d] = IndexExpr::Opaque(checked, 0, size - 1);
       return Value(*i.operand(0), sub);
     }
     case Opcode::kRngUniform:

@@ -94,6 +94,14 @@ Instruction* Simplify(Instruction* i) {
       if (operand(0)->opcode() == Opcode::kConvert && operand(0)->operand(0)->shape().type == i->shape().type &&
           Widens(i->shape().type, operand(0)->shape().type))
         return operand(0)->operand(0);
+      // convert(transpose(x)) = transpose(convert(x)): the conversion then runs over x's own
+      // layout (it vectorizes), and the transpose, if dots are all that read it, costs nothing.
+      // Autocast's bf16 copy of a Linear weight was a scalar transposing kernel every step.
+      if (operand(0)->opcode() == Opcode::kTranspose && operand(0)->users().size() == 1) {
+        Instruction* x = operand(0)->operand(0);
+        Instruction* converted = c->Add(Opcode::kConvert, hlo::Shape::Array(i->shape().type, x->shape().dims), {x});
+        return c->Add(Opcode::kTranspose, i->shape(), {converted}, operand(0)->attrs());
+      }
       return nullptr;
     case Opcode::kReshape:
       if (operand(0)->shape().dims == i->shape().dims) return operand(0);  // no-op reshape

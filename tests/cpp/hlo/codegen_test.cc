@@ -319,5 +319,26 @@ ENTRY %main {
   EXPECT_NO_THROW(BuildSharedObject(code, "merged loops", WorkDirectory() + "/codegen_test_merged.so", 2));
 }
 
+TEST(CodegenTest, ARowIndexReadFromDataIsCheckedBeforeTheLoopAlongTheRow) {
+  // An embedding's rows plus positions: the token is read and bounds-checked once per row, so
+  // the loop along the row has no call in it and vectorizes.
+  const char* embedding = R"(HloModule m
+ENTRY %main {
+  %table = f32[50,24] parameter(0)
+  %tokens = s64[27] parameter(1)
+  %pos = f32[27,24] parameter(2)
+  %rows = f32[27,24] gather(%table, %tokens), dimensions={0}, index_mode=select
+  %sum = f32[27,24] add(%rows, %pos)
+  ROOT %t = (f32[27,24]) tuple(%sum)
+}
+)";
+  std::string code = Emit(embedding);
+  size_t check = code.find("index_error(");
+  size_t inner = code.find("for (int64_t i1 = 0; i1 < 24; ++i1)");
+  ASSERT_NE(check, std::string::npos) << code;
+  ASSERT_NE(inner, std::string::npos) << code;
+  EXPECT_LT(check, inner) << code;
+}
+
 }  // namespace
 }  // namespace txla::compiler

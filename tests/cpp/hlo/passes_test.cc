@@ -221,6 +221,30 @@ TEST(SimplifierTest, RoundTripConversionsThroughAWiderTypeVanish) {
   EXPECT_FALSE(simplifier.Run(*module));
 }
 
+TEST(SimplifierTest, ConversionsMoveBelowTheTransposesTheyRead) {
+  // Autocast's bf16 copy of a Linear weight read transposed by a dot: the conversion runs over
+  // the weight's own layout, and the dot reads the transpose through its flags.
+  AlgebraicSimplifier simplifier;
+  auto module = hlo::ParseModule(Entry(
+      "  %w = f32[6,4] parameter(0)\n  %x = bf16[3,4] parameter(1)\n"
+      "  %t = f32[4,6] transpose(%w), dimensions={1,0}\n  %c = bf16[4,6] convert(%t)\n"
+      "  ROOT %d = f32[3,6] dot(%x, %c), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"));
+  EXPECT_TRUE(simplifier.Run(*module));
+  DeadCodeElimination().Run(*module);
+  hlo::Verify(*module);
+  const hlo::Instruction* rhs = module->entry()->root()->operand(1);
+  ASSERT_EQ(rhs->opcode(), hlo::Opcode::kTranspose) << hlo::ToText(*module->entry());
+  EXPECT_EQ(rhs->shape().type, hlo::ElementType::kBF16);
+  ASSERT_EQ(rhs->operand(0)->opcode(), hlo::Opcode::kConvert);
+  EXPECT_EQ(rhs->operand(0)->operand(0)->opcode(), hlo::Opcode::kParameter);
+  EXPECT_EQ(rhs->operand(0)->shape().dims, (std::vector<int64_t>{6, 4}));
+  // A transpose read by something else as well stays where it is (no second transpose).
+  auto shared = hlo::ParseModule(Entry(
+      "  %w = f32[6,4] parameter(0)\n  %t = f32[4,6] transpose(%w), dimensions={1,0}\n"
+      "  %c = bf16[4,6] convert(%t)\n  ROOT %r = (f32[4,6], bf16[4,6]) tuple(%t, %c)\n"));
+  EXPECT_FALSE(simplifier.Run(*shared));
+}
+
 TEST(FusionTest, ElementwiseChainBecomesOneLoop) {
   auto module = hlo::ParseModule(Entry(
       "  %p = f32[8,4] parameter(0)\n  %q = f32[4] parameter(1)\n"
