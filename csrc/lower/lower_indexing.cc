@@ -1,5 +1,5 @@
 // Lowering of indexing: index_select, embedding, gather, take, single-tensor advanced indexing, and
-// the scatters (scatter, scatter_add, index_add, index_copy, index_fill, index_put, embedding
+// the scatters (scatter, scatter_add, index_add, index_copy, index_fill, put, index_put, embedding
 // backward). Indices come from data: the generated code clamps them into range (memory stays
 // safe), where eager raises for an out-of-range index.
 #include <ATen/ATen.h>
@@ -203,6 +203,20 @@ Outs Take(LoweringContext& c, const ir::Node& n) {
   return {c.Reshape(SelectRows(c, flat, at, 0), n.shape().sizes)};
 }
 
+// put(self, index, source, accumulate): the flattened tensor written (or added to) at `index`
+// (negatives from the end), as take reads it.
+Outs Put(LoweringContext& c, const ir::Node& n) {
+  Instruction* self = c.Operand(n, 0);
+  ElementType t = self->shape().type;
+  Instruction* flat = Flat(c, self);
+  Instruction* at = WrapNegative(c, Flat(c, Indices(c, c.Operand(n, 1))), flat->shape().dims[0]);
+  Instruction* source = Flat(c, c.Convert(c.Operand(n, 2), t));
+  bool accumulate = c.ConstArg(n, 3).toBool();
+  return {c.Reshape(Scatter(c, flat, at, source, 0, kSelectMode,
+                            accumulate ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t)),
+                    n.shape().sizes)};
+}
+
 Outs IndexPut(LoweringContext& c, const ir::Node& n) {  // index_put(self, indices, values, accumulate)
   Instruction* self = c.Operand(n, 0);
   auto [index, dim] = SingleIndex(c, n, 1);
@@ -245,7 +259,7 @@ std::vector<LoweringEntry> IndexingLowerings() {
       {"aten::scatter_add", ScatterSrc<true>}, {"aten::scatter.value", ScatterValue},
       {"aten::scatter_reduce.two", ScatterReduce}, {"aten::index_add", IndexAdd},
       {"aten::index_copy", IndexCopy}, {"aten::index_fill.int_Scalar", IndexFill},
-      {"aten::index_fill.int_Tensor", IndexFill}, {"aten::take", Take},
+      {"aten::index_fill.int_Tensor", IndexFill}, {"aten::take", Take}, {"aten::put", Put},
       {"aten::index_put", IndexPut}, {"aten::embedding_dense_backward", EmbeddingDenseBackward},
   };
 }

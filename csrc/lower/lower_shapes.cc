@@ -47,6 +47,31 @@ Outs Flip(LoweringContext& c, const ir::Node& n) {  // (self, dims)
   return {c.Add(Opcode::kReverse, x->shape(), {x}, a)};
 }
 
+// rot90(self, k, dims): ATen's composite (a flip, then transpose_ of the result, which below
+// functionalization fell back through as_strided_), as one reverse and one transpose.
+Outs Rot90(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  std::vector<int64_t> dims = IntList(c.ConstArg(n, 2));
+  const int64_t rank = x->shape().rank();
+  if (dims.size() != 2 || rank < 2) throw NotLowered("rot90 without two dimensions");  // eager raises
+  int64_t d0 = WrapDim(dims[0], rank), d1 = WrapDim(dims[1], rank);
+  int64_t k = ((c.ConstArg(n, 1).toInt() % 4) + 4) % 4;
+  auto reverse = [&](Instruction* v, std::vector<int64_t> along) {
+    hlo::Attributes a;
+    a.dimensions = std::move(along);
+    return c.Add(Opcode::kReverse, v->shape(), {v}, a);
+  };
+  auto swap = [&](Instruction* v) {
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) perm[d] = d;
+    std::swap(perm[d0], perm[d1]);
+    return c.Transpose(v, perm);
+  };
+  if (k == 0) return {x};
+  if (k == 2) return {reverse(x, {d0, d1})};
+  return {swap(reverse(x, {k == 1 ? d1 : d0}))};
+}
+
 Outs ConstantPadNd(LoweringContext& c, const ir::Node& n) {  // (self, pad, value)
   Instruction* x = c.Operand(n, 0);
   auto pad = IntList(c.ConstArg(n, 1));
@@ -421,7 +446,7 @@ Outs ViewCopyDtype(LoweringContext& c, const ir::Node& n) {  // view_copy.dtype(
 std::vector<LoweringEntry> ShapeLowerings() {
   return {
       {"aten::slice_copy.Tensor", SliceCopy}, {"aten::select_copy.int", SelectCopy},
-      {"aten::flip", Flip}, {"aten::constant_pad_nd", ConstantPadNd},
+      {"aten::flip", Flip}, {"aten::rot90", Rot90}, {"aten::constant_pad_nd", ConstantPadNd},
       {"aten::tril", Triangle<Comparison::kLe>}, {"aten::triu", Triangle<Comparison::kGe>},
       {"aten::cat", Cat}, {"aten::stack", Stack},
       {"aten::slice_backward", SliceBackward}, {"aten::select_backward", SelectBackward},

@@ -257,6 +257,9 @@ SPECS += [
          [[rnd(3, 4, lo=-1, hi=1)], [rnd(2, 3, 4, lo=-1, hi=1)], [rnd(0, 3)],
           [fixed(torch.tensor([[0.0, -0.0, float('nan')], [1e-30, 0.0, float('inf')]]))]],
          ops=('aten::count_nonzero.dim_IntList',), dtypes=FLOAT + INTS + (torch.bool,), grad=False),
+    Spec('count_nonzero.dim', lambda x: (A.count_nonzero.default(x, -1), A.count_nonzero.default(x, None),
+                                         A.count_nonzero.default(x, 0)),
+         [[rnd(3, 4, lo=-1, hi=1)], [rnd(0, 3)], [rnd()]], ops=('aten::count_nonzero',), dtypes=FLOAT + INTS, grad=False),
     # renorm: slices along dim whose p-norm is above maxnorm scaled down to it; p = 1, 2, 3, inf.
     Spec('renorm', lambda x: (x.renorm(2, 0, 1.0), x.renorm(1, -1, 0.8), x.renorm(3, 0, 1.5),
                               x.renorm(float('inf'), 1, 0.5)),
@@ -483,7 +486,17 @@ SPECS += [
          [[rnd(3, 4), fixed(torch.tensor([[0, -1], [7, 11], [-12, 3]]))], [rnd(5), fixed(torch.tensor(2))],
           [rnd(3, 4), fixed(torch.tensor([], dtype=torch.long))], [rnd(), fixed(torch.tensor([0, -1]))]],
          ops=('aten::take',), dtypes=FLOAT + INTS),
+    # put: the flattened tensor written at any-shaped indices (distinct ones: eager leaves the
+    # order of repeats unspecified), or added to (repeats accumulate); negatives from the end.
+    Spec('put', lambda x, i, s: (x.put(i, s), x.put(i, s, accumulate=True), x.clone().put_(i, s * 2, True)),
+         [[rnd(3, 4), fixed(torch.tensor([[0, -1], [7, 5], [-11, 3]])), rnd(3, 2)],
+          [rnd(5), fixed(torch.tensor(2)), rnd()], [rnd(3, 4), fixed(torch.tensor([], dtype=torch.long)), rnd(0)]],
+         ops=('aten::put',), dtypes=FLOAT + INTS, transposed=False),
+    Spec('put.repeats', lambda x, i, s: x.put(i, s, accumulate=True),
+         [[rnd(2, 3), fixed(torch.tensor([1, 1, -5, 4, 1])), rnd(5)]], ops=('aten::put',)),
     Spec('flip', lambda x: x.flip(0), [[rnd(3, 4)]], ops=('aten::flip',)),
+    Spec('rot90', lambda x: (x.rot90(), x.rot90(2), x.rot90(3), x.rot90(-1), x.rot90(4), x.rot90(1, (-1, 0))),
+         [[rnd(3, 4)], [rnd(2, 3, 5)], [rnd(0, 2)]], ops=('aten::rot90',), dtypes=FLOAT + INTS),
     Spec('roll', lambda x: x.roll(1, 1), [[rnd(3, 4)]], ops=('aten::roll',)),
     Spec('repeat', lambda x: x.repeat(2, 3), [[rnd(3, 4)], [rnd(2)]], ops=('aten::repeat',)),
     Spec('pad', lambda x: F.pad(x, (1, 2)), [[rnd(3, 4)]], ops=('aten::constant_pad_nd',)),
