@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -133,26 +134,37 @@ bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   if (threads == 1)
     return OneDnnPart(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
   // Whole products to each thread, or one product's columns (rows, when it is tall); a part that
-  // oneDNN cannot run makes the whole product take the widened path.
+  // oneDNN cannot run makes the whole product take the widened path. The parts are fixed by the
+  // product's shape and the configured thread count, and each is its own call: how many threads
+  // take them (one, while the host traces the next step) must not change a part's shape, whose
+  // blocking decides the order of its sums (the bf16 GPT decoder's loss differed from run to run).
   std::atomic<bool> ok{true};
+  auto each_part = [&](int64_t parts, const std::function<bool(int64_t)>& part) {
+    ParallelChunks(parts, threads, [&](int, int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p)
+        if (!part(p)) ok = false;
+    });
+  };
   if (batch > 1) {
-    ParallelChunks(batch, threads, [&](int, int64_t begin, int64_t end) {
-      if (!OneDnnPart(end - begin, ta, tb, m, n, k, a + begin * stride_a, lda, stride_a, b + begin * stride_b, ldb,
-                      stride_b, c + begin * stride_c, ldc, stride_c)) ok = false;
+    int64_t step = (batch + threads - 1) / threads;
+    each_part((batch + step - 1) / step, [&](int64_t p) {
+      int64_t b0 = p * step, b1 = std::min<int64_t>(batch, b0 + step);
+      return OneDnnPart(b1 - b0, ta, tb, m, n, k, a + b0 * stride_a, lda, stride_a, b + b0 * stride_b, ldb, stride_b,
+                        c + b0 * stride_c, ldc, stride_c);
     });
   } else if (n >= m) {
     int64_t step = ((n + threads - 1) / threads + 31) / 32 * 32;  // whole AMX tile columns per part
-    ParallelChunks((n + step - 1) / step, threads, [&](int, int64_t begin, int64_t end) {
-      int64_t j0 = begin * step, j1 = std::min<int64_t>(n, end * step);
-      if (!OneDnnPart(1, ta, tb, m, j1 - j0, k, a, lda, stride_a, tb ? b + j0 * ldb : b + j0, ldb, stride_b, c + j0,
-                      ldc, stride_c)) ok = false;
+    each_part((n + step - 1) / step, [&](int64_t p) {
+      int64_t j0 = p * step, j1 = std::min<int64_t>(n, j0 + step);
+      return OneDnnPart(1, ta, tb, m, j1 - j0, k, a, lda, stride_a, tb ? b + j0 * ldb : b + j0, ldb, stride_b, c + j0,
+                        ldc, stride_c);
     });
   } else {
     int64_t step = ((m + threads - 1) / threads + 15) / 16 * 16;
-    ParallelChunks((m + step - 1) / step, threads, [&](int, int64_t begin, int64_t end) {
-      int64_t i0 = begin * step, i1 = std::min<int64_t>(m, end * step);
-      if (!OneDnnPart(1, ta, tb, i1 - i0, n, k, ta ? a + i0 : a + i0 * lda, lda, stride_a, b, ldb, stride_b,
-                      c + i0 * ldc, ldc, stride_c)) ok = false;
+    each_part((m + step - 1) / step, [&](int64_t p) {
+      int64_t i0 = p * step, i1 = std::min<int64_t>(m, i0 + step);
+      return OneDnnPart(1, ta, tb, i1 - i0, n, k, ta ? a + i0 : a + i0 * lda, lda, stride_a, b, ldb, stride_b,
+                        c + i0 * ldc, ldc, stride_c);
     });
   }
   return ok;
