@@ -55,6 +55,19 @@ Instruction* SinkScalarBroadcasts(Instruction* i) {
   return c->Add(Opcode::kBroadcast, i->shape(), {scalar}, attrs);
 }
 
+// A 2-D product without batch dimensions that only `reader` reads: a transpose of it is the
+// product with its operands swapped ((ab)^T = b^T a^T).
+bool SwappableDot(const Instruction* x) {
+  return x->opcode() == Opcode::kDot && x->shape().rank() == 2 && x->users().size() == 1 &&
+         x->attrs().dot.lhs_batch.empty() && x->operand(0)->shape().rank() == 2 && x->operand(1)->shape().rank() == 2;
+}
+
+// The end of a chain of conversions, each read only by the next, below `x` (x itself if none).
+const Instruction* BelowConversions(const Instruction* x) {
+  while (x->opcode() == Opcode::kConvert && x->users().size() == 1) x = x->operand(0);
+  return x;
+}
+
 // Returns the instruction that replaces `i`, or nullptr when no rule applies.
 Instruction* Simplify(Instruction* i) {
   hlo::Computation* c = i->parent();
@@ -97,7 +110,9 @@ Instruction* Simplify(Instruction* i) {
       // convert(transpose(x)) = transpose(convert(x)): the conversion then runs over x's own
       // layout (it vectorizes), and the transpose, if dots are all that read it, costs nothing.
       // Autocast's bf16 copy of a Linear weight was a scalar transposing kernel every step.
-      if (operand(0)->opcode() == Opcode::kTranspose && operand(0)->users().size() == 1) {
+      // (Not above a product the transpose folds into: the transpose moves down to it instead.)
+      if (operand(0)->opcode() == Opcode::kTranspose && operand(0)->users().size() == 1 &&
+          !SwappableDot(BelowConversions(operand(0)->operand(0)))) {
         Instruction* x = operand(0)->operand(0);
         Instruction* converted = c->Add(Opcode::kConvert, hlo::Shape::Array(i->shape().type, x->shape().dims), {x});
         return c->Add(Opcode::kTranspose, i->shape(), {converted}, operand(0)->attrs());
@@ -124,9 +139,20 @@ Instruction* Simplify(Instruction* i) {
         if (composed_identity) return in->operand(0);
         return c->Add(Opcode::kTranspose, i->shape(), {in->operand(0)}, attrs);
       }
-      if (in->opcode() == Opcode::kDot && in->shape().rank() == 2 && in->users().size() == 1 &&
-          in->attrs().dot.lhs_batch.empty() && in->operand(0)->shape().rank() == 2 &&
-          in->operand(1)->shape().rank() == 2) {  // (ab)^T = b^T a^T
+      if (in->opcode() == Opcode::kConvert && in->users().size() == 1 && SwappableDot(BelowConversions(in))) {
+        // transpose(convert(...(dot))) = convert(...(transpose(dot))), which folds below: a
+        // weight gradient under autocast (a bf16 product widened to f32, then transposed) was
+        // a scalar transposing kernel of 400K elements in the MLP's step.
+        std::vector<Instruction*> chain;
+        Instruction* x = in;
+        for (; x->opcode() == Opcode::kConvert; x = x->operand(0)) chain.push_back(x);
+        hlo::Shape shape = hlo::Shape::Array(x->shape().type, i->shape().dims);
+        Instruction* moved = c->Add(Opcode::kTranspose, shape, {x}, i->attrs());
+        for (size_t k = chain.size(); k-- > 0;)
+          moved = c->Add(Opcode::kConvert, hlo::Shape::Array(chain[k]->shape().type, i->shape().dims), {moved});
+        return moved;
+      }
+      if (SwappableDot(in)) {  // (ab)^T = b^T a^T
         hlo::Attributes attrs;
         attrs.dot.lhs_contracting = in->attrs().dot.rhs_contracting;
         attrs.dot.rhs_contracting = in->attrs().dot.lhs_contracting;

@@ -243,6 +243,23 @@ TEST(SimplifierTest, ConversionsMoveBelowTheTransposesTheyRead) {
       "  %w = f32[6,4] parameter(0)\n  %t = f32[4,6] transpose(%w), dimensions={1,0}\n"
       "  %c = bf16[4,6] convert(%t)\n  ROOT %r = (f32[4,6], bf16[4,6]) tuple(%t, %c)\n"));
   EXPECT_FALSE(simplifier.Run(*shared));
+  // Above a product the transpose folds into, the transpose goes down instead: a weight gradient
+  // under autocast, a bf16 product widened to f32 and transposed, is the product of the swapped
+  // operands, widened.
+  auto gradient = hlo::ParseModule(Entry(
+      "  %g = bf16[3,4] parameter(0)\n  %x = bf16[3,6] parameter(1)\n"
+      "  %d = f32[4,6] dot(%g, %x), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+      "  %b = bf16[4,6] convert(%d)\n  %f = f32[4,6] convert(%b)\n"
+      "  ROOT %t = f32[6,4] transpose(%f), dimensions={1,0}\n"));
+  for (int round = 0; round < 4 && simplifier.Run(*gradient); ++round) DeadCodeElimination().Run(*gradient);
+  hlo::Verify(*gradient);
+  const hlo::Instruction* root = gradient->entry()->root();
+  ASSERT_EQ(root->opcode(), hlo::Opcode::kConvert) << hlo::ToText(*gradient->entry());
+  ASSERT_EQ(root->operand(0)->opcode(), hlo::Opcode::kConvert);
+  const hlo::Instruction* dot = root->operand(0)->operand(0);
+  ASSERT_EQ(dot->opcode(), hlo::Opcode::kDot) << hlo::ToText(*gradient->entry());
+  EXPECT_EQ(dot->shape().dims, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(dot->operand(0)->name(), "x");
 }
 
 TEST(FusionTest, ElementwiseChainBecomesOneLoop) {
