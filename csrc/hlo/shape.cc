@@ -65,6 +65,8 @@ bool IsSignedInteger(ElementType type) {
 
 bool IsUnsignedInteger(ElementType type) { return type == ElementType::kU8; }
 
+bool IsInteger(ElementType type) { return IsSignedInteger(type) || IsUnsignedInteger(type); }
+
 ElementType ParseElementType(std::string_view name) {
   static const ElementType kAll[] = {ElementType::kPred, ElementType::kS8,  ElementType::kS16,
                                      ElementType::kS32,  ElementType::kS64, ElementType::kU8,

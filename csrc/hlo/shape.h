@@ -40,6 +40,8 @@ bool IsFloating(ElementType type);
 bool Is16BitFloat(ElementType type);
 bool IsSignedInteger(ElementType type);
 bool IsUnsignedInteger(ElementType type);
+// Signed or unsigned (not pred).
+bool IsInteger(ElementType type);
 // "f32" -> kF32; throws std::invalid_argument for an unknown name.
 ElementType ParseElementType(std::string_view name);
 

@@ -275,30 +275,29 @@ Outs RsubScalar(LoweringContext& c, const ir::Node& n) {  // other - alpha * sel
   return {b.sub(c.ScalarArg(n, 1, b.t), b.mul(c.Operand(n, 0), c.ScalarArg(n, 2, b.t)))};
 }
 
-// Floor division as ATen computes it for floating types: from fmod, so that 1 // 0.1 is 9 as in
-// Python (floor(1 / 0.1) would be 10), rounding the exact quotient's floor; x / 0 stays x / 0.
-// Integers (not bool): kernels divide with a checked divisor, raising eager's ZeroDivisionError.
-bool IsIntegral(ElementType t) { return hlo::IsSignedInteger(t) || hlo::IsUnsignedInteger(t); }
-
-// Integer floor division: the truncated quotient, one less where a nonzero remainder's sign
-// differs from the divisor's.
-Instruction* IntegerFloorDivide(Builder& b, Instruction* x, Instruction* y) {
-  Instruction* q = b.div(x, y);
-  Instruction* m = b(Opcode::kRemainder, x, y);
-  Instruction* fix = b.all(b.cmp(Comparison::kNe, m, b.k(0)),
-                           b.c.Elementwise(Opcode::kCompare, {b.cmp(Comparison::kLt, m, b.k(0)), b.cmp(Comparison::kLt, y, b.k(0))},
-                                           ElementType::kPred, Comparison::kNe));
-  return b.sel(fix, b.sub(q, b.k(1)), q);
+// Where C's remainder m of a division by y is not Python's: nonzero, with a sign other than the
+// divisor's (floor division is one less there, and the remainder y more).
+Instruction* SignDiffersFromDivisor(Builder& b, Instruction* m, Instruction* y) {
+  Instruction* opposite = b.c.Elementwise(
+      Opcode::kCompare, {b.cmp(Comparison::kLt, m, b.k(0)), b.cmp(Comparison::kLt, y, b.k(0))}, ElementType::kPred,
+      Comparison::kNe);
+  return b.all(b.cmp(Comparison::kNe, m, b.k(0)), opposite);
 }
 
+// Integer floor division (kernels divide with a checked divisor, raising eager's
+// ZeroDivisionError): the truncated quotient, one less where the remainder's sign is wrong.
+Instruction* IntegerFloorDivide(Builder& b, Instruction* x, Instruction* y) {
+  Instruction* q = b.div(x, y);
+  return b.sel(SignDiffersFromDivisor(b, b(Opcode::kRemainder, x, y), y), b.sub(q, b.k(1)), q);
+}
+
+// Floor division as ATen computes it for floating types: from fmod, so that 1 // 0.1 is 9 as in
+// Python (floor(1 / 0.1) would be 10), rounding the exact quotient's floor; x / 0 stays x / 0.
 Instruction* FloorDivide(Builder& b, Instruction* x, Instruction* y) {
   Instruction* zero = b.k(0);
   Instruction* mod = b(Opcode::kRemainder, x, y);
   Instruction* div = b.div(b.sub(x, mod), y);
-  Instruction* wrong_sign = b.c.Elementwise(
-      Opcode::kAnd, {b.cmp(Comparison::kNe, mod, zero), b.cmp(Comparison::kNe, b.cmp(Comparison::kLt, y, zero), b.cmp(Comparison::kLt, mod, zero))},
-      ElementType::kPred);
-  div = b.sel(wrong_sign, b.sub(div, b.k(1)), div);
+  div = b.sel(SignDiffersFromDivisor(b, mod, y), b.sub(div, b.k(1)), div);
   Instruction* floored = b(Opcode::kFloor, div);
   floored = b.sel(b.cmp(Comparison::kGt, b.sub(div, floored), b.k(0.5)), b.add(floored, b.k(1)), floored);
   Instruction* signed_zero = b.mul(zero, b.div(x, y));  // copysign(0, x / y)
@@ -311,7 +310,7 @@ Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding
   const c10::IValue& mode = c.ConstArg(n, 2);
   Instruction* x = c.Operand(n, 0);
   Instruction* y = c.Operand(n, 1);
-  if (IsIntegral(b.t)) {  // an integer result: 'trunc' or 'floor' (true division gives a float)
+  if (hlo::IsInteger(b.t)) {  // an integer result: 'trunc' or 'floor' (true division gives a float)
     x = c.Convert(x, b.t), y = c.Convert(y, b.t);
     return {mode.toStringRef() == "floor" ? IntegerFloorDivide(b, x, y) : b.div(x, y)};
   }
@@ -325,7 +324,7 @@ Outs DivMode(LoweringContext& c, const ir::Node& n) {  // (self, other, rounding
 Outs FloorDivideOp(LoweringContext& c, const ir::Node& n) {  // floor_divide(self, other) / .Scalar
   Builder b = For(c, n);
   Instruction* y = c.TensorOrScalar(n, 1, b.t);
-  if (IsIntegral(b.t)) return {IntegerFloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
+  if (hlo::IsInteger(b.t)) return {IntegerFloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
   RequireFloating(n, b.t);
   return {FloorDivide(b, c.Convert(c.Operand(n, 0), b.t), y)};
 }
@@ -333,24 +332,19 @@ Outs FloorDivideOp(LoweringContext& c, const ir::Node& n) {  // floor_divide(sel
 // Python's modulo: the remainder takes the divisor's sign.
 Instruction* PythonRemainder(Builder& b, Instruction* x, Instruction* y) {
   Instruction* m = b(Opcode::kRemainder, x, y);
-  Instruction* fix = b.c.Elementwise(
-      Opcode::kAnd,
-      {b.cmp(Comparison::kNe, m, b.k(0)),
-       b.cmp(Comparison::kNe, b.cmp(Comparison::kLt, m, b.k(0)), b.cmp(Comparison::kLt, y, b.k(0)))},
-      ElementType::kPred);
-  return b.sel(fix, b.add(m, y), m);
+  return b.sel(SignDiffersFromDivisor(b, m, y), b.add(m, y), m);
 }
 
 Outs Remainder(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
-  if (!IsIntegral(b.t)) RequireFloating(n, b.t);
+  if (!hlo::IsInteger(b.t)) RequireFloating(n, b.t);
   Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {PythonRemainder(b, c.Operand(n, 0), y)};
 }
 
 Outs Fmod(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
-  if (!IsIntegral(b.t)) RequireFloating(n, b.t);
+  if (!hlo::IsInteger(b.t)) RequireFloating(n, b.t);
   Instruction* y = c.TensorOrScalar(n, 1, b.t);
   return {b(Opcode::kRemainder, c.Operand(n, 0), y)};
 }
@@ -364,8 +358,7 @@ Outs Atan2(LoweringContext& c, const ir::Node& n) {
 // count as negative, as in C's copysign. The bit is read through the float's integer image.
 Outs Copysign(LoweringContext& c, const ir::Node& n) {
   Builder b = For(c, n);
-  if (b.t != ElementType::kF32 && b.t != ElementType::kF64)
-    throw NotLowered("copysign in a 16-bit float type");
+  if (hlo::Is16BitFloat(b.t)) throw NotLowered("copysign in a 16-bit float type");
   ElementType bits = b.t == ElementType::kF64 ? ElementType::kS64 : ElementType::kS32;
   Instruction* magnitude = b(Opcode::kAbs, c.Operand(n, 0));
   Instruction* other = c.TensorOrScalar(n, 1, b.t);

@@ -58,16 +58,17 @@ Outs Embedding(LoweringContext& c, const ir::Node& n) {  // (weight, indices, pa
   return {c.Reshape(SelectRows(c, w, Flat(c, Indices(c, c.Operand(n, 1))), 0), n.shape().sizes)};
 }
 
-// gather and scatter's (self, dim, index, ...): a 0-dim self or index indexes as a one-element
-// vector, as ATen's kernels treat it (cummax's gradient scatters into a 0-dim tensor); the
-// results take the op's own shape back.
-struct Along {
+// An indexing op's (self, dim, index, ...) as the lowering reads them.
+struct Indexed {
   Instruction* self;
   Instruction* index;
   int64_t dim;
 };
 
-Along AlongOperands(LoweringContext& c, const ir::Node& n, const char* what) {
+// gather and scatter's: a 0-dim self or index indexes as a one-element vector, as ATen's kernels
+// treat it (cummax's gradient scatters into a 0-dim tensor); the results take the op's own shape
+// back.
+Indexed AlongOperands(LoweringContext& c, const ir::Node& n, const char* what) {
   Instruction* self = AsVector(c, c.Operand(n, 0));
   Instruction* index = AsVector(c, Indices(c, c.Operand(n, 2)));
   if (index->shape().rank() != self->shape().rank())
@@ -76,7 +77,7 @@ Along AlongOperands(LoweringContext& c, const ir::Node& n, const char* what) {
 }
 
 Outs GatherOp(LoweringContext& c, const ir::Node& n) {  // gather(self, dim, index, sparse_grad)
-  Along a = AlongOperands(c, n, "gather");
+  Indexed a = AlongOperands(c, n, "gather");
   return {c.Reshape(Gather(c, a.self, a.index, a.dim, kAlongMode, a.index->shape().dims), n.shape().sizes)};
 }
 
@@ -127,7 +128,7 @@ Instruction* Covered(LoweringContext& c, Instruction* src, const std::vector<int
 
 template <bool kAdd>
 Outs ScatterSrc(LoweringContext& c, const ir::Node& n) {  // scatter.src / scatter_add (self, dim, index, src)
-  Along a = AlongOperands(c, n, "scatter");
+  Indexed a = AlongOperands(c, n, "scatter");
   ElementType t = a.self->shape().type;
   Instruction* updates = Covered(c, AsVector(c, c.Operand(n, 3)), a.index->shape().dims);
   return {c.Reshape(Scatter(c, a.self, a.index, updates, a.dim, kAlongMode,
@@ -136,14 +137,14 @@ Outs ScatterSrc(LoweringContext& c, const ir::Node& n) {  // scatter.src / scatt
 }
 
 Outs ScatterValue(LoweringContext& c, const ir::Node& n) {  // scatter.value(self, dim, index, value)
-  Along a = AlongOperands(c, n, "scatter");
+  Indexed a = AlongOperands(c, n, "scatter");
   ElementType t = a.self->shape().type;
   Instruction* updates = c.BroadcastTo(c.ScalarArg(n, 3, t), a.index->shape().dims);
   return {c.Reshape(Scatter(c, a.self, a.index, updates, a.dim, kAlongMode, c.AssignComputation(t)), n.shape().sizes)};
 }
 
 Outs ScatterReduce(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, src, reduce, include_self)
-  Along a = AlongOperands(c, n, "scatter_reduce");
+  Indexed a = AlongOperands(c, n, "scatter_reduce");
   std::string reduce = c.ConstArg(n, 4).toStringRef();
   if (!c.ConstArg(n, 5).toBool()) throw NotLowered("scatter_reduce without include_self");
   RK kind = reduce == "sum" ? RK::kSum : reduce == "prod" ? RK::kProd : reduce == "amax" ? RK::kMax
@@ -154,21 +155,15 @@ Outs ScatterReduce(LoweringContext& c, const ir::Node& n) {  // (self, dim, inde
                     n.shape().sizes)};
 }
 
-// The index family's (self, dim, index, ...): rows `index` (flattened) of dimension `dim`; a
-// 0-dim self is a one-element vector, as in ATen.
-struct Rows {
-  Instruction* self;
-  Instruction* index;
-  int64_t dim;
-};
-
-Rows RowsOperands(LoweringContext& c, const ir::Node& n) {
+// The index family's: rows `index` (flattened) of dimension `dim`; a 0-dim self is a one-element
+// vector, as in ATen.
+Indexed RowsOperands(LoweringContext& c, const ir::Node& n) {
   Instruction* self = AsVector(c, c.Operand(n, 0));
   return {self, Flat(c, Indices(c, c.Operand(n, 2))), WrapDim(c.ConstArg(n, 1).toInt(), self->shape().rank())};
 }
 
 Outs IndexAdd(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, source, alpha)
-  Rows r = RowsOperands(c, n);
+  Indexed r = RowsOperands(c, n);
   ElementType t = r.self->shape().type;
   Instruction* source = c.Elementwise(Opcode::kMultiply, {AsVector(c, c.Operand(n, 3)), c.ScalarArg(n, 4, t)}, t);
   return {c.Reshape(Scatter(c, r.self, r.index, source, r.dim, kSelectMode, c.ReducerComputation(RK::kSum, t)),
@@ -178,7 +173,7 @@ Outs IndexAdd(LoweringContext& c, const ir::Node& n) {  // (self, dim, index, so
 // index_copy(self, dim, index, source): rows replaced (an index outside [0, size) is an error,
 // as in eager, where index_fill counts negatives from the end).
 Outs IndexCopy(LoweringContext& c, const ir::Node& n) {
-  Rows r = RowsOperands(c, n);
+  Indexed r = RowsOperands(c, n);
   ElementType t = r.self->shape().type;
   Instruction* source = c.Convert(AsVector(c, c.Operand(n, 3)), t);
   return {c.Reshape(Scatter(c, r.self, r.index, source, r.dim, kSelectMode, c.AssignComputation(t)), n.shape().sizes)};
@@ -186,7 +181,7 @@ Outs IndexCopy(LoweringContext& c, const ir::Node& n) {
 
 // index_fill.int_Scalar / int_Tensor(self, dim, index, value): rows set to one value.
 Outs IndexFill(LoweringContext& c, const ir::Node& n) {
-  Rows r = RowsOperands(c, n);
+  Indexed r = RowsOperands(c, n);
   ElementType t = r.self->shape().type;
   Instruction* rows = WrapNegative(c, r.index, r.self->shape().dims[r.dim]);
   std::vector<int64_t> dims = r.self->shape().dims;

@@ -224,12 +224,10 @@ Outs Cumulative(LoweringContext& c, const ir::Node& n, const char* target) {
 Outs Cumsum(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumsum"); }
 Outs Cumprod(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumprod"); }
 
-bool WideFloat(ElementType t) { return t == ElementType::kF32 || t == ElementType::kF64; }
-
 // _logcumsumexp(self, dim): what logcumsumexp runs; a running log-sum-exp (shifting by the line's
 // maximum would lose the early terms far below it).
 Outs Logcumsumexp(LoweringContext& c, const ir::Node& n) {
-  if (!WideFloat(OutType(n))) throw NotLowered("logcumsumexp in a 16-bit float type");
+  if (hlo::Is16BitFloat(OutType(n))) throw NotLowered("logcumsumexp in a 16-bit float type");
   return Cumulative(c, n, "txla.cumlogsumexp");
 }
 
@@ -239,7 +237,7 @@ template <bool kMax>
 Outs CumulativeExtremum(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   ElementType t = x->shape().type;
-  if (hlo::IsFloating(t) && !WideFloat(t)) throw NotLowered("cummax / cummin in a 16-bit float type");
+  if (hlo::Is16BitFloat(t)) throw NotLowered("cummax / cummin in a 16-bit float type");
   if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};
   int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
   hlo::Attributes a;

@@ -41,8 +41,6 @@ std::string Call16BitFloat(ElementType t, const char* prefix, const char* suffix
   return std::string("txla_") + prefix + (t == ElementType::kBF16 ? "bf16" : "f16") + suffix + "(" + value + ")";
 }
 
-bool IsInteger(ElementType t) { return hlo::IsSignedInteger(t) || hlo::IsUnsignedInteger(t); }
-
 // An integer divisor, replaced by 1 where it is 0 after the run records eager's ZeroDivisionError
 // (support_abi.h, division_error): the division itself never traps.
 std::string CheckedDivisor(const Instruction& i, const std::string& divisor) {
@@ -141,8 +139,10 @@ std::string Emitter::Value(const Instruction& i, const Index& idx) {
 std::string Emitter::Compute(const Instruction& i, const Index& idx) {
   auto op = [&](size_t k) { return Value(*i.operand(k), idx); };
   std::string t = CType(i.shape().type);
-  if (i.opcode() == Opcode::kRemainder && IsInteger(i.shape().type))
-    return "(" + t + ")txla_fmod(" + op(0) + ", " + CheckedDivisor(i, op(1)) + ")";
+  if ((i.opcode() == Opcode::kDivide || i.opcode() == Opcode::kRemainder) && hlo::IsInteger(i.shape().type)) {
+    const char* function = i.opcode() == Opcode::kDivide ? "txla_idiv" : "txla_fmod";
+    return "(" + t + ")" + function + "(" + op(0) + ", " + CheckedDivisor(i, op(1)) + ")";
+  }
   switch (i.opcode()) {
     case Opcode::kConstant: {
       // A small array constant: a static table at the top of the kernel, declared once however
@@ -286,9 +286,7 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
     case Opcode::kAdd: return "(" + op(0) + " + " + op(1) + ")";
     case Opcode::kSubtract: return "(" + op(0) + " - " + op(1) + ")";
     case Opcode::kMultiply: return "(" + op(0) + " * " + op(1) + ")";
-    case Opcode::kDivide:
-      if (IsInteger(i.shape().type)) return "(" + t + ")txla_idiv(" + op(0) + ", " + CheckedDivisor(i, op(1)) + ")";
-      return "(" + op(0) + " / " + op(1) + ")";
+    case Opcode::kDivide: return "(" + op(0) + " / " + op(1) + ")";
     case Opcode::kAnd:
       return i.shape().type == ElementType::kPred ? "(" + op(0) + " && " + op(1) + ")" : "(" + op(0) + " & " + op(1) + ")";
     case Opcode::kOr:

@@ -458,9 +458,9 @@ void Emitter::EmitCumulative(const Instruction& i) {
     bool floating = hlo::IsFloating(xs.type);
     std::string nan_x = floating ? "__builtin_isnan(x[at])" : "false";
     std::string nan_best = floating ? "__builtin_isnan(best)" : "false";
-    init = x_type + " best = x[(o * " + std::to_string(s.dims[d]) + ") * " + std::to_string(inner) +
-           " + i]; int64_t where = 0;";
-    step = "if (" + nan_x + " || (!" + nan_best + " && x[at] " + cmp + " best)) { best = x[at]; where = k; }"
+    // The first element starts the line (read in the loop: a line of length 0 reads nothing).
+    init = x_type + " best = 0; int64_t where = 0;";
+    step = "if (k == 0 || " + nan_x + " || (!" + nan_best + " && x[at] " + cmp + " best)) { best = x[at]; where = k; }"
            " out[at] = where;";
   } else {
     throw std::invalid_argument("codegen: unknown custom call target " + target);

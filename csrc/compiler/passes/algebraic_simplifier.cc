@@ -55,7 +55,7 @@ Instruction* SinkScalarBroadcasts(Instruction* i) {
   return c->Add(Opcode::kBroadcast, i->shape(), {scalar}, attrs);
 }
 
-// A 2-D product without batch dimensions that only `reader` reads: a transpose of it is the
+// A 2-D product without batch dimensions read by one instruction only: a transpose of it is the
 // product with its operands swapped ((ab)^T = b^T a^T).
 bool SwappableDot(const Instruction* x) {
   return x->opcode() == Opcode::kDot && x->shape().rank() == 2 && x->users().size() == 1 &&
