@@ -251,15 +251,17 @@ def _onednn_expresses(xs, ws, kwargs):
 
 def _direct(xs, ws, kwargs, dtype=torch.float32):
     """Whether codegen computes the forward convolution as a loop kernel (emit_direct_conv.cc):
-    float32, stride 1, no padding or dilation, one group, some output, and either at most 4 input
-    channels with output rows of 16 to 64, or rows of 8 or 16 with at most 24 output channels."""
+    float32, stride 1, no padding or dilation, one group, some output, and either rows of 8 or more,
+    a multiple of 4, whose vectors (16, 8 and 4 floats) times the output channels are at most 24,
+    or at most 4 input channels with output rows of 16 to 64."""
     if len(xs) != 4 or dtype != torch.float32 or xs[0] == 0 or kwargs.get('groups', 1) != 1:
         return False
     if any(kwargs.get(key, default) != default for key, default in (('stride', 1), ('padding', 0), ('dilation', 1))):
         return False
     out_h, out_w = xs[2] - ws[2] + 1, xs[3] - ws[3] + 1
     rows = xs[1] <= 4 and 16 <= out_w <= 64
-    channels = out_w in (8, 16) and ws[0] <= 24
+    vectors = out_w // 16 + (out_w % 16) // 8 + (out_w % 8) // 4
+    channels = out_w >= 8 and out_w % 4 == 0 and vectors * ws[0] <= 24
     return out_h > 0 and (rows or channels)
 
 
@@ -274,6 +276,9 @@ DIRECT_GEOMETRIES = [
     ((1, 10, 12, 12), (20, 10, 5, 5), dict(), False),
     ((3, 3, 20, 20), (24, 3, 5, 5), dict(), False),  # rows of 16, 24 output channels
     ((2, 6, 10, 10), (7, 6, 3, 3), dict(), True),  # rows of 8, odd channels
+    ((3, 2, 16, 14), (6, 2, 3, 3), dict(), True),  # rows of 12: vectors of 8 and 4
+    ((2, 7, 9, 32), (4, 7, 2, 5), dict(), False),  # rows of 28 (16+8+4), 7 input channels
+    ((2, 2, 6, 24), (2, 2, 3, 3), dict(), True),  # rows of 22: not a multiple of 4, the row form
     # Library calls: more channels, stride, padding, dilation, groups, short or long rows, empty.
     ((2, 5, 20, 20), (4, 5, 3, 3), dict(), True),
     ((2, 6, 10, 10), (25, 6, 3, 3), dict(), True),  # rows of 8, 25 output channels

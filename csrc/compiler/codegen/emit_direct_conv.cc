@@ -3,14 +3,17 @@
 // short rows. Two forms, both written straight into NCHW with the layer's bias (dimensions are
 // constants in the generated source, so accumulators stay in vector registers):
 //
+// - Channels: rows cut into a few vectors (16, 8 and 4 floats), one accumulator vector per
+//   output channel and piece (up to 24), each input slice loaded once for all output channels.
+//   The MNIST CNN's second layer (10->20 5x5 on 12x12, rows of 8): oneDNN ~1.2 ms for half the
+//   batch on one core (channels padded to 16 and 32), this kernel 0.41-0.62 ms. Its first layer
+//   (1->10 5x5 on 28x28, rows of 16+8): oneDNN padded the 10 output channels to 16 and reordered
+//   its blocked output back, 1.0-1.1 ms a step for 18 MFLOP; the row form below 0.33 ms for half
+//   the batch on one core, this form 0.20 ms (the row form loads each input slice once per
+//   output channel: as many loads as multiply-adds).
 // - Rows: an output row of accumulators, each tap adding a weight times a contiguous slice of an
-//   input row; for few input channels and rows of 16-64. The MNIST CNN's first layer (1->10 5x5
-//   on 28x28): oneDNN padded the 10 output channels to 16 and reordered its blocked output back,
-//   1.0-1.1 ms a step for 18 MFLOP; this kernel 0.37-0.47 ms for half the batch on one core.
-// - Channels: rows of exactly one vector (8 or 16 outputs), one accumulator vector per output
-//   channel (up to 24), each input slice loaded once for all of them. The MNIST CNN's second
-//   layer (10->20 5x5 on 12x12, rows of 8): oneDNN ~1.2 ms for half the batch on one core
-//   (channels padded to 16 and 32), this kernel 0.41-0.62 ms.
+//   input row; for few input channels and rows of 16-64 that the channel form does not take
+//   (too many output channels for its registers, or a row not a multiple of 4).
 //
 // (One Zen 4 EPYC core, 64 images, interleaved runs.)
 #include "compiler/codegen/emitter.h"
@@ -38,28 +41,50 @@ struct DirectConv {
   std::string past() const { return n > 1 ? "hi" : "1"; }
 };
 
-// Rows of one vector: an accumulator vector per output channel, each input slice loaded once.
+// A row cut into vectors of 16, 8 and 4 floats (GCC's vector types are powers of two); none
+// when the row is not a multiple of 4.
+std::vector<int64_t> RowPieces(int64_t width) {
+  if (width % 4 != 0) return {};
+  std::vector<int64_t> pieces(width / 16, 16);
+  for (int64_t lanes : {8, 4})
+    if ((width % 16) % (2 * lanes) >= lanes) pieces.push_back(lanes);
+  return pieces;
+}
+
+// Rows of a few vectors: an accumulator vector per output channel and piece of the row, each
+// input slice loaded once for all output channels.
 std::string ChannelFormBody(const DirectConv& g) {
   std::ostringstream body;
   const int64_t taps = g.c * g.kh * g.kw;  // the weights of all output channels at one tap are this far apart
-  body << "  typedef float txla_row __attribute__((vector_size(" << g.ow * 4 << ")));\n"
-       << "  for (int64_t n = " << g.first() << "; n < " << g.past() << "; ++n)\n"
+  const std::vector<int64_t> pieces = RowPieces(g.ow);
+  for (int64_t lanes : {16, 8, 4})
+    body << "  typedef float txla_v" << lanes << " __attribute__((vector_size(" << lanes * 4 << ")));\n";
+  body << "  for (int64_t n = " << g.first() << "; n < " << g.past() << "; ++n)\n"
        << "  for (int64_t r = 0; r < " << g.oh << "; ++r) {\n";
   for (int64_t k = 0; k < g.o; ++k)
-    body << "    txla_row a" << k << " = {}; a" << k << " += "
-         << (g.bias.empty() ? "0.0f" : g.bias + "[" + std::to_string(k) + "]") << ";\n";
+    for (size_t p = 0; p < pieces.size(); ++p)
+      body << "    txla_v" << pieces[p] << " a" << k << "_" << p << " = {}; a" << k << "_" << p << " += "
+           << (g.bias.empty() ? "0.0f" : g.bias + "[" + std::to_string(k) + "]") << ";\n";
   body << "    for (int64_t c = 0; c < " << g.c << "; ++c)\n"
        << "    for (int64_t u = 0; u < " << g.kh << "; ++u)\n"
        << "    for (int64_t v = 0; v < " << g.kw << "; ++v) {\n"
-       << "      txla_row xv;\n"
-       << "      __builtin_memcpy(&xv, " << g.in << " + ((n * " << g.c << " + c) * " << g.h << " + r + u) * " << g.w
-       << " + v, sizeof xv);\n"
-       << "      const float* wp = " << g.weights << " + (c * " << g.kh << " + u) * " << g.kw << " + v;\n";
-  for (int64_t k = 0; k < g.o; ++k) body << "      a" << k << " += wp[" << k * taps << "] * xv;\n";
-  body << "    }\n";
+       << "      const float* xp = " << g.in << " + ((n * " << g.c << " + c) * " << g.h << " + r + u) * " << g.w
+       << " + v;\n";
+  for (size_t p = 0, at = 0; p < pieces.size(); at += pieces[p], ++p)
+    body << "      txla_v" << pieces[p] << " x" << p << "; __builtin_memcpy(&x" << p << ", xp + " << at << ", sizeof x"
+         << p << ");\n";
+  body << "      const float* wp = " << g.weights << " + (c * " << g.kh << " + u) * " << g.kw << " + v;\n";
   for (int64_t k = 0; k < g.o; ++k)
-    body << "    __builtin_memcpy(" << g.out << " + ((n * " << g.o << " + " << k << ") * " << g.oh << " + r) * " << g.ow
-         << ", &a" << k << ", sizeof a" << k << ");\n";
+    for (size_t p = 0; p < pieces.size(); ++p)
+      body << "      a" << k << "_" << p << " += wp[" << k * taps << "] * x" << p << ";\n";
+  body << "    }\n";
+  for (int64_t k = 0; k < g.o; ++k) {
+    body << "    { float* yr = " << g.out << " + ((n * " << g.o << " + " << k << ") * " << g.oh << " + r) * " << g.ow
+         << ";";
+    for (size_t p = 0, at = 0; p < pieces.size(); at += pieces[p], ++p)
+      body << " __builtin_memcpy(yr + " << at << ", &a" << k << "_" << p << ", sizeof a" << k << "_" << p << ");";
+    body << " }\n";
+  }
   body << "  }\n";
   return body.str();
 }
@@ -104,7 +129,8 @@ bool Emitter::EmitDirectConv(const Instruction& i) {
   if (bias && i.operand(2)->shape().type != ElementType::kF32) return false;
   DirectConv g{x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
                Buffer(i), Operand(i, 0), Operand(i, 1), bias ? Operand(i, 2) : ""};
-  const bool channel_form = (g.ow == 8 || g.ow == 16) && g.o <= kMaxVectorAccumulators;
+  const int64_t pieces = static_cast<int64_t>(RowPieces(g.ow).size());
+  const bool channel_form = g.ow >= 8 && pieces > 0 && g.o * pieces <= kMaxVectorAccumulators;
   const bool row_form = g.c <= kMaxDirectInputChannels && g.ow >= kMinDirectRow && g.ow <= kMaxDirectRow;
   if (!(channel_form || row_form) || y.element_count() == 0) return false;
   TXLA_COUNTER("ConvDirectKernels", 1);
