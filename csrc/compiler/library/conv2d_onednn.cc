@@ -317,6 +317,12 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
   if (!Enabled()) return false;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const std::vector<Part> parts = SplitFor(pass, g, NumThreads());
+  // Before the plans: oneDNN fixes a primitive's thread count when it creates it (its filter
+  // gradients run `parallel(nthr)` with the OpenMP setting of the creating thread), and a plan
+  // made while this thread still had OpenMP's default ran every part with a team of its own that
+  // spins in its barriers: the MNIST CNN's 1->10 filter gradient, when the process's first
+  // oneDNN call, took 4.7-11 ms on two threads against 0.37 on one (Zen 4, in isolation, host idle).
+  UseOneOpenMpThread();
   std::vector<std::shared_ptr<Plan>> plans;
   for (const Part& part : parts) {
     plans.push_back(PlanFor(pass, geometry, part, bias != nullptr));
