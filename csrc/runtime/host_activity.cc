@@ -24,10 +24,12 @@ int64_t Now() {
       .count();
 }
 
-void TraceEnded() {
-  if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag)
-    last_activity_ns.store(kNever, std::memory_order_relaxed);
-}
+// Whichever thread recorded last: the backward pass records on autograd's device thread, and a
+// barrier right after it (gradient accumulation's `loss.backward(); xm.mark_step()`) left that
+// thread "busy" for the window, so the graph's first kernels ran on one core (a convolution
+// of the MNIST CNN's second layer every step). A thread that is in fact still tracing is
+// noticed again at its next node.
+void TraceEnded() { last_activity_ns.store(kNever, std::memory_order_relaxed); }
 
 }  // namespace
 

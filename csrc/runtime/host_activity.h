@@ -16,8 +16,8 @@ namespace txla::runtime {
 // The calling thread is recording IR now (called for every node recorded).
 void NoteHostActivity();
 
-// Around a barrier (a graph cut and handed to the device): the calling thread's trace has
-// ended, and the nodes the barrier itself records (views of updated parameters taken again, after
+// Around a barrier (a graph cut and handed to the device): the trace has ended (the calling
+// thread's, or autograd's thread's before it), and the nodes the barrier itself records (views of updated parameters taken again, after
 // the hand-over) are not tracing. Counted as tracing, they kept the step's first kernels, which
 // start as the barrier returns, off a core (the MLP's first GEMM ran on one thread every other
 // step).
@@ -29,7 +29,7 @@ class HostBarrierScope {
   HostBarrierScope& operator=(const HostBarrierScope&) = delete;
 };
 
-// Around a host thread's blocking wait on a device: its tracing has stopped.
+// Around a host thread's blocking wait on a device: tracing has stopped (as at a barrier).
 class HostWaitScope {
  public:
   HostWaitScope();

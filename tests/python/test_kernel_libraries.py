@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 import torch_xla
+import torch_xla.core.xla_model as xm
 
 from conftest import CounterDelta
 
@@ -91,6 +92,32 @@ def test_onednn_convolutions_split_over_threads_match_eager(dev, geometry):
         grouped, batched = kwargs.get('groups', 1) > 1, xs[0] >= threads
         split_passes = 2 * (batched or not grouped) + (not grouped)  # forward + input grad, filter grad
         assert d['OneDnnConvolutionParts'] == split_passes * threads
+
+
+def test_a_barrier_after_the_backward_pass_gives_the_run_every_core(dev):
+    """The backward pass records on autograd's thread; a barrier right after it (gradient
+    accumulation) must end that trace, so the run's first kernel (the forward convolution, split
+    over the images) takes every core instead of leaving one to a host that is not tracing
+    (ParallelYieldedToHost, counted whenever a split leaves the host a core)."""
+    threads = int(os.environ.get('TXLA_NUM_THREADS') or os.cpu_count())
+    if threads < 2:
+        pytest.skip('one core: nothing to leave the host')
+    torch.manual_seed(0)
+    x = torch.randn(64, 10, 12, 12).to(dev)
+    w = torch.randn(20, 10, 5, 5).to(dev).requires_grad_()
+    for _ in range(2):  # compile
+        F.conv2d(x, w).sum().backward()
+        torch_xla.sync()
+        xm.wait_device_ops()
+    with CounterDelta('ParallelYieldedToHost') as d:
+        for _ in range(5):
+            F.conv2d(x, w).sum().backward()
+            torch_xla.sync()
+            xm.wait_device_ops()
+    assert d['ParallelYieldedToHost'] == 0
+    eager_w = w.detach().cpu().requires_grad_()
+    F.conv2d(x.cpu(), eager_w).sum().backward()
+    torch.testing.assert_close(w.grad.cpu(), 7 * eager_w.grad, rtol=1e-4, atol=1e-2)  # accumulated 7 times
 
 
 # Channel counts oneDNN's blocked layouts would pad to 16: the gradients of convolutions with 8 or

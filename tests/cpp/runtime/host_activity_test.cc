@@ -89,5 +89,33 @@ TEST(HostActivityTest, NodesABarrierRecordsAreNotTracing) {
   host.join();
 }
 
+TEST(HostActivityTest, ABarrierEndsTheTraceOfTheThreadThatRecordedBeforeIt) {
+  // The backward pass records on autograd's device thread; the main thread's barrier right after
+  // it hands the graph over: its first kernels must get every core at once, not after the
+  // autograd thread's window has passed.
+  std::atomic<int> phase{0};  // 0: autograd records, 1: it stopped, 2: the barrier is open, 3: checked
+  std::atomic<bool> busy{true};
+  std::thread device([&] {
+    while (phase.load() != 2) std::this_thread::yield();
+    busy.store(OtherHostThreadBusy());
+    phase.store(3);
+  });
+  std::thread autograd([&] {
+    while (phase.load() == 0) NoteHostActivity();
+    NoteHostActivity();
+  });
+  while (!SeenBusy()) {
+  }
+  phase.store(1);
+  autograd.join();
+  {
+    HostBarrierScope barrier;
+    phase.store(2);
+    while (phase.load() != 3) std::this_thread::yield();
+  }
+  device.join();
+  EXPECT_FALSE(busy.load());
+}
+
 }  // namespace
 }  // namespace txla::runtime
