@@ -799,3 +799,36 @@ def test_a_row_index_is_checked_once_per_row(dev, dtype):
         want, got = run_both(lambda t, p: F.embedding(tokens.to(t.device), t) + p, table, positions, dev=dev)
     assert_same(got, want, dtype)
     assert d['KernelLoopInvariantsHoisted'] >= 1
+
+
+@pytest.mark.parametrize('dtype,out_dtype', [(torch.float32, torch.bfloat16), (torch.float32, torch.float32),
+                                             (torch.float64, torch.float64), (torch.float32, torch.float16)])
+@pytest.mark.parametrize('shape', [(136, 520), (97, 45), (3, 40, 24), (16, 16)])
+def test_transposed_copies_walk_tiles_down_columns(dev, dtype, out_dtype, shape):
+    """A kernel whose only array input is read through a transpose of its last two dimensions
+    (a weight's transposed bf16 copy, as torch.compile saves one for the backward) walks each
+    tile along the input's rows (KernelTilesWalkedDownColumns): values against eager, whole and
+    partial tiles (sizes that are and are not multiples of 8), NaN, infinities and signed zeros,
+    one scalar scale; a kernel that also reads an array in the output's order keeps its rows."""
+    torch.manual_seed(3)
+    x = torch.randn(shape, dtype=dtype) * 100
+    x.view(-1)[0], x.view(-1)[1], x.view(-1)[2], x.view(-1)[-1] = float('nan'), float('inf'), -float('inf'), -0.0
+    other = torch.randn(shape[:-2] + (shape[-1], shape[-2]), dtype=dtype)
+
+    def copy(t):
+        return t.transpose(-2, -1).to(out_dtype) * 3
+
+    def mixed(t, o):
+        return (t.transpose(-2, -1) + o).to(out_dtype)
+
+    with CounterDelta('KernelTilesWalkedDownColumns') as d:
+        (got, _), = [r for r in run_both(copy, x, dev=dev, grad=False)[1:]]
+    want = copy(x)
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+    numbers = ~want.isnan()
+    assert torch.equal(torch.signbit(got)[numbers], torch.signbit(want)[numbers])  # -0.0 stays negative
+    assert d['KernelTilesWalkedDownColumns'] == 1
+    with CounterDelta('KernelTilesWalkedDownColumns') as d:
+        (got, _), = [r for r in run_both(mixed, x, other, dev=dev, grad=False)[1:]]
+    torch.testing.assert_close(got, mixed(x, other), equal_nan=True, rtol=0, atol=0)
+    assert d['KernelTilesWalkedDownColumns'] == 0

@@ -327,10 +327,19 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
       loops.push_back(indent + "  for (int64_t " + t + " = " + begin[k] + "; " + t + " < " + end[k] + "; " + t +
                       " += " + std::to_string(kTile) + ")\n");
     }
-    for (size_t k = rank - 2; k < rank; ++k) {
+    // Within a tile, the innermost loop runs along the output's rows (reading the transposed
+    // input's rows) when that input is all the kernel reads: see ReadsOnlyThroughTransposedRows.
+    const bool down_columns = ReadsOnlyThroughTransposedRows(root);
+    if (down_columns) TXLA_COUNTER("KernelTilesWalkedDownColumns", 1);
+    for (size_t k : down_columns ? std::vector<size_t>{rank - 1, rank - 2} : std::vector<size_t>{rank - 2, rank - 1}) {
       std::string i = "i" + std::to_string(k), t = "t" + std::to_string(k), tile = std::to_string(kTile);
-      loops.push_back(indent + "  for (int64_t " + i + " = " + t + "; " + i + " < (" + t + " + " + tile + " < " + end[k] +
-                      " ? " + t + " + " + tile + " : " + end[k] + "); ++" + i + ")\n");
+      // Whole tiles (the range's ends on tile boundaries, so every thread's rows of tiles too): a
+      // constant trip count, which the vectorizer needs.
+      const bool whole_tiles = ranges[k].first % kTile == 0 && ranges[k].second % kTile == 0;
+      const std::string past = whole_tiles ? t + " + " + tile
+                                           : "(" + t + " + " + tile + " < " + end[k] + " ? " + t + " + " + tile + " : " + end[k] + ")";
+      loops.push_back(indent + "  for (int64_t " + i + " = " + t + "; " + i + " < " + past + "; ++" + i + ")\n");
+      inner_var = i;
     }
   }
   may_split_ = may_split;
@@ -444,6 +453,38 @@ bool Emitter::KernelTransposesLastDimension(const Instruction& root) {
   for (const auto& [producer, fused_root] : inlined_)
     if (TransposesLastDimension(*fused_root)) return true;
   return false;
+}
+
+// Whether every array the loop kernel rooted at `root` reads comes through a transpose whose
+// output rows (dimension rank-2) run along its input's rows, with only elementwise operations
+// between: a tile is then best walked down the output's columns, reading the input's rows. A
+// weight's transposed bf16 copy (AOTAutograd saves one for the backward) ran 5-6x faster so on
+// a Zen 4 EPYC (f32 [128,512] -> bf16 [512,128]: 352 -> 63 us on one core; its bf16 stores
+// vectorize only that way round), a plain f32 transpose 1.4x; a kernel that also reads an array
+// in the output's order (a + transpose(b)) ran 1.4x slower, so it keeps the rows.
+bool Emitter::ReadsOnlyThroughTransposedRows(const Instruction& root) {
+  if (!inlined_.empty()) return false;
+  const int64_t rank = root.shape().rank();
+  bool transposed = false;
+  std::vector<const Instruction*> stack = {&root};
+  std::set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    if (!seen.insert(i).second) continue;
+    const auto& perm = i->attrs().dimensions;
+    if (i->opcode() == Opcode::kTranspose && i->shape().rank() == rank && perm.size() == static_cast<size_t>(rank) &&
+        perm[rank - 2] == rank - 1) {
+      transposed = true;
+      continue;
+    }
+    if (i->shape().element_count() <= 1) continue;  // a scalar, however it is read
+    if (i->opcode() == Opcode::kBroadcast && i->operand(0)->shape().element_count() <= 1) continue;
+    if (fusion_params_.count(i) || !hlo::IsElementwise(i->opcode()) || i->shape().dims != root.shape().dims)
+      return false;
+    for (const Instruction* op : i->operands()) stack.push_back(op);
+  }
+  return transposed;
 }
 
 // Whether a loop kernel rooted at `root` reads through a transpose that moves the last dimension.

@@ -73,6 +73,7 @@ class Emitter {
   void EmitFlatLoop(const Instruction& root, const std::string& out);
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
   bool KernelTransposesLastDimension(const Instruction& root);
+  bool ReadsOnlyThroughTransposedRows(const Instruction& root);
   // The first of `root`'s dimensions [k, rank), k >= first_candidate, that a loop nest over its
   // shape runs as one loop (rank: none).
   size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
