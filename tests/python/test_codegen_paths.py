@@ -23,7 +23,10 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
 - elementwise kernels of one body at several lengths in a graph emitted as one kernel that takes
   its length as an argument (KernelsFlat);
 - values that change only along outer loops (a row's log-sum, an index clamped into a padded
-  row) computed before the innermost loop, which then vectorizes (KernelLoopInvariantsHoisted).
+  row) computed before the innermost loop, which then vectorizes (KernelLoopInvariantsHoisted);
+- transposing kernels walked in tiles: indexed as tile * 8 + offset where the tiles are whole
+  (KernelTileIndices), and down the output's columns when the transposed array is all they
+  read (KernelTilesWalkedDownColumns).
 
 Counters count compilations (or library calls), so each test uses shapes of its own: a graph
 another test compiled first would come from the cache."""
@@ -832,3 +835,28 @@ def test_transposed_copies_walk_tiles_down_columns(dev, dtype, out_dtype, shape)
         (got, _), = [r for r in run_both(mixed, x, other, dev=dev, grad=False)[1:]]
     torch.testing.assert_close(got, mixed(x, other), equal_nan=True, rtol=0, atol=0)
     assert d['KernelTilesWalkedDownColumns'] == 0
+
+
+@pytest.mark.parametrize('heads,seq,width,whole', [(4, 64, 32, True), (2, 24, 16, True), (3, 10, 7, False)])
+def test_a_bf16_concatenation_of_attention_gradients_is_indexed_by_tiles(dev, heads, seq, width, whole):
+    """The attention backward's concatenation of the q, k (transposed) and v gradients, converted
+    to bf16 as autocast's backward through torch.compile does: with whole 8x8 tiles each part's
+    '/ width' and '% width' fold into per-tile values (KernelTileIndices); values against eager
+    exactly (one rounding of each element), NaN and Inf included, and partial tiles."""
+    torch.manual_seed(seq)
+    batch = 2
+    q = torch.randn(batch * heads, seq, width)
+    kt = torch.randn(batch * heads, width, seq)
+    v = torch.randn(batch * heads, seq, width)
+    q[0, 1, 2], kt[-1, -1, -1] = float('nan'), -float('inf')
+
+    def merge(t):
+        return t.reshape(batch, heads, seq, width).transpose(1, 2).reshape(batch, seq, heads * width)
+
+    def fn(q, kt, v):
+        return torch.cat([merge(q), merge(kt.transpose(1, 2)), merge(v)], dim=-1).to(torch.bfloat16)
+
+    with CounterDelta('KernelTileIndices') as d:
+        (got, _), = run_both(fn, q, kt, v, dev=dev, grad=False)[1:]
+    torch.testing.assert_close(got, fn(q, kt, v), equal_nan=True, rtol=0, atol=0)
+    assert (d['KernelTileIndices'] > 0) == whole

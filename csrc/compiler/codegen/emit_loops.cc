@@ -248,9 +248,14 @@ void Emitter::EmitLoop(const Instruction& root, const std::string& out) {
   for (int64_t d : dims) ranges.emplace_back(0, d);
   split_dim_ = -1;
   split_points_.clear();
+  nest_walked_down_columns_ = false;
   std::string whole = LoopNest(root, out, ranges, /*may_split=*/true);
   if (split_dim_ < 0) {
-    out_ << whole;
+    // A tiled nest is emitted again with tile indices (below), which a concatenation's split
+    // cannot read: the first pass found no split.
+    out_ << (nest_has_tile_indices_ ? LoopNest(root, out, ranges, /*may_split=*/false) : whole);
+    if (nest_has_tile_indices_) TXLA_COUNTER("KernelTileIndices", 1);
+    if (nest_walked_down_columns_) TXLA_COUNTER("KernelTilesWalkedDownColumns", 1);
     return;
   }
   TXLA_COUNTER("KernelLoopsSplitAtConcatenate", 1);
@@ -262,7 +267,9 @@ void Emitter::EmitLoop(const Instruction& root, const std::string& out) {
     if (points[p] == points[p + 1]) continue;
     ranges[dim] = {points[p], points[p + 1]};
     out_ << LoopNest(root, out, ranges, /*may_split=*/false);
+    if (nest_has_tile_indices_) TXLA_COUNTER("KernelTileIndices", 1);
   }
+  if (nest_walked_down_columns_) TXLA_COUNTER("KernelTilesWalkedDownColumns", 1);
 }
 
 // One loop nest over `ranges` of the output's dimensions.
@@ -313,33 +320,62 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
                       std::to_string(end) + "; ++" + v + ")\n");
     }
   }
+  nest_has_tile_indices_ = false;
   if (tiled) {
-    std::vector<std::string> begin(rank), end(rank);
-    for (size_t k = rank - 2; k < rank; ++k) {
-      begin[k] = std::to_string(ranges[k].first);
-      end[k] = std::to_string(ranges[k].second);
-      if (k == 0 && parallel_) {  // this thread's rows of tiles: [lo * kTile, hi * kTile)
-        std::string l = "lo * " + std::to_string(kTile), h = "hi * " + std::to_string(kTile);
-        begin[k] = "(" + l + " > " + begin[k] + " ? " + l + " : " + begin[k] + ")";
-        end[k] = "(" + h + " < " + end[k] + " ? " + h + " : " + end[k] + ")";
-      }
-      std::string t = "t" + std::to_string(k);
-      loops.push_back(indent + "  for (int64_t " + t + " = " + begin[k] + "; " + t + " < " + end[k] + "; " + t +
-                      " += " + std::to_string(kTile) + ")\n");
-    }
     // Within a tile, the innermost loop runs along the output's rows (reading the transposed
     // input's rows) when that input is all the kernel reads: see ReadsOnlyThroughTransposedRows.
     const bool down_columns = ReadsOnlyThroughTransposedRows(root);
-    if (down_columns) TXLA_COUNTER("KernelTilesWalkedDownColumns", 1);
-    for (size_t k : down_columns ? std::vector<size_t>{rank - 1, rank - 2} : std::vector<size_t>{rank - 2, rank - 1}) {
-      std::string i = "i" + std::to_string(k), t = "t" + std::to_string(k), tile = std::to_string(kTile);
-      // Whole tiles (the range's ends on tile boundaries, so every thread's rows of tiles too): a
-      // constant trip count, which the vectorizer needs.
-      const bool whole_tiles = ranges[k].first % kTile == 0 && ranges[k].second % kTile == 0;
-      const std::string past = whole_tiles ? t + " + " + tile
-                                           : "(" + t + " + " + tile + " < " + end[k] + " ? " + t + " + " + tile + " : " + end[k] + ")";
-      loops.push_back(indent + "  for (int64_t " + i + " = " + t + "; " + i + " < " + past + "; ++" + i + ")\n");
-      inner_var = i;
+    nest_walked_down_columns_ |= down_columns;
+    const std::vector<size_t> inner_order =
+        down_columns ? std::vector<size_t>{rank - 1, rank - 2} : std::vector<size_t>{rank - 2, rank - 1};
+    const std::string tile = std::to_string(kTile);
+    // Whole tiles (both ranges' ends on tile boundaries, so every thread's rows of tiles too):
+    // the index is tile * kTile + offset, an offset the innermost loop runs over 0..kTile-1 (a
+    // constant trip count, which the vectorizer needs), and what depends on the tile alone (a
+    // concatenation's '% 32' and '/ 32' of the position, in the attention backward's
+    // concatenation of the q, k and v gradients) is simplified into per-tile values computed
+    // before the loop. Not in the first pass over a kernel, whose concatenations may split it
+    // (a split needs a plain loop variable).
+    const bool whole_tiles = ranges[rank - 2].first % kTile == 0 && ranges[rank - 2].second % kTile == 0 &&
+                             ranges[rank - 1].first % kTile == 0 && ranges[rank - 1].second % kTile == 0;
+    if (whole_tiles) nest_has_tile_indices_ = true;
+    if (whole_tiles && !may_split) {
+      for (size_t k = rank - 2; k < rank; ++k) {
+        std::string i = "i" + std::to_string(k), t = "t" + std::to_string(k);
+        int64_t first = ranges[k].first / kTile, past = ranges[k].second / kTile;
+        idx[k] = IndexExpr::Var(t, first, past) * kTile + IndexExpr::Var(i, 0, kTile);
+        std::string b = std::to_string(first), e = std::to_string(past);
+        if (k == 0 && parallel_) {  // this thread's rows of tiles: [lo, hi)
+          b = first == 0 ? "lo" : "(lo > " + b + " ? lo : " + b + ")";
+          e = "(hi < " + e + " ? hi : " + e + ")";
+        }
+        loops.push_back(indent + "  for (int64_t " + t + " = " + b + "; " + t + " < " + e + "; ++" + t + ")\n");
+      }
+      for (size_t k : inner_order) {
+        std::string i = "i" + std::to_string(k);
+        loops.push_back(indent + "  for (int64_t " + i + " = 0; " + i + " < " + tile + "; ++" + i + ")\n");
+        inner_var = i;
+      }
+    } else {
+      std::vector<std::string> begin(rank), end(rank);
+      for (size_t k = rank - 2; k < rank; ++k) {
+        begin[k] = std::to_string(ranges[k].first);
+        end[k] = std::to_string(ranges[k].second);
+        if (k == 0 && parallel_) {  // this thread's rows of tiles: [lo * kTile, hi * kTile)
+          std::string l = "lo * " + tile, h = "hi * " + tile;
+          begin[k] = "(" + l + " > " + begin[k] + " ? " + l + " : " + begin[k] + ")";
+          end[k] = "(" + h + " < " + end[k] + " ? " + h + " : " + end[k] + ")";
+        }
+        std::string t = "t" + std::to_string(k);
+        loops.push_back(indent + "  for (int64_t " + t + " = " + begin[k] + "; " + t + " < " + end[k] + "; " + t +
+                        " += " + tile + ")\n");
+      }
+      for (size_t k : inner_order) {
+        std::string i = "i" + std::to_string(k), t = "t" + std::to_string(k);
+        loops.push_back(indent + "  for (int64_t " + i + " = " + t + "; " + i + " < (" + t + " + " + tile + " < " +
+                        end[k] + " ? " + t + " + " + tile + " : " + end[k] + "); ++" + i + ")\n");
+        inner_var = i;
+      }
     }
   }
   may_split_ = may_split;

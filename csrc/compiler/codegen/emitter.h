@@ -74,6 +74,9 @@ class Emitter {
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
   bool KernelTransposesLastDimension(const Instruction& root);
   bool ReadsOnlyThroughTransposedRows(const Instruction& root);
+  // What the last LoopNest emitted: tiles indexed as tile * kTile + offset (or would have, in a
+  // first pass that may split), and tiles walked down columns (since EmitLoop began).
+  bool nest_has_tile_indices_ = false, nest_walked_down_columns_ = false;
   // The first of `root`'s dimensions [k, rank), k >= first_candidate, that a loop nest over its
   // shape runs as one loop (rank: none).
   size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
