@@ -117,6 +117,15 @@ Instruction* Simplify(Instruction* i) {
         Instruction* converted = c->Add(Opcode::kConvert, hlo::Shape::Array(i->shape().type, x->shape().dims), {x});
         return c->Add(Opcode::kTranspose, i->shape(), {converted}, operand(0)->attrs());
       }
+      // convert(reshape(x)) = reshape(convert(x)): one order for the same value, so CSE finds
+      // it. Through torch.compile the bf16 GPT decoder's GELU output was computed by three
+      // kernels a step, reshaped before or after its bf16 conversion (for the product, for the
+      // next layer's view, saved for the backward), each an erf over 262K elements.
+      if (operand(0)->opcode() == Opcode::kReshape) {
+        Instruction* x = operand(0)->operand(0);
+        Instruction* converted = c->Add(Opcode::kConvert, hlo::Shape::Array(i->shape().type, x->shape().dims), {x});
+        return c->Add(Opcode::kReshape, i->shape(), {converted});
+      }
       return nullptr;
     case Opcode::kReshape:
       if (operand(0)->shape().dims == i->shape().dims) return operand(0);  // no-op reshape

@@ -221,6 +221,30 @@ TEST(SimplifierTest, RoundTripConversionsThroughAWiderTypeVanish) {
   EXPECT_FALSE(simplifier.Run(*module));
 }
 
+TEST(SimplifierTest, AConversionAndAReshapeInEitherOrderAreOneValue) {
+  // Through torch.compile the bf16 GPT decoder's GELU output was converted then reshaped for one
+  // reader and reshaped then converted for another: one order (reshape outermost) lets CSE
+  // compute it once.
+  AlgebraicSimplifier simplifier;
+  CommonSubexpressionElimination cse;
+  auto module = hlo::ParseModule(Entry(
+      "  %x = f32[8,64] parameter(0)\n  %e = f32[8,64] exponential(%x)\n"
+      "  %c1 = bf16[8,64] convert(%e)\n  %r1 = bf16[512] reshape(%c1)\n"
+      "  %r2 = f32[512] reshape(%e)\n  %c2 = bf16[512] convert(%r2)\n"
+      "  ROOT %t = (bf16[512], bf16[512]) tuple(%r1, %c2)\n"));
+  for (int round = 0; round < 4; ++round) {
+    bool changed = simplifier.Run(*module);
+    changed |= cse.Run(*module);
+    DeadCodeElimination().Run(*module);
+    if (!changed) break;
+  }
+  hlo::Verify(*module);
+  const hlo::Instruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0), root->operand(1)) << hlo::ToText(*module->entry());
+  EXPECT_EQ(root->operand(0)->opcode(), hlo::Opcode::kReshape);
+  EXPECT_EQ(root->operand(0)->operand(0)->opcode(), hlo::Opcode::kConvert);
+}
+
 TEST(SimplifierTest, ConversionsMoveBelowTheTransposesTheyRead) {
   // Autocast's bf16 copy of a Linear weight read transposed by a dot: the conversion runs over
   // the weight's own layout, and the dot reads the transpose through its flags.
