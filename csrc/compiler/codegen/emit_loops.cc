@@ -491,6 +491,29 @@ bool Emitter::KernelTransposesLastDimension(const Instruction& root) {
   return false;
 }
 
+namespace {
+
+enum class Walk { kDescend, kSkip, kStop };
+
+// Depth first over the instructions a loop kernel rooted at `root` computes and reads, each
+// once: `visit` says whether to go on into an instruction's operands, or to stop the walk.
+template <typename Visit>
+void WalkKernel(const Instruction& root, Visit visit) {
+  std::vector<const Instruction*> stack = {&root};
+  std::set<const Instruction*> seen;
+  while (!stack.empty()) {
+    const Instruction* i = stack.back();
+    stack.pop_back();
+    if (!seen.insert(i).second) continue;
+    const Walk next = visit(*i);
+    if (next == Walk::kStop) return;
+    if (next == Walk::kDescend)
+      for (const Instruction* op : i->operands()) stack.push_back(op);
+  }
+}
+
+}  // namespace
+
 // Whether every array the loop kernel rooted at `root` reads comes through a transpose whose
 // output rows (dimension rank-2) run along its input's rows, with only elementwise operations
 // between: a tile is then best walked down the output's columns, reading the input's rows. A
@@ -501,44 +524,37 @@ bool Emitter::KernelTransposesLastDimension(const Instruction& root) {
 bool Emitter::ReadsOnlyThroughTransposedRows(const Instruction& root) {
   if (!inlined_.empty()) return false;
   const int64_t rank = root.shape().rank();
-  bool transposed = false;
-  std::vector<const Instruction*> stack = {&root};
-  std::set<const Instruction*> seen;
-  while (!stack.empty()) {
-    const Instruction* i = stack.back();
-    stack.pop_back();
-    if (!seen.insert(i).second) continue;
-    const auto& perm = i->attrs().dimensions;
-    if (i->opcode() == Opcode::kTranspose && i->shape().rank() == rank && perm.size() == static_cast<size_t>(rank) &&
+  bool transposed = false, only = true;
+  WalkKernel(root, [&](const Instruction& i) {
+    const auto& perm = i.attrs().dimensions;
+    if (i.opcode() == Opcode::kTranspose && i.shape().rank() == rank && perm.size() == static_cast<size_t>(rank) &&
         perm[rank - 2] == rank - 1) {
       transposed = true;
-      continue;
+      return Walk::kSkip;
     }
-    if (i->shape().element_count() <= 1) continue;  // a scalar, however it is read
-    if (i->opcode() == Opcode::kBroadcast && i->operand(0)->shape().element_count() <= 1) continue;
-    if (fusion_params_.count(i) || !hlo::IsElementwise(i->opcode()) || i->shape().dims != root.shape().dims)
-      return false;
-    for (const Instruction* op : i->operands()) stack.push_back(op);
-  }
-  return transposed;
+    if (i.shape().element_count() <= 1) return Walk::kSkip;  // a scalar, however it is read
+    if (i.opcode() == Opcode::kBroadcast && i.operand(0)->shape().element_count() <= 1) return Walk::kSkip;
+    if (fusion_params_.count(&i) || !hlo::IsElementwise(i.opcode()) || i.shape().dims != root.shape().dims) {
+      only = false;
+      return Walk::kStop;
+    }
+    return Walk::kDescend;
+  });
+  return only && transposed;
 }
 
 // Whether a loop kernel rooted at `root` reads through a transpose that moves the last dimension.
 bool Emitter::TransposesLastDimension(const Instruction& root) {
-  std::vector<const Instruction*> stack = {&root};
-  std::set<const Instruction*> seen;
-  while (!stack.empty()) {
-    const Instruction* i = stack.back();
-    stack.pop_back();
-    if (!seen.insert(i).second) continue;
-    if (i->opcode() == Opcode::kTranspose) {
-      const auto& perm = i->attrs().dimensions;
-      if (!perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1) return true;
+  bool found = false;
+  WalkKernel(root, [&](const Instruction& i) {
+    const auto& perm = i.attrs().dimensions;
+    if (i.opcode() == Opcode::kTranspose && !perm.empty() && perm.back() != static_cast<int64_t>(perm.size()) - 1) {
+      found = true;
+      return Walk::kStop;
     }
-    if (fusion_params_.count(i)) continue;
-    for (const Instruction* op : i->operands()) stack.push_back(op);
-  }
-  return false;
+    return fusion_params_.count(&i) ? Walk::kSkip : Walk::kDescend;
+  });
+  return found;
 }
 
 Emitter::KernelNames Emitter::AddKernel(const std::string& name, const std::string& signature, const std::string& body,
