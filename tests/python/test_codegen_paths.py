@@ -860,3 +860,23 @@ def test_a_bf16_concatenation_of_attention_gradients_is_indexed_by_tiles(dev, he
         (got, _), = run_both(fn, q, kt, v, dev=dev, grad=False)[1:]
     torch.testing.assert_close(got, fn(q, kt, v), equal_nan=True, rtol=0, atol=0)
     assert (d['KernelTileIndices'] > 0) == whole
+
+
+@pytest.mark.parametrize('rows_a,rows_b,cols,whole', [(256, 512, 384, True), (48, 40, 24, True), (20, 12, 36, False)])
+def test_transposed_parts_concatenated_along_the_threads_rows(dev, rows_a, rows_b, cols, whole):
+    """Two transposed parts concatenated along the first dimension, which the threads split in
+    rows of tiles: each part's loop nest takes its own tiles of the thread's range, indexed by
+    tile where the parts' rows are whole tiles (KernelTileIndices), split at the part boundary
+    (KernelLoopsSplitAtConcatenate); exact against eager's bf16, NaN included."""
+    torch.manual_seed(rows_a)
+    a, b = torch.randn(cols, rows_a), torch.randn(cols, rows_b)
+    a[0, 0] = float('nan')
+
+    def fn(a, b):
+        return torch.cat([a.t(), b.t() * 2], dim=0).to(torch.bfloat16)
+
+    with CounterDelta('KernelTileIndices', 'KernelLoopsSplitAtConcatenate') as d:
+        (got, _), = run_both(fn, a, b, dev=dev, grad=False)[1:]
+    torch.testing.assert_close(got, fn(a, b), equal_nan=True, rtol=0, atol=0)
+    assert d['KernelLoopsSplitAtConcatenate'] == 1
+    assert (d['KernelTileIndices'] == 2) == whole
