@@ -17,10 +17,10 @@ namespace txla::runtime {
 void NoteHostActivity();
 
 // Around a barrier (a graph cut and handed to the device): the trace has ended (the calling
-// thread's, or autograd's thread's before it), and the nodes the barrier itself records (views of updated parameters taken again, after
-// the hand-over) are not tracing. Counted as tracing, they kept the step's first kernels, which
-// start as the barrier returns, off a core (the MLP's first GEMM ran on one thread every other
-// step).
+// thread's, or autograd's thread's before it), and the nodes the barrier itself records (views
+// of updated parameters taken again, after the hand-over) are not tracing. Counted as tracing,
+// they kept the step's first kernels, which start as the barrier returns, off a core (the MLP's
+// first GEMM ran on one thread every other step).
 class HostBarrierScope {
  public:
   HostBarrierScope();

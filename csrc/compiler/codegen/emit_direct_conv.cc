@@ -46,8 +46,9 @@ struct DirectConv {
 std::vector<int64_t> RowPieces(int64_t width) {
   if (width % 4 != 0) return {};
   std::vector<int64_t> pieces(width / 16, 16);
+  int64_t rest = width % 16;  // 0, 4, 8 or 12
   for (int64_t lanes : {8, 4})
-    if ((width % 16) % (2 * lanes) >= lanes) pieces.push_back(lanes);
+    if (rest >= lanes) pieces.push_back(lanes), rest -= lanes;
   return pieces;
 }
 

@@ -111,20 +111,16 @@ Instruction* Simplify(Instruction* i) {
       // layout (it vectorizes), and the transpose, if dots are all that read it, costs nothing.
       // Autocast's bf16 copy of a Linear weight was a scalar transposing kernel every step.
       // (Not above a product the transpose folds into: the transpose moves down to it instead.)
-      if (operand(0)->opcode() == Opcode::kTranspose && operand(0)->users().size() == 1 &&
-          !SwappableDot(BelowConversions(operand(0)->operand(0)))) {
-        Instruction* x = operand(0)->operand(0);
-        Instruction* converted = c->Add(Opcode::kConvert, hlo::Shape::Array(i->shape().type, x->shape().dims), {x});
-        return c->Add(Opcode::kTranspose, i->shape(), {converted}, operand(0)->attrs());
-      }
       // convert(reshape(x)) = reshape(convert(x)): one order for the same value, so CSE finds
       // it. Through torch.compile the bf16 GPT decoder's GELU output was computed by three
       // kernels a step, reshaped before or after its bf16 conversion (for the product, for the
       // next layer's view, saved for the backward), each an erf over 262K elements.
-      if (operand(0)->opcode() == Opcode::kReshape) {
+      if (operand(0)->opcode() == Opcode::kReshape ||
+          (operand(0)->opcode() == Opcode::kTranspose && operand(0)->users().size() == 1 &&
+           !SwappableDot(BelowConversions(operand(0)->operand(0))))) {
         Instruction* x = operand(0)->operand(0);
         Instruction* converted = c->Add(Opcode::kConvert, hlo::Shape::Array(i->shape().type, x->shape().dims), {x});
-        return c->Add(Opcode::kReshape, i->shape(), {converted});
+        return c->Add(operand(0)->opcode(), i->shape(), {converted}, operand(0)->attrs());
       }
       return nullptr;
     case Opcode::kReshape:
