@@ -192,6 +192,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
   if (!for_read) RaiseUnreportedFailure((*first)->device());
   std::vector<LazyTensorPtr> pending;
+  pending.reserve(tensors.size());
   for (const LazyTensorPtr& t : tensors)
     if (t && t->pending()) pending.push_back(t);
   std::vector<DeferredView> deferred;
@@ -199,6 +200,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   if (pending.empty()) return;
   runtime::HostBarrierScope barrier;
   std::vector<ir::Value> values;
+  values.reserve(pending.size());
   for (const LazyTensorPtr& t : pending) values.push_back(t->pending());
   int device = pending.front()->device();
   std::vector<size_t> root_index;

@@ -45,6 +45,8 @@ std::vector<LazyTensorPtr> PendingTensors(int device) {
   std::vector<LazyTensorPtr> released;
   std::vector<LazyTensorPtr> out;
   std::lock_guard<std::mutex> lock(d.mu);
+  released.reserve(d.tensors.size());
+  out.reserve(d.tensors.size());
   for (auto& [id, weak] : d.tensors) {
     LazyTensorPtr t = weak.lock();
     if (!t) continue;
