@@ -62,6 +62,16 @@ def test_float_floor_division_as_python(dev):
     torch.testing.assert_close(got, torch.div(x, y, rounding_mode='floor'), equal_nan=True)
 
 
+@pytest.mark.parametrize('fn', [
+    lambda x: x.sum(0), lambda x: x.amax(0), lambda x: (x > 0).sum(0), lambda x: x.sum(0, keepdim=True),
+    lambda x: x.var(0), lambda x: x.t().sum(0), lambda x: torch.median(x, 0)[0], lambda x: x.argmax(0),
+])
+def test_reducing_a_full_dimension_into_an_empty_result(fn, dev):
+    # [3, 0] reduced over its 3: the result is empty. The compiler divided by the empty dimension
+    # (a SIGFPE that killed the process) before kernels with only empty outputs were skipped.
+    _same(fn, torch.randn(3, 0), dev=dev)
+
+
 @pytest.mark.parametrize('fn', [torch.median, torch.nanmedian])
 def test_median_of_empty_is_0_dim(fn, dev):
     _same(fn, torch.empty(0), dev=dev)

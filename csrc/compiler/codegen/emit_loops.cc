@@ -65,6 +65,10 @@ void Emitter::EmitKernel(const Instruction& i) {
       extra_outputs_.push_back(written);
     }
   }
+  // Every output empty: nothing to compute, and no kernel (a reduction's row arithmetic would
+  // divide by the empty dimension: the sum over dim 0 of a [3, 0] tensor was a SIGFPE).
+  auto empty = [](const Instruction* x) { return x->shape().element_count() == 0; };
+  if (empty(&i) && std::all_of(extra_outputs_.begin(), extra_outputs_.end(), empty)) return;
   // The loop nest becomes a function of its own whose buffers are __restrict__ parameters:
   // nothing aliases, so the compiler hoists scalar loads and vectorizes without checks.
   std::ostringstream kernel;
