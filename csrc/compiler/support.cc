@@ -112,6 +112,8 @@ const TxlaSupport* GetSupportTable() {
                                  &MaxPool2dBackward<double>,
                                  &SortIndices<float>,
                                  &SortIndices<double>,
+                                 &SortIndices<int32_t>,
+                                 &SortIndices<int64_t>,
                                  &ParallelFor,
                                  &KernelBegin,
                                  &KernelEnd,

@@ -22,6 +22,23 @@ bool HasBooleanIndex(c10::ArrayRef<c10::IValue> args) {
 
 bool IndexPutHasBooleanIndex(c10::ArrayRef<c10::IValue> args) { return HasBooleanIndex(args); }
 
+// bool, which ATen's order statistics and binary searches reject (the device's sort would take
+// it): the CPU fallback raises eager's error. (Complex and wide unsigned tensors never reach the
+// device.)
+bool Unsortable(const c10::IValue& arg) { return arg.isTensor() && arg.toTensor().scalar_type() == c10::kBool; }
+
+bool UnsortableFirst(c10::ArrayRef<c10::IValue> args) { return Unsortable(args[0]); }
+
+// median() / nanmedian() of an empty integer tensor: eager returns its NaN conversion.
+bool EmptyIntegerOrUnsortable(c10::ArrayRef<c10::IValue> args) {
+  if (Unsortable(args[0])) return true;
+  const at::Tensor& t = args[0].toTensor();
+  return t.numel() == 0 && !c10::isFloatingType(t.scalar_type());
+}
+
+// searchsorted / bucketize: the sequence or the values.
+bool UnsortableSearch(c10::ArrayRef<c10::IValue> args) { return Unsortable(args[0]) || Unsortable(args[1]); }
+
 std::vector<int> BatchNormRunningStats(c10::ArrayRef<c10::IValue> args) {
   bool training = args[5].toBool();
   bool has_stats = args[3].isTensor() && args[3].toTensor().defined() && args[4].isTensor() &&
@@ -188,7 +205,18 @@ const OpDecl kOps[] = {
     {"aten::cummax", nullptr, nullptr},
     {"aten::cummin", nullptr, nullptr},
     {"aten::sort", nullptr, nullptr},
+    {"aten::sort.stable", nullptr, nullptr},
     {"aten::topk", nullptr, nullptr},
+    // Order statistics and binary search (lower_sorted.cc).
+    {"aten::kthvalue", nullptr, UnsortableFirst},
+    {"aten::median", nullptr, EmptyIntegerOrUnsortable},
+    {"aten::nanmedian", nullptr, EmptyIntegerOrUnsortable},
+    {"aten::median.dim", nullptr, UnsortableFirst},
+    {"aten::nanmedian.dim", nullptr, UnsortableFirst},
+    {"aten::searchsorted.Tensor", nullptr, UnsortableSearch},
+    {"aten::searchsorted.Scalar", nullptr, UnsortableSearch},
+    {"aten::bucketize.Tensor", nullptr, UnsortableSearch},
+    {"aten::bucketize.Scalar", BucketizeScalar, UnsortableSearch},
     // Matrix products.
     {"aten::mm", MatrixProduct, nullptr},
     {"aten::addmm", nullptr, nullptr},

@@ -427,6 +427,14 @@ Shapes Eye(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(dtype, {n, m})};
 }
 
+Shapes BucketizeScalar(c10::ArrayRef<c10::IValue> args) {
+  // bucketize.Scalar(self, boundaries, out_int32, right): torch's Meta path for it reads the
+  // boundaries' values, which a meta tensor has none of.
+  const at::Tensor& boundaries = args[1].toTensor();
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  return std::vector<Shape>{Shape(args[2].toBool() ? c10::kInt : c10::kLong, {})};
+}
+
 Shapes ToCopy(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   c10::ScalarType dtype = args[1].isNone() ? self.scalar_type() : args[1].toScalarType();

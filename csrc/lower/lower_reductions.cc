@@ -247,23 +247,15 @@ Outs CumulativeExtremum(LoweringContext& c, const ir::Node& n) {
   return {c.TakeAlong(x, where, dim), where};
 }
 
-// Stable sort positions along `dim` (a library call); the values are a gather of them.
-std::pair<Instruction*, Instruction*> SortAlong(LoweringContext& c, Instruction* x, int64_t dim, bool descending) {
-  if (!hlo::IsFloating(x->shape().type)) throw NotLowered("sorting an integer tensor");
-  hlo::Attributes a;
-  a.dimensions = {dim};
-  a.index = descending ? 1 : 0;
-  a.custom_call_target = "txla.sort_indices";
-  Instruction* order = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {x}, a);
-  return {x, order};
-}
-
-Outs Sort(LoweringContext& c, const ir::Node& n) {  // sort(self, dim, descending)
+// sort(self, dim, descending) and sort.stable(self, stable, dim, descending): the device's sort
+// is always stable, which an unstable sort may be too.
+template <size_t kDimArg>
+Outs Sort(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   if (x->shape().rank() == 0) return {x, c.Constant(0, ElementType::kS64)};
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
-  auto [values, order] = SortAlong(c, x, dim, c.ConstArg(n, 2).toBool());
-  return {c.TakeAlong(values, order, dim), order};
+  int64_t dim = WrapDim(c.ConstArg(n, kDimArg).toInt(), x->shape().rank());
+  Instruction* order = SortPositions(c, x, dim, c.ConstArg(n, kDimArg + 1).toBool());
+  return {c.TakeAlong(x, order, dim), order};
 }
 
 Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, largest, sorted)
@@ -271,13 +263,13 @@ Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, larges
   if (x->shape().rank() == 0) throw NotLowered("topk of a 0-dim tensor");
   int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), x->shape().rank());
   int64_t k = c.ConstArg(n, 1).toInt();
-  auto [values, order] = SortAlong(c, x, dim, c.ConstArg(n, 3).toBool());
+  Instruction* order = SortPositions(c, x, dim, c.ConstArg(n, 3).toBool());
   hlo::Attributes a;
   for (int64_t d = 0; d < x->shape().rank(); ++d) a.slice.push_back({0, d == dim ? k : x->shape().dims[d], 1});
   std::vector<int64_t> dims = x->shape().dims;
   dims[dim] = k;
   Instruction* top = c.Add(Opcode::kSlice, hlo::Shape::Array(ElementType::kS64, dims), {order}, a);
-  return {c.TakeAlong(values, top, dim), top};
+  return {c.TakeAlong(x, top, dim), top};
 }
 
 }  // namespace
@@ -298,7 +290,7 @@ std::vector<LoweringEntry> ReductionLowerings() {
       {"aten::all", AnyAll<RK::kAnd>}, {"aten::all.dim", AnyAll<RK::kAnd>},
       {"aten::cumsum", Cumsum}, {"aten::cumprod", Cumprod},
       {"aten::_logcumsumexp", Logcumsumexp}, {"aten::cummax", CumulativeExtremum<true>},
-      {"aten::cummin", CumulativeExtremum<false>}, {"aten::sort", Sort}, {"aten::topk", Topk},
+      {"aten::cummin", CumulativeExtremum<false>}, {"aten::sort", Sort<1>}, {"aten::sort.stable", Sort<2>}, {"aten::topk", Topk},
   };
 }
 

@@ -156,26 +156,10 @@ Outs LinalgCross(LoweringContext& c, const ir::Node& n) {
   return {c.Add(Opcode::kConcatenate, hlo::Shape::Array(b.t, dims), {term(1, 2), term(2, 0), term(0, 1)}, a)};
 }
 
-// isin's promoted type. A Python number (isin.Tensor_Scalar) only lifts integers to the default
-// float type, as eager's eq with a number does; two tensors promote as ATen's result_type.
-ElementType IsinType(LoweringContext& c, const ir::Node& n) {
-  ElementType e = c.Operand(n, 0)->shape().type;
-  const ir::Arg& a = n.args().at(1);
-  if (a.kind != ir::Arg::Kind::kTensor || a.wrapped_number) {
-    bool floating = a.kind == ir::Arg::Kind::kConst ? a.value.toScalar().isFloatingPoint()
-                                                    : hlo::IsFloating(c.Get(n.operands().at(a.operand))->shape().type);
-    return floating && !hlo::IsFloating(e) ? ElementType::kF32 : e;
-  }
-  ElementType t = c.Operand(n, 1)->shape().type;
-  if (hlo::IsFloating(e) != hlo::IsFloating(t)) return hlo::IsFloating(e) ? e : t;
-  if (hlo::IsFloating(e)) return runtime::ByteWidth(e) >= runtime::ByteWidth(t) ? e : t;
-  return e == t ? e : ElementType::kS64;  // integers of two kinds: s64 holds both
-}
-
 // isin(elements, test_elements, assume_unique, invert): each element compared with every test
 // element (a reduction over the test elements; the comparisons are never materialized).
 Outs Isin(LoweringContext& c, const ir::Node& n) {
-  ElementType common = IsinType(c, n);
+  ElementType common = PromotedWithNumber(c, n, 0, 1);
   Instruction* e = c.Convert(c.Operand(n, 0), common);
   Instruction* t = c.TensorOrScalar(n, 1, common);
   const bool invert = c.ConstArg(n, 3).toBool();

@@ -293,4 +293,19 @@ hlo::Instruction* LoweringContext::AddRows(hlo::Instruction* self, hlo::Instruct
   return Add(hlo::Opcode::kScatter, self->shape(), {self, index, Convert(updates, t)}, a);
 }
 
+hlo::ElementType PromotedWithNumber(LoweringContext& c, const ir::Node& n, size_t tensor_arg, size_t other_arg) {
+  using hlo::ElementType;
+  ElementType e = c.Operand(n, tensor_arg)->shape().type;
+  const ir::Arg& a = n.args().at(other_arg);
+  if (a.kind != ir::Arg::Kind::kTensor || a.wrapped_number) {
+    bool floating = a.kind == ir::Arg::Kind::kConst ? a.value.toScalar().isFloatingPoint()
+                                                    : hlo::IsFloating(c.Get(n.operands().at(a.operand))->shape().type);
+    return floating && !hlo::IsFloating(e) ? ElementType::kF32 : e;
+  }
+  ElementType t = c.Operand(n, other_arg)->shape().type;
+  if (hlo::IsFloating(e) != hlo::IsFloating(t)) return hlo::IsFloating(e) ? e : t;
+  if (hlo::IsFloating(e)) return runtime::ByteWidth(e) >= runtime::ByteWidth(t) ? e : t;
+  return e == t ? e : ElementType::kS64;  // integers of two kinds: s64 holds both
+}
+
 }  // namespace txla::lower

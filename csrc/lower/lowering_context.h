@@ -95,6 +95,11 @@ class LoweringContext {
 // output such as a masked-off gradient).
 using LowerFn = std::vector<hlo::Instruction*> (*)(LoweringContext& ctx, const ir::Node& node);
 
+// The type ATen computes a binary op of tensor argument `tensor_arg` and argument `other_arg`
+// in: tensors promote as result_type; a Python number (or a wrapped one) lifts an integer tensor
+// to the default float type only when it is a float (isin, searchsorted, bucketize).
+hlo::ElementType PromotedWithNumber(LoweringContext& c, const ir::Node& n, size_t tensor_arg, size_t other_arg);
+
 // Dimension wrapping as ATen does it (negative counts from the end).
 int64_t WrapDim(int64_t dim, int64_t rank);
 std::vector<int64_t> IntList(const c10::IValue& v);

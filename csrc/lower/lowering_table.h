@@ -30,6 +30,7 @@ std::vector<LoweringEntry> ShapeLowerings();        // lower_shapes.cc: slices, 
 std::vector<LoweringEntry> ResampleLowerings();      // lower_resample.cc: upsampling, edge padding
 std::vector<LoweringEntry> SpecialLowerings();       // lower_special.cc: special functions, classification
 std::vector<LoweringEntry> CollectiveLowerings();   // lower_collectives.cc: all-reduce, ...
+std::vector<LoweringEntry> SortedLowerings();       // lower_sorted.cc: order statistics, binary search
 
 // Adaptive average pooling of the last `spatial` dimensions to `out_dims` (any sizes), and its
 // adjoint back to `in_dims` (lower_resample.cc).
@@ -37,6 +38,10 @@ hlo::Instruction* AdaptiveAverage(LoweringContext& c, hlo::Instruction* x, const
                                   int64_t spatial);
 hlo::Instruction* AdaptiveAverageAdjoint(LoweringContext& c, hlo::Instruction* g, const std::vector<int64_t>& in_dims,
                                          int64_t spatial);
+
+// Stable ascending (or descending) sort positions of x along `dim`, a library call (NaN sorts
+// above every number, as in ATen); the sorted values are x gathered at them (lower_sorted.cc).
+hlo::Instruction* SortPositions(LoweringContext& c, hlo::Instruction* x, int64_t dim, bool descending);
 
 inline hlo::ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
 

@@ -37,6 +37,11 @@ def idx(*shape, hi):
     return lambda dtype, gen: torch.randint(0, hi, shape, generator=gen)
 
 
+def srt(*shape, lo=-2.0, hi=2.0):
+    """rnd's values, sorted along the last dimension (a searchsorted sequence)."""
+    return lambda dtype, gen: rnd(*shape, lo=lo, hi=hi)(dtype, gen).sort(-1)[0]
+
+
 def fixed(tensor):
     return lambda dtype, gen: tensor.clone()
 
@@ -291,6 +296,64 @@ SPECS += [
          [float('inf'), float('inf'), -float('inf'), 1e30, -1e30, 5.0]]))]], ops=('aten::_logcumsumexp',), grad=False),
     Spec('sort', lambda x: torch.sort(x, -1), REDUCE, ops=('aten::sort',)),
     Spec('topk', lambda x: torch.topk(x, 2, -1), REDUCE, ops=('aten::topk',)),
+    # Integers sort too (narrower ones and bool as int32): values, and the stable order's indices.
+    Spec('sort.ints', lambda x: (torch.sort(x, -1)[0], torch.topk(x, 2, 0)[0]) + torch.sort(x.long(), dim=0, stable=True),
+         [[rnd(3, 4, lo=-3, hi=3)], [rnd(5, 2, lo=-3, hi=3)]], ops=('aten::sort', 'aten::topk', 'aten::sort.stable'),
+         dtypes=INTS + (torch.uint8, torch.int16, torch.int8), grad=False),
+    Spec('sort.bool', lambda x: torch.sort(x, -1)[0], [[mask(3, 5)]], ops=('aten::sort',),
+         dtypes=(torch.bool,), grad=False),
+    # Order statistics, read from the stable sort: values and indices (random floats are distinct;
+    # among equal integers eager's selection picks an index of its own, so those compare values).
+    Spec('kthvalue', lambda x: torch.kthvalue(x, 2, -1) + torch.kthvalue(x, 1, 0, keepdim=True),
+         REDUCE, ops=('aten::kthvalue',)),
+    Spec('kthvalue.empty', lambda x: torch.kthvalue(x, 2, 0) + torch.median(x, 0) + torch.nanmedian(x, 0),
+         [[rnd(3, 0)]], ops=('aten::kthvalue', 'aten::median.dim', 'aten::nanmedian.dim')),
+    Spec('kthvalue.0dim', lambda x: torch.kthvalue(x, 1), [[rnd()]], ops=('aten::kthvalue',)),
+    Spec('median.dim', lambda x: torch.median(x, -1) + torch.median(x, 0, keepdim=True),
+         REDUCE + [[rnd()]], ops=('aten::median.dim',)),
+    Spec('nanmedian.dim', lambda x: torch.nanmedian(x, -1) + torch.nanmedian(x, 0, keepdim=True),
+         REDUCE + [[rnd()]], ops=('aten::nanmedian.dim',)),
+    Spec('median', torch.median, REDUCE + [[rnd()], [rnd(0)], [rnd(2, 0)]], ops=('aten::median',)),
+    Spec('nanmedian', torch.nanmedian, REDUCE + [[rnd()], [rnd(0)]], ops=('aten::nanmedian',)),
+    Spec('median.ints', lambda x: (torch.median(x), torch.median(x, 0)[0], torch.kthvalue(x, 3, 1)[0],
+                                   torch.nanmedian(x, 1)[0], torch.nanmedian(x)),
+         [[rnd(3, 4, lo=-3, hi=3)], [rnd(5, 3, lo=-3, hi=3)]],
+         ops=('aten::median', 'aten::median.dim', 'aten::kthvalue', 'aten::nanmedian.dim', 'aten::nanmedian'),
+         dtypes=INTS + (torch.uint8, torch.int16), grad=False),
+    # NaN: the largest value (kthvalue), a row's first NaN (median), skipped (nanmedian; a row of
+    # NaNs is NaN, its index eager's choice, so not compared).
+    Spec('median.nan', lambda x: (torch.median(x, 1) + torch.kthvalue(x[[0, 2, 3]], 4, 1) + torch.nanmedian(x[[0, 2, 3]], 1) +
+                                  (torch.kthvalue(x, 2, 1)[0], torch.kthvalue(x, 4, 1)[0], torch.nanmedian(x, 1)[0], torch.median(x),
+                                   torch.nanmedian(x), torch.nanmedian(x[1]))),
+         [[fixed(torch.tensor([[3.0, float('nan'), 1.0, float('nan'), 2.0], [float('nan')] * 5,
+                               [5.0, -float('inf'), 3.0, 2.0, float('inf')], [2.5, 0.5, 1.0, -1.0, float('nan')]]))]],
+         ops=('aten::median.dim', 'aten::kthvalue', 'aten::nanmedian.dim', 'aten::median', 'aten::nanmedian'),
+         grad=False),
+    # Binary search, step for step as ATen's (so unsorted sequences and NaNs land where eager's
+    # do): left and right, int32 results, 1-D sequences for any values, N-D row by row, empty.
+    Spec('searchsorted', lambda s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True),
+                                       torch.searchsorted(s, v, side='right', out_int32=True)),
+         [[srt(6), rnd(3, 4)], [srt(2, 5), rnd(2, 3)], [srt(1), rnd(4)], [srt(0), rnd(3)], [srt(7), rnd()],
+          [rnd(6), rnd(5)], [srt(3, 4), rnd(3, 0)], [srt(4), rnd(0)]],
+         ops=('aten::searchsorted.Tensor',), dtypes=FLOAT + INTS, grad=False),
+    Spec('searchsorted.sorter', lambda s, v: torch.searchsorted(s, v, sorter=torch.argsort(s, -1)),
+         [[rnd(6), rnd(3, 4)], [rnd(2, 5), rnd(2, 3)]], ops=('aten::searchsorted.Tensor', 'aten::sort'), grad=False),
+    Spec('searchsorted.Scalar', lambda s: (torch.searchsorted(s, 0.5), torch.searchsorted(s, 1, right=True),
+                                           torch.searchsorted(s, -1, out_int32=True)),
+         [[srt(6)], [srt(1)], [srt(0)]], ops=('aten::searchsorted.Scalar',), dtypes=FLOAT + INTS, grad=False),
+    Spec('searchsorted.promotion', lambda s, v: (torch.searchsorted(s.long(), v), torch.searchsorted(s, v.int()),
+                                                 torch.searchsorted(s.long(), 0.5)),
+         [[srt(6, lo=-4, hi=4), rnd(3, 4, lo=-4, hi=4)]],
+         ops=('aten::searchsorted.Tensor', 'aten::searchsorted.Scalar'), grad=False),
+    Spec('searchsorted.nan', lambda s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True)),
+         [[fixed(torch.tensor([1.0, 2.0, float('nan'), 3.0, float('nan')])),
+           fixed(torch.tensor([[1.5, float('nan'), 3.0], [-float('inf'), float('inf'), 2.0]]))]],
+         ops=('aten::searchsorted.Tensor',), grad=False),
+    Spec('bucketize', lambda v, b: (torch.bucketize(v, b), torch.bucketize(v, b, right=True, out_int32=True)),
+         [[rnd(3, 4), srt(5)], [rnd(), srt(3)], [rnd(0), srt(2)], [rnd(4), srt(0)]],
+         ops=('aten::bucketize.Tensor',), dtypes=FLOAT + INTS, grad=False),
+    Spec('bucketize.Scalar', lambda b: (torch.bucketize(0.5, b), torch.bucketize(1, b, right=True, out_int32=True)),
+         [[srt(5)], [srt(0)]], ops=('aten::bucketize.Scalar',), dtypes=FLOAT + INTS, grad=False),
     # Matrix products.
     Spec('mm', torch.mm, [[rnd(3, 4), rnd(4, 5)], [rnd(0, 4), rnd(4, 2)]], ops=('aten::mm',)),
     Spec('matmul_2d_1d', torch.matmul, [[rnd(3, 4), rnd(4)]], ops=('aten::mv',)),

@@ -77,11 +77,16 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   }
   const hlo::Attributes& a = i.attrs();
   ElementType type = i.operand(0)->shape().type;
-  if (type != ElementType::kF32 && type != ElementType::kF64)
+  std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
+  // Sorting also takes 32- and 64-bit integers (the lowering widens narrower ones).
+  const bool integer_ok = target == "txla.sort_indices" && (type == ElementType::kS32 || type == ElementType::kS64);
+  if (type != ElementType::kF32 && type != ElementType::kF64 && !integer_ok)
     throw std::invalid_argument("codegen: " + i.name() + " on " +
                                 runtime::ElementTypeName(type) + " is not supported yet");
-  std::string suffix = type == ElementType::kF32 ? "_f32" : "_f64";
-  std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
+  std::string suffix = type == ElementType::kF32   ? "_f32"
+                       : type == ElementType::kF64 ? "_f64"
+                       : type == ElementType::kS32 ? "_s32"
+                                                   : "_s64";
   // txla.conv2d_bias is the forward convolution with the layer's bias as a third operand.
   const bool forward = target == "convolution" || target == "txla.conv2d_bias";
   if (forward && EmitDirectConv(i)) return;

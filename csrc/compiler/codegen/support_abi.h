@@ -30,6 +30,8 @@
   V(void, max_pool2d_backward_f64, (const double* dy, const int64_t* indices, double* dx, const int64_t* geometry)) \
   V(void, sort_indices_f32, (const float* x, int64_t* indices, const int64_t* geometry))                     \
   V(void, sort_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry))                    \
+  V(void, sort_indices_s32, (const int32_t* x, int64_t* indices, const int64_t* geometry))                   \
+  V(void, sort_indices_s64, (const int64_t* x, int64_t* indices, const int64_t* geometry))                   \
   /* Runs fn(ctx, lo, hi) over [0, count) split across the runtime's threads. */                             \
   V(void, parallel_for, (void (*fn)(void* ctx, int64_t lo, int64_t hi), void* ctx, int64_t count))           \
   /* Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end. */                 \

@@ -17,7 +17,7 @@ void SortIndices(const T* x, int64_t* indices, const int64_t* geometry) {
       const T* base = x + o * n * inner + i;
       for (int64_t k = 0; k < n; ++k) keys[k] = base[k * inner];
       std::iota(order.begin(), order.end(), 0);
-      // NaN is the largest value: last ascending, first descending.
+      // NaN is the largest value: last ascending, first descending (integers have none).
       auto less = [&](int64_t a, int64_t b) {
         T va = keys[a], vb = keys[b];
         if (va != va) return false;
@@ -35,5 +35,7 @@ void SortIndices(const T* x, int64_t* indices, const int64_t* geometry) {
 
 template void SortIndices<float>(const float*, int64_t*, const int64_t*);
 template void SortIndices<double>(const double*, int64_t*, const int64_t*);
+template void SortIndices<int32_t>(const int32_t*, int64_t*, const int64_t*);
+template void SortIndices<int64_t>(const int64_t*, int64_t*, const int64_t*);
 
 }  // namespace txla::compiler::library

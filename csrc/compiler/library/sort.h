@@ -6,7 +6,8 @@
 
 namespace txla::compiler::library {
 
-// geometry: {outer, n, inner, descending}. NaN sorts above every number, as in ATen.
+// geometry: {outer, n, inner, descending}. NaN sorts above every number, as in ATen. T: float,
+// double, int32_t, int64_t (narrower integers and bool are widened to int32 by the lowering).
 template <typename T>
 void SortIndices(const T* x, int64_t* indices, const int64_t* geometry);
 

@@ -1,0 +1,188 @@
+// Ops on sorted order: sort positions (a library call), the order statistics read out of them
+// (kthvalue, median, nanmedian), and binary search (searchsorted, bucketize).
+#include <limits>
+#include <string>
+
+#include "lower/formula.h"
+#include "lower/lowering.h"
+#include "lower/lowering_table.h"
+
+namespace txla::lower {
+
+Instruction* SortPositions(LoweringContext& c, Instruction* x, int64_t dim, bool descending) {
+  // The library sorts f32 and f64 (float normalization widens 16-bit floats), s32 and s64;
+  // narrower integers and bool sort in the same order as s32.
+  switch (x->shape().type) {
+    case ElementType::kPred:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kU8:
+      x = c.Convert(x, ElementType::kS32);
+      break;
+    default:
+      break;
+  }
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = descending ? 1 : 0;
+  a.custom_call_target = "txla.sort_indices";
+  return c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {x}, a);
+}
+
+namespace {
+
+Instruction* S64(LoweringContext& c, double v) { return c.Constant(v, ElementType::kS64); }
+
+// A reduction's result (`row`: x's dims with `dim` of size 1) without that dimension, unless kept.
+Instruction* DropDim(LoweringContext& c, Instruction* row, int64_t dim, bool keepdim) {
+  if (keepdim) return row;
+  std::vector<int64_t> dims = row->shape().dims;
+  dims.erase(dims.begin() + dim);
+  return c.Reshape(row, dims);
+}
+
+// Where along `dim` each row's statistic sits in sorted order, given the row's length n.
+enum class Statistic { kKth, kMedian, kNanMedian };
+
+// The value and the index (in x) of the element at sorted position `k(row)` of every row along
+// `dim`. median: the lower median, or a row's first NaN when it has one (NaN sorts last, a stable
+// sort keeps NaNs in their order). nanmedian: the lower median of the row's numbers (NaN when it
+// has none). kthvalue: position k-1, NaN counting as the largest value. A row's index among equal
+// values is the stable sort's; eager's selection may pick another of them.
+std::pair<Instruction*, Instruction*> OrderStatistic(LoweringContext& c, Instruction* x, int64_t dim, Statistic kind,
+                                                     int64_t k) {
+  const int64_t n = x->shape().dims[dim];
+  std::vector<int64_t> row = x->shape().dims;
+  row[dim] = 1;
+  Instruction* position;
+  if (kind == Statistic::kKth) {
+    position = c.BroadcastTo(S64(c, static_cast<double>(k - 1)), row);
+  } else if (!hlo::IsFloating(x->shape().type)) {
+    position = c.BroadcastTo(S64(c, static_cast<double>((n - 1) / 2)), row);
+  } else {
+    Builder b{c, ElementType::kS64};
+    Instruction* is_nan = c.Elementwise(Opcode::kCompare, {x, x}, x->shape().type, Comparison::kNe);
+    Instruction* nans = c.Reduce(c.Convert(is_nan, ElementType::kS64), {dim}, RK::kSum, /*keepdim=*/true);
+    Instruction* numbers = b.sub(b.k(static_cast<double>(n)), nans);
+    if (kind == Statistic::kMedian) {
+      position = b.sel(b.cmp(Comparison::kGt, nans, b.k(0)), numbers, b.k(static_cast<double>((n - 1) / 2)));
+    } else {  // a row of NaNs reads its first element, a NaN
+      Instruction* lower_median = b.div(b.sub(numbers, b.k(1)), b.k(2));
+      position = b.sel(b.cmp(Comparison::kGt, numbers, b.k(0)), lower_median, b.k(0));
+    }
+  }
+  Instruction* order = SortPositions(c, x, dim, /*descending=*/false);
+  Instruction* index = c.TakeAlong(order, position, dim);
+  return {c.TakeAlong(x, index, dim), index};
+}
+
+// kthvalue(self, k, dim, keepdim) -> (values, indices)
+Outs Kthvalue(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) return {x, S64(c, 0)};  // k == 1 (the Meta kernel checks)
+  const int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), x->shape().rank());
+  const bool keepdim = c.ConstArg(n, 3).toBool();
+  auto [value, index] = OrderStatistic(c, x, dim, Statistic::kKth, c.ConstArg(n, 1).toInt());
+  return {DropDim(c, value, dim, keepdim), DropDim(c, index, dim, keepdim)};
+}
+
+// median.dim / nanmedian.dim(self, dim, keepdim) -> (values, indices)
+template <Statistic kKind>
+Outs MedianDim(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) return {x, S64(c, 0)};
+  const int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  const bool keepdim = c.ConstArg(n, 2).toBool();
+  auto [value, index] = OrderStatistic(c, x, dim, kKind, 0);
+  return {DropDim(c, value, dim, keepdim), DropDim(c, index, dim, keepdim)};
+}
+
+// median / nanmedian(self): of all elements, a 0-dim result; NaN for an empty float tensor (an
+// empty integer tensor takes the CPU fallback: eager returns the type's NaN conversion).
+template <Statistic kKind>
+Outs MedianAll(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  const int64_t count = x->shape().element_count();
+  if (count == 0) {
+    if (!hlo::IsFloating(x->shape().type)) throw NotLowered("the median of an empty integer tensor");
+    return {c.Constant(std::numeric_limits<double>::quiet_NaN(), x->shape().type)};
+  }
+  auto [value, index] = OrderStatistic(c, c.Reshape(x, {count}), 0, kKind, 0);
+  return {c.Reshape(value, {})};
+}
+
+// The insertion points of `values` in the last dimension of `sequence`, by ATen's own binary
+// search step for step (left: the first position whose element is not below the value; right:
+// not at or below it), so that NaNs, which break the order, land where eager puts them. A 1-D
+// sequence serves every value; otherwise sequence and values share their leading dimensions.
+Instruction* BinarySearch(LoweringContext& c, Instruction* sequence, Instruction* values, bool right) {
+  const std::vector<int64_t> out_dims = values->shape().dims;
+  const int64_t m = sequence->shape().dims.back();
+  const int64_t rows = sequence->shape().rank() == 1 ? 1 : sequence->shape().element_count() / std::max<int64_t>(m, 1);
+  const int64_t count = values->shape().element_count();
+  const int64_t per_row = sequence->shape().rank() == 1 ? count : out_dims.back();
+  Builder i64{c, ElementType::kS64};
+  if (m == 0 || count == 0) return c.BroadcastTo(i64.k(0), out_dims);
+  Instruction* seq = c.Reshape(sequence, {rows, m});
+  Instruction* val = c.Reshape(values, {rows, per_row});
+  const ElementType t = val->shape().type;
+  Instruction* lo = c.BroadcastTo(i64.k(0), {rows, per_row});
+  Instruction* hi = c.BroadcastTo(i64.k(static_cast<double>(m)), {rows, per_row});
+  // Each step at least halves hi - lo: bit_length(m) steps empty every range.
+  for (int64_t left = m; left > 0; left >>= 1) {
+    Instruction* active = i64.cmp(Comparison::kLt, lo, hi);
+    Instruction* mid = i64.add(lo, i64.div(i64.sub(hi, lo), i64.k(2)));
+    Instruction* at = c.Elementwise(Opcode::kMinimum, {mid, i64.k(static_cast<double>(m - 1))}, ElementType::kS64);
+    Instruction* element = c.TakeAlong(seq, at, 1);
+    Instruction* stops = c.Elementwise(Opcode::kCompare, {element, val}, t, right ? Comparison::kGt : Comparison::kGe);
+    Instruction* go_up = c.Elementwise(Opcode::kNot, {stops}, ElementType::kPred);
+    lo = i64.sel(i64.all(active, go_up), i64.add(at, i64.k(1)), lo);
+    hi = i64.sel(i64.all(active, stops), at, hi);
+  }
+  return c.Reshape(lo, out_dims);
+}
+
+Instruction* SearchResult(LoweringContext& c, Instruction* positions, bool out_int32) {
+  return out_int32 ? c.Convert(positions, ElementType::kS32) : positions;
+}
+
+// searchsorted.Tensor / .Scalar(sorted_sequence, self, *, out_int32, right, side, sorter)
+Outs Searchsorted(LoweringContext& c, const ir::Node& n) {
+  const ElementType t = PromotedWithNumber(c, n, 0, 1);
+  Instruction* sequence = c.Convert(c.Operand(n, 0), t);
+  Instruction* values = c.TensorOrScalar(n, 1, t);
+  const c10::IValue& side = c.ConstArg(n, 4);
+  const bool right = c.ConstArg(n, 3).toBool() || (side.isString() && side.toStringRef() == "right");
+  if (!c.IsNone(n, 5)) {  // sorter: the sequence read in that order
+    const int64_t last = sequence->shape().rank() - 1;
+    sequence = c.TakeAlong(sequence, c.Convert(c.Operand(n, 5), ElementType::kS64), last);
+  }
+  return {SearchResult(c, BinarySearch(c, sequence, values, right), c.ConstArg(n, 2).toBool())};
+}
+
+// bucketize.Tensor / .Scalar(self, boundaries, *, out_int32, right): searchsorted of self in the
+// 1-D boundaries.
+Outs Bucketize(LoweringContext& c, const ir::Node& n) {
+  const ElementType t = PromotedWithNumber(c, n, 1, 0);
+  Instruction* boundaries = c.Convert(c.Operand(n, 1), t);
+  Instruction* values = c.TensorOrScalar(n, 0, t);
+  return {SearchResult(c, BinarySearch(c, boundaries, values, c.ConstArg(n, 3).toBool()), c.ConstArg(n, 2).toBool())};
+}
+
+}  // namespace
+
+std::vector<LoweringEntry> SortedLowerings() {
+  return {
+      {"aten::kthvalue", Kthvalue},
+      {"aten::median", MedianAll<Statistic::kMedian>},
+      {"aten::nanmedian", MedianAll<Statistic::kNanMedian>},
+      {"aten::median.dim", MedianDim<Statistic::kMedian>},
+      {"aten::nanmedian.dim", MedianDim<Statistic::kNanMedian>},
+      {"aten::searchsorted.Tensor", Searchsorted},
+      {"aten::searchsorted.Scalar", Searchsorted},
+      {"aten::bucketize.Tensor", Bucketize},
+      {"aten::bucketize.Scalar", Bucketize},
+  };
+}
+
+}  // namespace txla::lower
