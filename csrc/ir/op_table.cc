@@ -207,6 +207,9 @@ const OpDecl kOps[] = {
     {"aten::sort", nullptr, nullptr},
     {"aten::sort.stable", nullptr, nullptr},
     {"aten::topk", nullptr, nullptr},
+    // Sliding-window patches (lower_patches.cc): F.unfold and F.fold, each the other's gradient.
+    {"aten::im2col", nullptr, nullptr},
+    {"aten::col2im", nullptr, nullptr},
     // Order statistics and binary search (lower_sorted.cc).
     {"aten::kthvalue", nullptr, UnsortableFirst},
     {"aten::median", nullptr, EmptyIntegerOrUnsortable},

@@ -296,6 +296,14 @@ SPECS += [
          [float('inf'), float('inf'), -float('inf'), 1e30, -1e30, 5.0]]))]], ops=('aten::_logcumsumexp',), grad=False),
     Spec('sort', lambda x: torch.sort(x, -1), REDUCE, ops=('aten::sort',)),
     Spec('topk', lambda x: torch.topk(x, 2, -1), REDUCE, ops=('aten::topk',)),
+    # Sliding-window patches: F.unfold (im2col) and F.fold (col2im), each the other's gradient:
+    # padding, dilation, strides, unbatched inputs, empty batches, and whole tiles (a ViT's patchify).
+    Spec('unfold', lambda x: (F.unfold(x, 3, padding=1), F.unfold(x, (3, 2), dilation=(2, 1), padding=(2, 1), stride=(2, 3)),
+                              F.unfold(x, 2, stride=2)),
+         [[rnd(2, 3, 8, 10)], [rnd(3, 6, 4)], [rnd(0, 2, 4, 4)]], ops=('aten::im2col',), grad_ops=('aten::col2im',)),
+    Spec('fold', lambda c: (F.fold(c, (8, 8), 3, padding=1), F.fold(c[..., :20], (9, 10), (3, 3), dilation=(2, 1), padding=(2, 1), stride=(2, 3)),
+                            F.fold(c[..., :16, :16], (8, 8), 2, stride=2)),
+         [[rnd(2, 27, 64)], [rnd(27, 64)], [rnd(0, 27, 64)]], ops=('aten::col2im',), grad_ops=('aten::im2col',)),
     # Integers sort too (narrower ones and bool as int32): values, and the stable order's indices.
     Spec('sort.ints', lambda x: (torch.sort(x, -1)[0], torch.topk(x, 2, 0)[0]) + torch.sort(x.long(), dim=0, stable=True),
          [[rnd(3, 4, lo=-3, hi=3)], [rnd(5, 2, lo=-3, hi=3)]], ops=('aten::sort', 'aten::topk', 'aten::sort.stable'),
