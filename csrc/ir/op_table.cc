@@ -27,6 +27,11 @@ bool IndexPutHasBooleanIndex(c10::ArrayRef<c10::IValue> args) { return HasBoolea
 // device.)
 bool Unsortable(const c10::IValue& arg) { return arg.isTensor() && arg.toTensor().scalar_type() == c10::kBool; }
 
+// Pooling of an integer tensor (ATen's kernels are floating only): the CPU fallback's error.
+bool NotFloatingFirst(c10::ArrayRef<c10::IValue> args) {
+  return args[0].isTensor() && !c10::isFloatingType(args[0].toTensor().scalar_type());
+}
+
 bool UnsortableFirst(c10::ArrayRef<c10::IValue> args) { return Unsortable(args[0]); }
 
 // median() / nanmedian() of an empty integer tensor: eager returns its NaN conversion.
@@ -207,6 +212,9 @@ const OpDecl kOps[] = {
     {"aten::sort", nullptr, nullptr},
     {"aten::sort.stable", nullptr, nullptr},
     {"aten::topk", nullptr, nullptr},
+    // Adaptive max pooling (lower_adaptive_max.cc): windows of unequal sizes.
+    {"aten::adaptive_max_pool2d", nullptr, NotFloatingFirst},
+    {"aten::adaptive_max_pool2d_backward", nullptr, nullptr},
     // Sliding-window patches (lower_patches.cc): F.unfold and F.fold, each the other's gradient.
     {"aten::im2col", nullptr, nullptr},
     {"aten::col2im", nullptr, nullptr},

@@ -296,6 +296,14 @@ SPECS += [
          [float('inf'), float('inf'), -float('inf'), 1e30, -1e30, 5.0]]))]], ops=('aten::_logcumsumexp',), grad=False),
     Spec('sort', lambda x: torch.sort(x, -1), REDUCE, ops=('aten::sort',)),
     Spec('topk', lambda x: torch.topk(x, 2, -1), REDUCE, ops=('aten::topk',)),
+    # Adaptive max pooling: windows of unequal sizes (7 -> 3 rows), more cells than inputs,
+    # unbatched and empty inputs; values, plane offsets, and the gradient scattered to them.
+    Spec('adaptive_max_pool2d', lambda x: F.adaptive_max_pool2d(x, (3, 4), return_indices=True) + (F.adaptive_max_pool2d(x, 1),),
+         [[rnd(2, 3, 7, 9)], [rnd(1, 2, 3, 3)], [rnd(3, 8, 8)], [rnd(0, 2, 4, 4)]],
+         ops=('aten::adaptive_max_pool2d',), grad_ops=('aten::adaptive_max_pool2d_backward',)),
+    Spec('adaptive_max_pool2d.ties', lambda x: F.adaptive_max_pool2d(x, (2, 2), return_indices=True),
+         [[fixed(torch.tensor([[[1.0, 5.0, 5.0, 2.0], [float('nan'), 0.0, float('nan'), 3.0], [4.0, 4.0, 1.0, -float('inf')]]]))]],
+         ops=('aten::adaptive_max_pool2d',), grad=False),
     # Sliding-window patches: F.unfold (im2col) and F.fold (col2im), each the other's gradient:
     # padding, dilation, strides, unbatched inputs, empty batches, and whole tiles (a ViT's patchify).
     Spec('unfold', lambda x: (F.unfold(x, 3, padding=1), F.unfold(x, (3, 2), dilation=(2, 1), padding=(2, 1), stride=(2, 3)),
