@@ -284,6 +284,8 @@ const OpDecl kOps[] = {
     {"aten::native_dropout", NativeDropout, nullptr, nullptr, /*seeds_default_generator=*/true},
     {"aten::native_dropout_backward", SameAsFirst, nullptr},
     {"aten::bernoulli.p", SameAsFirst, nullptr},
+    {"aten::bernoulli.Tensor", nullptr, nullptr},
+    {"aten::bernoulli", nullptr, nullptr},
     {"aten::normal_functional", SameAsFirst, nullptr},
     {"aten::uniform", SameAsFirst, nullptr},
     {"aten::random", SameAsFirst, nullptr},

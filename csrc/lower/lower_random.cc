@@ -61,12 +61,25 @@ Outs Normal(LoweringContext& c, const ir::Node& n) {  // normal_functional(self,
   return {c.Elementwise(Opcode::kAdd, {c.ScalarArg(n, 1, t), c.Elementwise(Opcode::kMultiply, {z, c.ScalarArg(n, 2, t)}, t)}, t)};
 }
 
-Outs Bernoulli(LoweringContext& c, const ir::Node& n) {  // bernoulli.p(self, p, generator)
+// 1 where a uniform draw falls below the probability `p` (broadcast to the output), else 0.
+Instruction* BernoulliDraw(LoweringContext& c, const ir::Node& n, Instruction* seed, Instruction* p) {
   ElementType t = OutType(n);
   ElementType draw = hlo::IsFloating(t) ? t : ElementType::kF64;
-  Instruction* hit = c.Elementwise(Opcode::kCompare, {Uniform(c, n, Seed(c, n, 2), draw, 0), c.ScalarArg(n, 1, draw)},
-                                   draw, Comparison::kLt);
-  return {c.Convert(hit, t)};
+  Instruction* hit = c.Elementwise(Opcode::kCompare, {Uniform(c, n, seed, draw, 0), c.Convert(p, draw)}, draw, Comparison::kLt);
+  return c.Convert(hit, t);
+}
+
+Outs Bernoulli(LoweringContext& c, const ir::Node& n) {  // bernoulli.p(self, p, generator)
+  return {BernoulliDraw(c, n, Seed(c, n, 2), c.ScalarArg(n, 1, ElementType::kF64))};
+}
+
+// bernoulli.Tensor(self, p, generator): bernoulli_ with a tensor of probabilities (p broadcast
+// to self); bernoulli(self, generator): self holds the probabilities.
+Outs BernoulliTensor(LoweringContext& c, const ir::Node& n) {
+  return {BernoulliDraw(c, n, Seed(c, n, 2), c.BroadcastTo(c.Operand(n, 1), n.shape().sizes))};
+}
+Outs BernoulliOfSelf(LoweringContext& c, const ir::Node& n) {
+  return {BernoulliDraw(c, n, Seed(c, n, 1), c.Operand(n, 0))};
 }
 
 // native_dropout(input, p, train?) with the seed as a trailing argument -> (output, mask)
@@ -122,6 +135,8 @@ std::vector<LoweringEntry> RandomLowerings() {
       {"aten::uniform", UniformOp},
       {"aten::normal_functional", Normal},
       {"aten::bernoulli.p", Bernoulli},
+      {"aten::bernoulli.Tensor", BernoulliTensor},
+      {"aten::bernoulli", BernoulliOfSelf},
       {"aten::native_dropout", NativeDropout},
       {"aten::random", Random},
       {"aten::random.from", RandomFrom},

@@ -42,6 +42,25 @@ def test_bernoulli(dev):
     assert abs(b.mean() - 0.3) < 0.02
 
 
+def test_bernoulli_with_tensor_probabilities(dev):
+    # torch.bernoulli(p) and bernoulli_(p) with a tensor of probabilities (broadcast to self),
+    # into float and integer tensors: each element is 1 with its own probability.
+    torch.manual_seed(0)
+    p = torch.linspace(0, 1, 50).repeat(400, 1)  # every column its own probability
+    a = torch.bernoulli(p.to(dev))
+    b = torch.empty(400, 50, device=dev).bernoulli_(p.to(dev))
+    c = torch.empty(400, 50, device=dev, dtype=torch.int64).bernoulli_(p[0].to(dev))
+    text = torch_xla._XLAC._get_xla_tensors_text([a, b, c])
+    assert 'aten::bernoulli(' in text and text.count('aten::bernoulli.Tensor(') == 2
+    for draws in (a.cpu(), b.cpu(), c.cpu()):
+        assert set(draws.unique().tolist()) <= {0, 1}
+        rate = draws.double().mean(0)
+        assert (rate - p[0].double()).abs().max() < 0.1, rate  # 400 draws a column: 4.5 sigma
+        assert rate[0] == 0 and rate[-1] == 1  # p = 0 never, p = 1 always
+    assert c.dtype == torch.int64
+    assert not (a.cpu() == b.cpu()).all()  # independent draws
+
+
 def _check_dropout(x, y, grad):
     xs, ys, gs = x.detach().cpu(), y.detach().cpu(), grad.cpu()
     kept = ys != 0
