@@ -262,6 +262,9 @@ const OpDecl kOps[] = {
     {"aten::_softmax_backward_data", nullptr, nullptr},
     {"aten::_log_softmax", nullptr, nullptr},
     {"aten::_log_softmax_backward_data", nullptr, nullptr},
+    // p (1 or 2) chooses the formula; the margin rides along as a constant.
+    {"aten::multi_margin_loss", MultiMarginLoss, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::multi_margin_loss_backward", LikeSelfOfBackward, nullptr, nullptr, false, /*constant_scalars=*/true},
     {"aten::nll_loss_forward", nullptr, nullptr},
     {"aten::nll_loss_backward", nullptr, nullptr},
     {"aten::nll_loss2d_forward", NllLoss2dForward},

@@ -427,6 +427,20 @@ Shapes Eye(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(dtype, {n, m})};
 }
 
+Shapes MultiMarginLoss(c10::ArrayRef<c10::IValue> args) {
+  // multi_margin_loss(self, target, p, margin, weight, reduction). torch's Meta kernel gives a
+  // 1-D input's unreduced loss the shape [1]; eager's is 0-dim. The usual forms only: the Meta
+  // kernel checks the rest (and raises eager's errors).
+  const at::Tensor& self = args[0].toTensor();
+  const at::Tensor& target = args[1].toTensor();
+  const double p = args[2].toScalar().toDouble();
+  const bool rows = self.dim() == 2 && target.dim() == 1 && target.size(0) == self.size(0);
+  const bool single = self.dim() == 1 && self.numel() > 0 && target.numel() == 1 && target.dim() <= 1;
+  if (!(rows || single) || (p != 1 && p != 2) || !c10::isFloatingType(self.scalar_type())) return std::nullopt;
+  if (args[5].toInt() != 0 || single) return std::vector<Shape>{Shape(self.scalar_type(), {})};
+  return std::vector<Shape>{Shape(self.scalar_type(), {self.size(0)})};
+}
+
 Shapes BucketizeScalar(c10::ArrayRef<c10::IValue> args) {
   // bucketize.Scalar(self, boundaries, out_int32, right): torch's Meta path for it reads the
   // boundaries' values, which a meta tensor has none of.

@@ -1,9 +1,10 @@
 // Lowering of the elementwise losses and their gradients: mse, smooth L1, Huber, binary cross
-// entropy.
+// entropy; and the multi-class margin loss.
 // The reduction argument follows ATen: 0 none, 1 mean, 2 sum.
 #include <ATen/ATen.h>
 
 #include "ir/op_table.h"
+#include "lower/formula.h"
 #include "lower/lowering.h"
 #include "lower/lowering_table.h"
 
@@ -125,6 +126,69 @@ Outs DropoutBackward(LoweringContext& c, const ir::Node& n) {  // (grad_output, 
   return {c.Elementwise(Opcode::kMultiply, {kept, c.ScalarArg(n, 2, t)}, t)};
 }
 
+// multi_margin_loss's pieces over [N, C] scores x and targets y (an [N, 1] column):
+// z = margin - x[y] + x, the classes that count (every one but y, where z > 0: a NaN z counts
+// nothing, as in ATen's loop), and each row's weight[y] / C.
+struct Margins {
+  Instruction *z, *counts, *scale, *target;
+};
+
+Margins MarginsOf(LoweringContext& c, const ir::Node& n, Instruction* x, size_t target_arg, size_t margin_arg,
+                  size_t weight_arg, ElementType t) {
+  Builder b{c, t};
+  const int64_t rows = x->shape().dims[0], classes = x->shape().dims[1];
+  Instruction* y = c.Reshape(c.Convert(c.Operand(n, target_arg), ElementType::kS64), {rows, 1});
+  Instruction* z = b.add(b.sub(c.ScalarArg(n, margin_arg, t), c.TakeAlong(x, y, 1)), x);
+  Instruction* other = c.Elementwise(Opcode::kCompare, {c.Iota(hlo::Shape::Array(ElementType::kS64, {rows, classes}), 1), y},
+                                     ElementType::kS64, Comparison::kNe);
+  Instruction* counts = b.all(other, b.cmp(Comparison::kGt, z, b.k(0)));
+  Instruction* scale = b.k(1.0 / static_cast<double>(classes));
+  if (!c.IsNone(n, weight_arg))
+    scale = b.mul(scale, c.Reshape(c.TakeRows(c.Operand(n, weight_arg), c.Reshape(y, {rows}), 0), {rows, 1}));
+  return {z, counts, scale, y};
+}
+
+Instruction* AsRows(LoweringContext& c, Instruction* x) {
+  return x->shape().rank() == 2 ? x : c.Reshape(x, {1, x->shape().element_count()});
+}
+
+// multi_margin_loss(self, target, p, margin, weight, reduction): per sample, the sum over the
+// other classes of max(0, margin - x[y] + x[j])^p, times weight[y], over C.
+Outs MultiMarginLoss(LoweringContext& c, const ir::Node& n) {
+  const ElementType t = OutType(n);
+  Builder b{c, t};
+  Instruction* x = AsRows(c, c.Operand(n, 0));
+  const bool squared = c.ConstArg(n, 2).toScalar().toDouble() == 2;
+  Margins m = MarginsOf(c, n, x, 1, 3, 4, t);
+  Instruction* hinge = squared ? b.mul(m.z, m.z) : m.z;
+  Instruction* per_row = c.Reduce(b.mul(b.sel(m.counts, hinge, b.k(0)), m.scale), {1}, RK::kSum);
+  const int64_t reduction = c.ConstArg(n, 5).toInt();
+  if (reduction == 0) return {c.Reshape(per_row, n.shape().sizes)};
+  if (reduction == 1 && x->shape().dims[0] == 0) return {b.k(0)};  // ATen's mean of no samples
+  return {c.Reshape(Reduced(c, per_row, reduction, t), {})};
+}
+
+// multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction): each
+// counted class gets (p == 1 ? 1 : 2z) * weight[y] / C, and the target class minus their sum.
+Outs MultiMarginLossBackward(LoweringContext& c, const ir::Node& n) {
+  const ElementType t = OutType(n);
+  Builder b{c, t};
+  Instruction* self = c.Operand(n, 1);
+  Instruction* x = AsRows(c, self);
+  const int64_t rows = x->shape().dims[0];
+  const bool squared = c.ConstArg(n, 3).toScalar().toDouble() == 2;
+  Margins m = MarginsOf(c, n, x, 2, 4, 5, t);
+  const int64_t reduction = c.ConstArg(n, 6).toInt();
+  Instruction* g = c.Operand(n, 0);
+  g = reduction == 0 ? c.Reshape(g, {rows, 1}) : reduction == 1 ? b.div(g, b.k(static_cast<double>(rows))) : g;
+  Instruction* slope = squared ? b.mul(b.k(2), m.z) : b.k(1);
+  Instruction* others = b.mul(b.mul(b.sel(m.counts, slope, b.k(0)), m.scale), g);
+  Instruction* total = c.Reshape(c.Reduce(others, {1}, RK::kSum), {rows, 1});
+  Instruction* is_target = c.Elementwise(Opcode::kCompare, {c.Iota(hlo::Shape::Array(ElementType::kS64, x->shape().dims), 1), m.target},
+                                         ElementType::kS64, Comparison::kEq);
+  return {c.Reshape(b.sub(others, b.sel(is_target, total, b.k(0))), self->shape().dims)};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> LossLowerings() {
@@ -135,6 +199,8 @@ std::vector<LoweringEntry> LossLowerings() {
       {"aten::binary_cross_entropy", BinaryCrossEntropy},
       {"aten::binary_cross_entropy_backward", BinaryCrossEntropyBackward},
       {"aten::native_dropout_backward", DropoutBackward},
+      {"aten::multi_margin_loss", MultiMarginLoss},
+      {"aten::multi_margin_loss_backward", MultiMarginLossBackward},
   };
 }
 

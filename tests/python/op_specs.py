@@ -443,6 +443,17 @@ SPECS += [
     Spec('cross_entropy', lambda x, t: F.cross_entropy(x, t), [[rnd(6, 5), idx(6, hi=5)]],
          ops=('aten::_log_softmax', 'aten::nll_loss_forward'),
          grad_ops=('aten::_log_softmax_backward_data',)),
+    # Multi-class margin loss: p 1 and 2, a margin, class weights, each reduction, a single
+    # sample (1-D, its unreduced loss 0-dim); a NaN score counts nothing, as in ATen's loop.
+    Spec('multi_margin_loss', lambda x, y, w: (F.multi_margin_loss(x, y), F.multi_margin_loss(x, y, p=2, margin=0.7, reduction='sum'),
+                                               F.multi_margin_loss(x, y, weight=w, reduction='none')),
+         [[rnd(5, 4), idx(5, hi=4), pos(4)], [rnd(1, 3), idx(1, hi=3), pos(3)]],
+         ops=('aten::multi_margin_loss',), grad_ops=('aten::multi_margin_loss_backward',), nograd=(2,), transposed=False),
+    Spec('multi_margin_loss.single', lambda x, y: (F.multi_margin_loss(x, y), F.multi_margin_loss(x, y, reduction='none')),
+         [[rnd(6), idx(hi=6)]], ops=('aten::multi_margin_loss',), grad_ops=('aten::multi_margin_loss_backward',)),
+    Spec('multi_margin_loss.nan', lambda x, y: F.multi_margin_loss(x, y, reduction='none'),
+         [[fixed(torch.tensor([[0.5, float('nan'), -1.0], [float('nan'), 2.0, 1.0], [0.0, 0.2, -0.2]])),
+           fixed(torch.tensor([0, 0, 2]))]], ops=('aten::multi_margin_loss',), grad_ops=('aten::multi_margin_loss_backward',)),
     Spec('mse_loss', F.mse_loss, [[rnd(3, 4), rnd(3, 4)]], ops=('aten::mse_loss',),
          grad_ops=('aten::mse_loss_backward',)),
     Spec('binary_cross_entropy', lambda x, t: F.binary_cross_entropy(x, t),
