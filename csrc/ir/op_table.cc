@@ -220,6 +220,7 @@ const OpDecl kOps[] = {
     {"aten::col2im", nullptr, nullptr},
     // Order statistics and binary search (lower_sorted.cc).
     {"aten::kthvalue", nullptr, UnsortableFirst},
+    {"aten::mode", nullptr, nullptr},
     {"aten::median", nullptr, EmptyIntegerOrUnsortable},
     {"aten::nanmedian", nullptr, EmptyIntegerOrUnsortable},
     {"aten::median.dim", nullptr, UnsortableFirst},

@@ -1,5 +1,5 @@
 // Ops on sorted order: sort positions (a library call), the order statistics read out of them
-// (kthvalue, median, nanmedian), and binary search (searchsorted, bucketize).
+// (kthvalue, median, nanmedian, mode), and binary search (searchsorted, bucketize).
 #include <limits>
 #include <string>
 
@@ -111,6 +111,54 @@ Outs MedianAll(LoweringContext& c, const ir::Node& n) {
   return {c.Reshape(value, {})};
 }
 
+// mode(self, dim, keepdim) -> (values, indices): the most frequent value of each row, the
+// smallest of equally frequent ones, found as ATen does over the sorted row (runs of equal
+// values; NaN equals nothing, so each NaN is a run of its own). Its index is that of the value's
+// last occurrence (the stable sort's run end); eager's unstable sort may end the run with
+// another occurrence in rows longer than its insertion-sort cutoff.
+Outs Mode(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  if (x->shape().rank() == 0) return {x, S64(c, 0)};
+  const int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  const bool keepdim = c.ConstArg(n, 2).toBool();
+  const std::vector<int64_t>& dims = x->shape().dims;
+  const int64_t len = dims[dim];
+  std::vector<int64_t> row = dims;
+  row[dim] = 1;
+  if (x->shape().element_count() == 0)
+    return {DropDim(c, c.BroadcastTo(c.Constant(0, x->shape().type), row), dim, keepdim),
+            DropDim(c, c.BroadcastTo(S64(c, 0), row), dim, keepdim)};
+  Instruction* order = SortPositions(c, x, dim, /*descending=*/false);
+  Instruction* sorted = c.TakeAlong(x, order, dim);
+  Builder i64{c, ElementType::kS64};
+  hlo::Attributes along;
+  along.dimensions = {dim};
+  const hlo::Shape flags = hlo::Shape::Array(ElementType::kPred, dims);
+  Instruction* no = c.BroadcastTo(c.Constant(0, ElementType::kPred), row);
+  // Whether each sorted element equals the one before it (the first: no), and the one after it.
+  Instruction* same = no;
+  Instruction* next_same = no;
+  if (len > 1) {
+    Instruction* equal = c.Elementwise(Opcode::kCompare, {c.Slice(sorted, dim, 1, len), c.Slice(sorted, dim, 0, len - 1)},
+                                       x->shape().type, Comparison::kEq);
+    same = c.Add(Opcode::kConcatenate, flags, {no, equal}, along);
+    next_same = c.Add(Opcode::kConcatenate, flags, {equal, no}, along);
+  }
+  Instruction* k = c.Iota(hlo::Shape::Array(ElementType::kS64, dims), dim);
+  // Each run's start, carried along it: where the running maximum of the run starts (counted
+  // from 1, others 0) was last taken.
+  hlo::Attributes scan = along;
+  scan.custom_call_target = "txla.cummax_indices";
+  Instruction* start = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, dims),
+                             {i64.sel(same, i64.k(0), i64.add(k, i64.k(1)))}, scan);
+  // A run's length, read at its last element.
+  Instruction* run = i64.sel(next_same, i64.k(0), i64.add(i64.sub(k, start), i64.k(1)));
+  Instruction* longest = c.Reduce(run, {dim}, RK::kMax, /*keepdim=*/true);
+  Instruction* first = c.Reduce(i64.sel(i64.cmp(Comparison::kEq, run, longest), k, i64.k(static_cast<double>(len))), {dim},
+                                RK::kMin, /*keepdim=*/true);
+  return {DropDim(c, c.TakeAlong(sorted, first, dim), dim, keepdim), DropDim(c, c.TakeAlong(order, first, dim), dim, keepdim)};
+}
+
 // The insertion points of `values` in the last dimension of `sequence`, by ATen's own binary
 // search step for step (left: the first position whose element is not below the value; right:
 // not at or below it), so that NaNs, which break the order, land where eager puts them. A 1-D
@@ -174,6 +222,7 @@ Outs Bucketize(LoweringContext& c, const ir::Node& n) {
 std::vector<LoweringEntry> SortedLowerings() {
   return {
       {"aten::kthvalue", Kthvalue},
+      {"aten::mode", Mode},
       {"aten::median", MedianAll<Statistic::kMedian>},
       {"aten::nanmedian", MedianAll<Statistic::kNanMedian>},
       {"aten::median.dim", MedianDim<Statistic::kMedian>},

@@ -345,6 +345,15 @@ SPECS += [
                                [5.0, -float('inf'), 3.0, 2.0, float('inf')], [2.5, 0.5, 1.0, -1.0, float('nan')]]))]],
          ops=('aten::median.dim', 'aten::kthvalue', 'aten::nanmedian.dim', 'aten::median', 'aten::nanmedian'),
          grad=False),
+    # mode: the most frequent value (the smallest of a tie), at its last occurrence; rows short
+    # enough for eager's insertion sort, whose pick among equal values is then that one too.
+    Spec('mode', lambda x: torch.mode(x, -1) + torch.mode(x, 0, keepdim=True), [[rnd(4, 6, lo=-2, hi=2)], [rnd(3, 1)], [rnd()]],
+         ops=('aten::mode',), dtypes=INTS + (torch.uint8,), grad=False),
+    Spec('mode.float', lambda x: torch.mode(x.round(), -1)[0], [[rnd(5, 7)], [rnd(2, 300)]], ops=('aten::mode',), grad=False),
+    Spec('mode.grad', lambda x: torch.mode(x, 1), [[rnd(3, 5)], [rnd(0, 3)]], ops=('aten::mode',)),
+    Spec('mode.nan', lambda x: torch.mode(x, 1), [[fixed(torch.tensor([[float('nan'), 1.0, 1.0, float('nan')], [2.0, float('nan'), 3.0, 0.0]]))]],
+         ops=('aten::mode',), grad=False),
+    Spec('mode.bool', lambda x: torch.mode(x, 1), [[mask(3, 5)]], ops=('aten::mode',), dtypes=(torch.bool,), grad=False),
     # Binary search, step for step as ATen's (so unsorted sequences and NaNs land where eager's
     # do): left and right, int32 results, 1-D sequences for any values, N-D row by row, empty.
     Spec('searchsorted', lambda s, v: (torch.searchsorted(s, v), torch.searchsorted(s, v, right=True),
