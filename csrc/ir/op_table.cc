@@ -32,6 +32,12 @@ bool NotFloatingFirst(c10::ArrayRef<c10::IValue> args) {
   return args[0].isTensor() && !c10::isFloatingType(args[0].toTensor().scalar_type());
 }
 
+// grid_sampler_2d(_backward) with bicubic interpolation (mode 2): the CPU fallback computes it.
+bool BicubicGridSample(c10::ArrayRef<c10::IValue> args) {
+  const size_t mode = args.size() == 5 ? 2 : 3;  // forward (input, grid, mode, ...) or backward
+  return args[mode].toInt() == 2;
+}
+
 bool UnsortableFirst(c10::ArrayRef<c10::IValue> args) { return Unsortable(args[0]); }
 
 // median() / nanmedian() of an empty integer tensor: eager returns its NaN conversion.
@@ -215,6 +221,9 @@ const OpDecl kOps[] = {
     // Adaptive max pooling (lower_adaptive_max.cc): windows of unequal sizes.
     {"aten::adaptive_max_pool2d", nullptr, NotFloatingFirst},
     {"aten::adaptive_max_pool2d_backward", nullptr, nullptr},
+    // F.grid_sample on images (lower_grid_sample.cc): bilinear and nearest.
+    {"aten::grid_sampler_2d", nullptr, BicubicGridSample},
+    {"aten::grid_sampler_2d_backward", nullptr, BicubicGridSample},
     // Sliding-window patches (lower_patches.cc): F.unfold and F.fold, each the other's gradient.
     {"aten::im2col", nullptr, nullptr},
     {"aten::col2im", nullptr, nullptr},

@@ -304,6 +304,14 @@ SPECS += [
     Spec('adaptive_max_pool2d.ties', lambda x: F.adaptive_max_pool2d(x, (2, 2), return_indices=True),
          [[fixed(torch.tensor([[[1.0, 5.0, 5.0, 2.0], [float('nan'), 0.0, float('nan'), 3.0], [4.0, 4.0, 1.0, -float('inf')]]]))]],
          ops=('aten::adaptive_max_pool2d',), grad=False),
+    # F.grid_sample on images: bilinear and nearest, every padding mode, both corner alignments,
+    # grid points outside [-1, 1] (reflection folds them back); gradients for input and grid.
+    Spec('grid_sample', lambda x, g: tuple(F.grid_sample(x, g, mode=m, padding_mode=p, align_corners=a)
+                                           for m in ('bilinear', 'nearest') for p in ('zeros', 'border', 'reflection')
+                                           for a in (False, True)),
+         [[rnd(2, 3, 5, 6), rnd(2, 4, 7, 2, lo=-1.3, hi=1.3)], [rnd(1, 2, 1, 1), rnd(1, 3, 2, 2, lo=-3.0, hi=3.0)],
+          [rnd(0, 2, 3, 3), rnd(0, 2, 2, 2)]],
+         ops=('aten::grid_sampler_2d',), grad_ops=('aten::grid_sampler_2d_backward',), transposed=False),
     # Sliding-window patches: F.unfold (im2col) and F.fold (col2im), each the other's gradient:
     # padding, dilation, strides, unbatched inputs, empty batches, and whole tiles (a ViT's patchify).
     Spec('unfold', lambda x: (F.unfold(x, 3, padding=1), F.unfold(x, (3, 2), dilation=(2, 1), padding=(2, 1), stride=(2, 3)),
