@@ -301,6 +301,9 @@ const OpDecl kOps[] = {
     {"aten::bernoulli", nullptr, nullptr},
     {"aten::normal_functional", SameAsFirst, nullptr},
     {"aten::uniform", SameAsFirst, nullptr},
+    // A random permutation: the sort order of uniform draws.
+    {"aten::randperm", Randperm, nullptr, nullptr, /*seeds_default_generator=*/true},
+    {"aten::randperm.generator", Randperm, nullptr},
     {"aten::random", SameAsFirst, nullptr},
     {"aten::random.from", SameAsFirst, nullptr},
     // Views, as the copies functionalization turns them into.

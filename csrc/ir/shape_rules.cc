@@ -441,6 +441,28 @@ Shapes MultiMarginLoss(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(self.scalar_type(), {self.size(0)})};
 }
 
+Shapes Randperm(c10::ArrayRef<c10::IValue> args) {
+  // randperm(n, dtype, layout, device, pin_memory) or randperm.generator(n, generator, dtype, ...),
+  // with ATen's checks of n against the dtype (check_supported_max_int_with_precision).
+  const int64_t n = args[0].toInt();
+  const c10::IValue& dt = args[args.size() == 5 ? 1 : 2];
+  const c10::ScalarType dtype = dt.isNone() ? c10::kLong : dt.toScalarType();
+  TORCH_CHECK(n >= 0, "Trying to create tensor with negative dimension ", n, ": [", n, "]");
+  TORCH_CHECK(dtype != c10::kBool, "\"randperm\" not implemented for 'Bool'");
+  const int64_t top = n > 0 ? n - 1 : 0;
+  switch (dtype) {
+    case c10::kByte: TORCH_CHECK(top <= 255, "value cannot be converted to type uint8_t without overflow"); break;
+    case c10::kChar: TORCH_CHECK(top <= 127, "value cannot be converted to type int8_t without overflow"); break;
+    case c10::kShort: TORCH_CHECK(top <= 32767, "value cannot be converted to type int16_t without overflow"); break;
+    case c10::kInt: TORCH_CHECK(top <= 2147483647, "value cannot be converted to type int32_t without overflow"); break;
+    case c10::kHalf: TORCH_CHECK(n <= (int64_t{1} << 11) + 1, "n cannot be greater than 2049 for Half type."); break;
+    case c10::kFloat: TORCH_CHECK(n <= (int64_t{1} << 24) + 1, "n cannot be greater than 2^24+1 for Float type."); break;
+    case c10::kDouble: TORCH_CHECK(n <= (int64_t{1} << 53) + 1, "n cannot be greater than 2^53+1 for Double type."); break;
+    default: break;
+  }
+  return std::vector<Shape>{Shape(dtype, {n})};
+}
+
 Shapes BucketizeScalar(c10::ArrayRef<c10::IValue> args) {
   // bucketize.Scalar(self, boundaries, out_int32, right): torch's Meta path for it reads the
   // boundaries' values, which a meta tensor has none of.

@@ -46,6 +46,8 @@ std::optional<std::vector<Shape>> Factory(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ToCopy(c10::ArrayRef<c10::IValue> args);
 // multi_margin_loss: eager's output shape (a 1-D input's unreduced loss is 0-dim).
 std::optional<std::vector<Shape>> MultiMarginLoss(c10::ArrayRef<c10::IValue> args);
+// randperm / randperm.generator: [n] of the dtype (int64 by default), with eager's checks of n.
+std::optional<std::vector<Shape>> Randperm(c10::ArrayRef<c10::IValue> args);
 // bucketize.Scalar: a 0-dim index (int32 with out_int32), boundaries checked 1-D as eager does.
 std::optional<std::vector<Shape>> BucketizeScalar(c10::ArrayRef<c10::IValue> args);
 // arange.start_step and eye / eye.m: sizes from the arguments, with eager's checks.

@@ -128,6 +128,15 @@ Outs Random(LoweringContext& c, const ir::Node& n) {  // random(self, generator)
   return {UniformIntegers(c, n, Seed(c, n, 1), c.Constant(0, ElementType::kF64), c.Constant(top, ElementType::kF64))};
 }
 
+// randperm(n, ...) with its seed trailing, randperm.generator(n, generator, ...): the stable sort
+// order of n uniform draws (53-bit), every permutation equally likely.
+template <bool kGeneratorArg>
+Outs Randperm(LoweringContext& c, const ir::Node& n) {
+  Instruction* seed = Seed(c, n, kGeneratorArg ? 1 : n.args().size() - 1);
+  Instruction* keys = Uniform(c, n, seed, ElementType::kF64, 0);
+  return {c.Convert(SortPositions(c, keys, 0, /*descending=*/false), OutType(n))};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> RandomLowerings() {
@@ -140,6 +149,8 @@ std::vector<LoweringEntry> RandomLowerings() {
       {"aten::native_dropout", NativeDropout},
       {"aten::random", Random},
       {"aten::random.from", RandomFrom},
+      {"aten::randperm", Randperm<false>},
+      {"aten::randperm.generator", Randperm<true>},
   };
 }
 

@@ -12,7 +12,7 @@ SPECS = op_specs.SPECS + op_specs_special.SPECS
 RANDOM_OPS = {  # checked in test_random.py: their values cannot match eager's stream
     'aten::normal_functional', 'aten::uniform', 'aten::bernoulli.p', 'aten::random',
     'aten::random.from', 'aten::native_dropout', 'aten::native_dropout_backward', 'aten::bernoulli.Tensor',
-    'aten::bernoulli',
+    'aten::bernoulli', 'aten::randperm', 'aten::randperm.generator',
 }
 
 

@@ -1,5 +1,6 @@
 """Random ops: seeded from torch's default generator when traced, so torch.manual_seed makes them
 reproducible and re-running a graph (to read another tensor) reproduces the same draws."""
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -59,6 +60,25 @@ def test_bernoulli_with_tensor_probabilities(dev):
         assert rate[0] == 0 and rate[-1] == 1  # p = 0 never, p = 1 always
     assert c.dtype == torch.int64
     assert not (a.cpu() == b.cpu()).all()  # independent draws
+
+
+def test_randperm_is_recorded_and_uniform(dev):
+    # randperm on the device: a permutation of the requested dtype, each of the 3! orders about
+    # equally often, a new one per call; eager's errors for n and the dtype.
+    import collections
+    torch.manual_seed(0)
+    r = torch.randperm(50, device=dev)
+    assert 'aten::randperm(' in torch_xla._XLAC._get_xla_tensors_text([r])
+    assert sorted(r.cpu().tolist()) == list(range(50))
+    f = torch.randperm(7, device=dev, dtype=torch.float32, generator=torch.Generator().manual_seed(1)).cpu()
+    assert f.dtype == torch.float32 and sorted(f.tolist()) == list(range(7))
+    assert torch.randperm(0, device=dev).cpu().shape == (0,)
+    counts = collections.Counter(tuple(torch.randperm(3, device=dev).cpu().tolist()) for _ in range(600))
+    assert len(counts) == 6 and min(counts.values()) > 60, counts  # 100 expected, 4 sigma below
+    with pytest.raises(RuntimeError, match='negative dimension'):
+        torch.randperm(-1, device=dev)
+    with pytest.raises(RuntimeError, match='without overflow'):
+        torch.randperm(300, dtype=torch.uint8, device=dev)
 
 
 def _check_dropout(x, y, grad):
