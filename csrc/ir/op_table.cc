@@ -383,6 +383,11 @@ const OpDecl kOps[] = {
     {"aten::asinh"},
     {"aten::atanh"},
     {"aten::erfinv"},
+    // Modified Bessel functions (lower_bessel.cc); integer inputs compute in the default float.
+    {"aten::i0"},
+    {"aten::special_i0e"},
+    {"aten::special_i1"},
+    {"aten::special_i1e"},
     {"aten::hypot"},
     {"aten::gcd"},
     {"aten::linalg_cross"},

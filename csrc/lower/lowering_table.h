@@ -32,6 +32,7 @@ std::vector<LoweringEntry> SpecialLowerings();       // lower_special.cc: specia
 std::vector<LoweringEntry> CollectiveLowerings();   // lower_collectives.cc: all-reduce, ...
 std::vector<LoweringEntry> SortedLowerings();       // lower_sorted.cc: order statistics, binary search
 std::vector<LoweringEntry> AdaptiveMaxLowerings();  // lower_adaptive_max.cc: adaptive max pooling
+std::vector<LoweringEntry> BesselLowerings();       // lower_bessel.cc: i0, i0e, i1, i1e
 std::vector<LoweringEntry> GridSampleLowerings();   // lower_grid_sample.cc: grid_sampler_2d
 std::vector<LoweringEntry> PatchLowerings();        // lower_patches.cc: im2col / col2im (F.unfold, F.fold)
 

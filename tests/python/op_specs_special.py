@@ -50,6 +50,22 @@ SPECS = [
     unary('erfinv.edges', torch.erfinv, 'aten::erfinv', grad=False,
           cases=[[vals([1.0, -1.0, 1.5, -2.0, NAN, INF])]]),
     unary('erfinv.int', torch.erfinv, 'aten::erfinv', cases=[[rnd(3, 4, lo=-1, hi=1)]], dtypes=INTS, grad=False),
+    # Modified Bessel functions as ATen's Cephes series: both sides of |x| = 8, signed zeros,
+    # overflow to inf (and inf * series / sqrt(inf) = NaN at infinity, as eager computes it), NaN;
+    # i0's gradient is i1, i1's a composite around x = 0.
+    unary('i0', torch.i0, 'aten::i0', grad_ops=('aten::special_i1',),
+          cases=UNARY + [[rnd(3, 4, lo=-12, hi=12)], [vals([0.0, -0.0, 8.0, -8.0001, 50.0, -700.0, 1e-30])]]),
+    unary('i0.edges', torch.i0, 'aten::i0', grad=False, cases=[[vals([800.0, INF, -INF, NAN])]]),
+    unary('i0.int', torch.i0, 'aten::i0', cases=[[rnd(3, 4, lo=-9, hi=9)]], dtypes=INTS, grad=False),
+    unary('i0e', torch.special.i0e, 'aten::special_i0e', grad_ops=('aten::special_i1e',),
+          cases=UNARY + [[rnd(3, 4, lo=-12, hi=12)], [vals([0.0, 8.0, -8.0001, 50.0, -700.0, 800.0])]]),
+    unary('i0e.edges', torch.special.i0e, 'aten::special_i0e', grad=False, cases=[[vals([INF, -INF, NAN])]]),
+    unary('i1', torch.special.i1, 'aten::special_i1',
+          cases=UNARY + [[rnd(3, 4, lo=-12, hi=12)], [vals([0.0, -0.0, 8.0, -8.0001, 50.0, -700.0, 1e-30])]]),
+    unary('i1e', torch.special.i1e, 'aten::special_i1e',
+          cases=UNARY + [[rnd(3, 4, lo=-12, hi=12)], [vals([0.0, -0.0, 8.0, -8.0001, 50.0, -700.0, 800.0])]]),
+    unary('i1.edges', lambda x: (torch.special.i1(x), torch.special.i1e(x)), 'aten::special_i1', grad=False,
+          cases=[[vals([INF, -INF, NAN, 800.0])]]),
     # hypot without overflow or underflow in between; an infinite side wins over a NaN.
     Spec('hypot', torch.hypot, BINARY + [[vals([3e38, 1e-30, 0.0, -0.0, INF, NAN, -INF, 3.0]),
                                           vals([3e38, -1e-30, 0.0, 0.0, NAN, -INF, 1.0, -4.0])]],
