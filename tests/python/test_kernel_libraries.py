@@ -323,7 +323,8 @@ DIRECT_GEOMETRIES = [
 @pytest.mark.parametrize('geometry', DIRECT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]) + str(g[3]))
 def test_forward_convolutions_of_few_input_channels_are_loop_kernels(dev, geometry):
     """Values and gradients against eager (NaN and Inf in the input, Inf in a bias) in float64,
-    and the loop kernel (ConvDirectKernels) exactly where _direct says; the gradients stay library calls."""
+    and the loop kernel (ConvDirectKernels) exactly where _direct says (the input gradient's own
+    loop kernel: test_input_gradients_of_few_channel_convolutions_vectorize_over_images)."""
     xs, ws, kwargs, with_bias = geometry
     torch.manual_seed(7)
     x, w = torch.randn(xs), torch.randn(ws)
@@ -353,6 +354,56 @@ def test_forward_convolutions_of_few_input_channels_are_loop_kernels(dev, geomet
     for a, e in zip(got, want):
         torch.testing.assert_close(a, e, equal_nan=True, rtol=1e-4, atol=2e-3)
     assert d['ConvDirectKernels'] == (1 if _direct(xs, ws, kwargs) else 0)
+
+
+def _direct_input_gradient(xs, ws, kwargs):
+    """Whether codegen computes conv2d's input gradient as a loop kernel over 16-image vectors
+    (emit_direct_conv.cc): float32, stride 1, no padding or dilation, one group, a batch of whole
+    16s, at most 24 input channels, and both images-last copies within 512 KB."""
+    if kwargs or xs[0] == 0 or xs[0] % 16 != 0 or xs[1] > 24:
+        return False
+    dh, dw = xs[2] - ws[2] + 1, xs[3] - ws[3] + 1
+    return dh > 0 and dw > 0 and (ws[0] * dh * dw + xs[1] * xs[2] * xs[3]) * 64 <= 512 * 1024
+
+
+INPUT_GRADIENT_GEOMETRIES = [
+    ((128, 10, 12, 12), (20, 10, 5, 5), dict()),  # the MNIST CNN's second layer
+    ((16, 3, 9, 7), (5, 3, 4, 2), dict()),  # one group of 16, rectangular kernel and image
+    ((32, 24, 6, 6), (2, 24, 3, 3), dict()),  # 24 input channels: every accumulator register
+    ((16, 2, 5, 5), (3, 2, 5, 5), dict()),  # the kernel as large as the image: a 1x1 gradient
+    ((16, 25, 6, 6), (2, 25, 3, 3), dict()),  # 25 input channels: the library
+    ((20, 4, 8, 8), (3, 4, 3, 3), dict()),  # not whole 16s of images: the library
+    ((16, 4, 8, 8), (3, 4, 3, 3), dict(stride=2)),  # stride: the library
+    ((16, 4, 8, 8), (3, 4, 3, 3), dict(padding=1)),  # padding: the library
+]
+
+
+@pytest.mark.parametrize('geometry', INPUT_GRADIENT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_input_gradients_of_few_channel_convolutions_vectorize_over_images(dev, geometry):
+    """conv2d's input gradient against eager in float64, with NaN and Inf in the output gradient
+    and an infinite weight (only taps inside the gradient multiply: no 0 * inf), and the loop
+    kernel (ConvDirectInputGradientKernels) exactly where _direct_input_gradient says."""
+    xs, ws, kwargs = geometry
+    torch.manual_seed(3)
+    x, w = torch.randn(xs), torch.randn(ws)
+    w.view(-1)[1] = float('inf')
+
+    def input_grad(x, w):
+        x = x.detach().requires_grad_()
+        y = F.conv2d(x, w, **kwargs)
+        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
+        g = torch.where(torch.arange(y.numel(), device=y.device).reshape(y.shape) == 5, float('nan'), g)
+        g = torch.where(torch.arange(y.numel(), device=y.device).reshape(y.shape) == 9, float('inf'), g)
+        (y * g).sum().backward()
+        return x.grad
+
+    want = input_grad(x.double(), w.double()).float()
+    with CounterDelta('ConvDirectInputGradientKernels') as d:
+        got = input_grad(x.to(dev), w.to(dev))
+        torch_xla.sync()
+        got = got.cpu()
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-4, atol=2e-3)
+    assert d['ConvDirectInputGradientKernels'] == (1 if _direct_input_gradient(xs, ws, kwargs) else 0)
 
 
 def test_conv2d_nan_and_inf_propagate_like_eager(dev):

@@ -90,6 +90,7 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   // txla.conv2d_bias is the forward convolution with the layer's bias as a third operand.
   const bool forward = target == "convolution" || target == "txla.conv2d_bias";
   if (forward && EmitDirectConv(i)) return;
+  if (target == "txla.conv2d_backward_input" && EmitDirectConvInputGradient(i)) return;
   std::string routine;
   std::vector<int64_t> geometry;
   std::string args;

@@ -163,6 +163,8 @@ class Emitter {
   void EmitLibraryCall(const Instruction& i);
   // emit_direct_conv.cc: a forward convolution of few input channels as a loop kernel
   bool EmitDirectConv(const Instruction& i);
+  // ... and the input gradient of a stride-1 convolution of few input channels, 16 images a vector
+  bool EmitDirectConvInputGradient(const Instruction& i);
   void EmitCollective(const Instruction& i);
   static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
   std::pair<const Instruction*, bool> GemmOperand(const Instruction& i);
