@@ -58,7 +58,7 @@ def test_conv2d_values_and_gradients(dev, xla_env, library, geometry):
         got = [t.cpu() for t in got]
     for a, b in zip(got, want):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
-    passes = 2 if _direct(xs, ws, kwargs) else 3  # forward (unless a loop kernel), input and filter gradients
+    passes = _onednn_passes(xs, ws, kwargs)  # forward, input and filter gradients, unless loop kernels
     expected = passes if library == 'onednn' and _onednn_built() and _onednn_expresses(xs, ws, kwargs) else 0
     assert d['OneDnnConvolution'] == expected
 
@@ -144,7 +144,7 @@ def test_gradients_of_padded_channel_counts_run_nhwc(dev, geometry):
     x[0, 1, 2, 2] = float('nan')
     x[-1, -1, -1, 0] = float('-inf')
     d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnConvolutionNhwc')
-    assert d['OneDnnConvolution'] == (2 if _direct(xs, ws, kwargs) else 3)
+    assert d['OneDnnConvolution'] == _onednn_passes(xs, ws, kwargs)
     assert d['OneDnnConvolutionNhwc'] == nhwc
 
 
@@ -172,7 +172,7 @@ def test_filter_gradients_with_few_output_channels_sum_image_parts(dev, geometry
     x[0, -1, 1, 1] = float('inf')
     d = _matches_eager(dev, x, w, kwargs, 'OneDnnConvolution', 'OneDnnFilterGradientPartialSums',
                        'OneDnnConvolutionParts')
-    assert d['OneDnnConvolution'] == (2 if _direct(xs, ws, kwargs) else 3)
+    assert d['OneDnnConvolution'] == _onednn_passes(xs, ws, kwargs)
     summed = sums and threads >= 2 and ws[0] < 16 * threads
     assert d['OneDnnFilterGradientPartialSums'] == (1 if summed else 0)
     if summed:
@@ -366,6 +366,25 @@ def _direct_input_gradient(xs, ws, kwargs):
     return dh > 0 and dw > 0 and (ws[0] * dh * dw + xs[1] * xs[2] * xs[3]) * 64 <= 512 * 1024
 
 
+def _direct_filter_gradient(xs, ws, kwargs):
+    """Whether codegen computes conv2d's filter gradient as a loop kernel over 16-image vectors:
+    as _direct_input_gradient's conditions, at most 25 taps, and at least 64 vector multiply-adds
+    for each vector its images-last copies move."""
+    if kwargs or xs[0] == 0 or xs[0] % 16 != 0 or ws[2] * ws[3] > 25:
+        return False
+    dh, dw = xs[2] - ws[2] + 1, xs[3] - ws[3] + 1
+    copied = ws[0] * dh * dw + xs[1] * xs[2] * xs[3]
+    weights = ws[0] * xs[1] * ws[2] * ws[3]
+    return (dh > 0 and dw > 0 and copied * 64 <= 512 * 1024 and xs[0] // 16 * weights * 4 <= 1024 * 1024
+            and weights * dh * dw >= 64 * copied)
+
+
+def _onednn_passes(xs, ws, kwargs):
+    """oneDNN calls of a float32 convolution's forward pass and both gradients: the ones no loop
+    kernel takes."""
+    return 3 - _direct(xs, ws, kwargs) - _direct_input_gradient(xs, ws, kwargs) - _direct_filter_gradient(xs, ws, kwargs)
+
+
 INPUT_GRADIENT_GEOMETRIES = [
     ((128, 10, 12, 12), (20, 10, 5, 5), dict()),  # the MNIST CNN's second layer
     ((16, 3, 9, 7), (5, 3, 4, 2), dict()),  # one group of 16, rectangular kernel and image
@@ -404,6 +423,44 @@ def test_input_gradients_of_few_channel_convolutions_vectorize_over_images(dev, 
         got = got.cpu()
     torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-4, atol=2e-3)
     assert d['ConvDirectInputGradientKernels'] == (1 if _direct_input_gradient(xs, ws, kwargs) else 0)
+
+
+FILTER_GRADIENT_GEOMETRIES = [
+    ((128, 10, 12, 12), (20, 10, 5, 5), dict()),  # the MNIST CNN's second layer
+    ((32, 8, 10, 10), (12, 8, 3, 3), dict()),  # two groups of 16 images: their parts summed
+    ((16, 6, 7, 9), (16, 6, 4, 2), dict()),  # rectangular kernel and image
+    ((128, 1, 28, 28), (10, 1, 5, 5), dict()),  # the first layer: copies outweigh the work, oneDNN
+    ((16, 4, 8, 8), (6, 4, 6, 6), dict()),  # 36 taps: more than the registers, oneDNN
+    ((24, 8, 10, 10), (12, 8, 3, 3), dict()),  # not whole 16s of images: oneDNN
+    ((32, 8, 10, 10), (12, 8, 3, 3), dict(padding=1)),  # padding: oneDNN
+]
+
+
+@pytest.mark.parametrize('geometry', FILTER_GRADIENT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_filter_gradients_of_few_channel_convolutions_vectorize_over_images(dev, geometry):
+    """conv2d's filter gradient against eager in float64, with NaN and Inf in the input (each
+    reaches only the weights that read it), and the loop kernel (ConvDirectFilterGradientKernels)
+    exactly where _direct_filter_gradient says."""
+    xs, ws, kwargs = geometry
+    torch.manual_seed(4)
+    x, w = torch.randn(xs), torch.randn(ws)
+    x[-1, 0, 2, 3] = float('nan')  # in the last group of images: the parts' sum must carry it
+    x[0, -1, -1, -1] = float('inf')
+
+    def filter_grad(x, w):
+        w = w.detach().requires_grad_()
+        y = F.conv2d(x, w, **kwargs)
+        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
+        (y * g).sum().backward()
+        return w.grad
+
+    want = filter_grad(x.double(), w.double()).float()
+    with CounterDelta('ConvDirectFilterGradientKernels') as d:
+        got = filter_grad(x.to(dev), w.to(dev))
+        torch_xla.sync()
+        got = got.cpu()
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-4, atol=2e-3)
+    assert d['ConvDirectFilterGradientKernels'] == (1 if _direct_filter_gradient(xs, ws, kwargs) else 0)
 
 
 def test_conv2d_nan_and_inf_propagate_like_eager(dev):

@@ -91,6 +91,7 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   const bool forward = target == "convolution" || target == "txla.conv2d_bias";
   if (forward && EmitDirectConv(i)) return;
   if (target == "txla.conv2d_backward_input" && EmitDirectConvInputGradient(i)) return;
+  if (target == "txla.conv2d_backward_filter" && EmitDirectConvFilterGradient(i)) return;
   std::string routine;
   std::vector<int64_t> geometry;
   std::string args;

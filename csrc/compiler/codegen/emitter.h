@@ -165,6 +165,8 @@ class Emitter {
   bool EmitDirectConv(const Instruction& i);
   // ... and the input gradient of a stride-1 convolution of few input channels, 16 images a vector
   bool EmitDirectConvInputGradient(const Instruction& i);
+  // ... and its filter gradient, the groups of 16 images' parts added in order in txla_run
+  bool EmitDirectConvFilterGradient(const Instruction& i);
   void EmitCollective(const Instruction& i);
   static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
   std::pair<const Instruction*, bool> GemmOperand(const Instruction& i);
