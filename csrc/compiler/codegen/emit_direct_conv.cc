@@ -238,7 +238,9 @@ bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
       multiply_adds < kMinMultiplyAddsPerCopiedVector * copied)
     return false;
   TXLA_COUNTER("ConvDirectFilterGradientKernels", 1);
-  const std::string partial = "parts_" + Sanitize(i.name());
+  // Block-scoped in txla_run, so one name serves every such call, and the kernel's text (its
+  // parameter is named after the array) is the same in every graph: a later graph links it.
+  const std::string partial = "parts";
   out_ << "  {\n  float " << partial << "[" << groups * weights << "];\n";
   std::vector<KernelBuffer> buffers = {{"float", partial, true}, {"float", g.dy, false}, {"float", g.images, false}};
   EmitKernelCall(i.name(), buffers, ImagesLastFilterGradientBody(g, partial), groups);
