@@ -397,32 +397,41 @@ INPUT_GRADIENT_GEOMETRIES = [
 ]
 
 
+def _one_gradient_matches_eager(dev, x, w, kwargs, of, counter, special_dy=False):
+    """conv2d's gradient with respect to `of` (x or w: the tensor itself) on the device against
+    eager in float64; returns how much `counter` grew. special_dy: a NaN and an Inf in the
+    output gradient."""
+    def gradient(x, w, wrt_input):
+        x, w = x.detach().requires_grad_(wrt_input), w.detach().requires_grad_(not wrt_input)
+        y = F.conv2d(x, w, **kwargs)
+        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
+        at = torch.arange(y.numel(), device=y.device).reshape(y.shape)
+        if special_dy:
+            g = torch.where(at == 5, float('nan'), torch.where(at == 9, float('inf'), g))
+        (y * g).sum().backward()
+        return x.grad if wrt_input else w.grad
+
+    wrt_input = of is x
+    want = gradient(x.double(), w.double(), wrt_input).float()
+    with CounterDelta(counter) as d:
+        got = gradient(x.to(dev), w.to(dev), wrt_input)
+        torch_xla.sync()
+        got = got.cpu()
+    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-4, atol=2e-3)
+    return d[counter]
+
+
 @pytest.mark.parametrize('geometry', INPUT_GRADIENT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
 def test_input_gradients_of_few_channel_convolutions_vectorize_over_images(dev, geometry):
-    """conv2d's input gradient against eager in float64, with NaN and Inf in the output gradient
-    and an infinite weight (only taps inside the gradient multiply: no 0 * inf), and the loop
-    kernel (ConvDirectInputGradientKernels) exactly where _direct_input_gradient says."""
+    """conv2d's input gradient against eager, with a NaN and an Inf in the output gradient and an
+    infinite weight (only taps inside the gradient multiply: no 0 * inf), and the loop kernel
+    (ConvDirectInputGradientKernels) exactly where _direct_input_gradient says."""
     xs, ws, kwargs = geometry
     torch.manual_seed(3)
     x, w = torch.randn(xs), torch.randn(ws)
     w.view(-1)[1] = float('inf')
-
-    def input_grad(x, w):
-        x = x.detach().requires_grad_()
-        y = F.conv2d(x, w, **kwargs)
-        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
-        g = torch.where(torch.arange(y.numel(), device=y.device).reshape(y.shape) == 5, float('nan'), g)
-        g = torch.where(torch.arange(y.numel(), device=y.device).reshape(y.shape) == 9, float('inf'), g)
-        (y * g).sum().backward()
-        return x.grad
-
-    want = input_grad(x.double(), w.double()).float()
-    with CounterDelta('ConvDirectInputGradientKernels') as d:
-        got = input_grad(x.to(dev), w.to(dev))
-        torch_xla.sync()
-        got = got.cpu()
-    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-4, atol=2e-3)
-    assert d['ConvDirectInputGradientKernels'] == (1 if _direct_input_gradient(xs, ws, kwargs) else 0)
+    grew = _one_gradient_matches_eager(dev, x, w, kwargs, x, 'ConvDirectInputGradientKernels', special_dy=True)
+    assert grew == (1 if _direct_input_gradient(xs, ws, kwargs) else 0)
 
 
 FILTER_GRADIENT_GEOMETRIES = [
@@ -438,29 +447,17 @@ FILTER_GRADIENT_GEOMETRIES = [
 
 @pytest.mark.parametrize('geometry', FILTER_GRADIENT_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
 def test_filter_gradients_of_few_channel_convolutions_vectorize_over_images(dev, geometry):
-    """conv2d's filter gradient against eager in float64, with NaN and Inf in the input (each
-    reaches only the weights that read it), and the loop kernel (ConvDirectFilterGradientKernels)
-    exactly where _direct_filter_gradient says."""
+    """conv2d's filter gradient against eager, with a NaN and an Inf in the input too (each
+    reaches only the weights that read it; the NaN in the last group of 16 images, which the
+    parts' sum must carry), and the loop kernel (ConvDirectFilterGradientKernels) exactly where
+    _direct_filter_gradient says."""
     xs, ws, kwargs = geometry
     torch.manual_seed(4)
     x, w = torch.randn(xs), torch.randn(ws)
-    x[-1, 0, 2, 3] = float('nan')  # in the last group of images: the parts' sum must carry it
+    x[-1, 0, 2, 3] = float('nan')
     x[0, -1, -1, -1] = float('inf')
-
-    def filter_grad(x, w):
-        w = w.detach().requires_grad_()
-        y = F.conv2d(x, w, **kwargs)
-        g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
-        (y * g).sum().backward()
-        return w.grad
-
-    want = filter_grad(x.double(), w.double()).float()
-    with CounterDelta('ConvDirectFilterGradientKernels') as d:
-        got = filter_grad(x.to(dev), w.to(dev))
-        torch_xla.sync()
-        got = got.cpu()
-    torch.testing.assert_close(got, want, equal_nan=True, rtol=1e-4, atol=2e-3)
-    assert d['ConvDirectFilterGradientKernels'] == (1 if _direct_filter_gradient(xs, ws, kwargs) else 0)
+    grew = _one_gradient_matches_eager(dev, x, w, kwargs, w, 'ConvDirectFilterGradientKernels')
+    assert grew == (1 if _direct_filter_gradient(xs, ws, kwargs) else 0)
 
 
 def test_conv2d_nan_and_inf_propagate_like_eager(dev):

@@ -216,15 +216,21 @@ std::string ImagesLastFilterGradientBody(const ImagesLastConv& g, const std::str
 
 }  // namespace
 
-bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
+bool Emitter::IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank) {
+  for (const Instruction* t : std::initializer_list<const Instruction*>{i.operand(0), i.operand(1), &i})
+    if (t->shape().type != ElementType::kF32) return false;
   const hlo::Attributes& a = i.attrs();
+  if (!IsCanonicalConv2d(a, rank) || a.feature_group_count != 1) return false;
+  for (const hlo::WindowDim& d : a.window)
+    if (d.stride != 1 || d.rhs_dilation != 1 || d.pad_lo != 0) return false;
+  return true;
+}
+
+bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
   const hlo::Shape& dy = i.operand(0)->shape();
   const hlo::Shape& x = i.operand(1)->shape();
   const hlo::Shape& dw = i.shape();
-  if (dy.type != ElementType::kF32 || x.type != ElementType::kF32 || dw.type != ElementType::kF32) return false;
-  if (!IsCanonicalConv2d(a, x.rank()) || a.feature_group_count != 1) return false;
-  for (const hlo::WindowDim& d : a.window)
-    if (d.stride != 1 || d.rhs_dilation != 1 || d.pad_lo != 0) return false;
+  if (!IsPlainUnitStrideConv2d(i, x.rank())) return false;
   ImagesLastConv g{x.dims[0], x.dims[1], x.dims[2], x.dims[3], dw.dims[0], dw.dims[2], dw.dims[3], dy.dims[2], dy.dims[3],
                   Operand(i, 1), Operand(i, 0), Buffer(i)};
   const int64_t taps = g.kh * g.kw, groups = g.n / kImagesPerVector, weights = g.o * g.c * taps;
@@ -253,14 +259,10 @@ bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
 }
 
 bool Emitter::EmitDirectConvInputGradient(const Instruction& i) {
-  const hlo::Attributes& a = i.attrs();
   const hlo::Shape& dy = i.operand(0)->shape();
   const hlo::Shape& w = i.operand(1)->shape();
   const hlo::Shape& dx = i.shape();
-  if (dy.type != ElementType::kF32 || w.type != ElementType::kF32 || dx.type != ElementType::kF32) return false;
-  if (!IsCanonicalConv2d(a, dx.rank()) || a.feature_group_count != 1) return false;
-  for (const hlo::WindowDim& d : a.window)
-    if (d.stride != 1 || d.rhs_dilation != 1 || d.pad_lo != 0) return false;
+  if (!IsPlainUnitStrideConv2d(i, dx.rank())) return false;
   ImagesLastConv g{dx.dims[0], dx.dims[1], dx.dims[2], dx.dims[3], w.dims[0], w.dims[2], w.dims[3], dy.dims[2], dy.dims[3],
                   Buffer(i), Operand(i, 0), Operand(i, 1)};
   // Whole vectors of images, an accumulator register per input channel, both image-last copies
@@ -276,14 +278,10 @@ bool Emitter::EmitDirectConvInputGradient(const Instruction& i) {
 }
 
 bool Emitter::EmitDirectConv(const Instruction& i) {
-  const hlo::Attributes& a = i.attrs();
   const hlo::Shape& x = i.operand(0)->shape();
   const hlo::Shape& w = i.operand(1)->shape();
   const hlo::Shape& y = i.shape();
-  if (x.type != ElementType::kF32 || w.type != ElementType::kF32 || y.type != ElementType::kF32) return false;
-  if (!IsCanonicalConv2d(a, x.rank()) || a.feature_group_count != 1) return false;
-  for (const hlo::WindowDim& d : a.window)
-    if (d.stride != 1 || d.rhs_dilation != 1 || d.pad_lo != 0) return false;
+  if (!IsPlainUnitStrideConv2d(i, x.rank())) return false;
   const bool bias = i.operands().size() == 3;
   if (bias && i.operand(2)->shape().type != ElementType::kF32) return false;
   DirectConv g{x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],

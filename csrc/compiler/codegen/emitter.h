@@ -169,6 +169,9 @@ class Emitter {
   bool EmitDirectConvFilterGradient(const Instruction& i);
   void EmitCollective(const Instruction& i);
   static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
+  // A float32 convolution (or gradient call) of one group at stride 1 without dilation or
+  // padding, in NCHW/OIHW of this rank: what emit_direct_conv.cc's loop kernels take.
+  static bool IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank);
   std::pair<const Instruction*, bool> GemmOperand(const Instruction& i);
   void EmitDot(const Instruction& dot);
 
