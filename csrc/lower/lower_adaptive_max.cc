@@ -10,8 +10,6 @@
 namespace txla::lower {
 namespace {
 
-Instruction* S64(LoweringContext& c, int64_t v) { return c.Constant(static_cast<double>(v), ElementType::kS64); }
-
 // The windows of one pooled dimension: `in` -> `out` cells, the largest window `most`.
 struct Windows {
   int64_t in, out, most = 0;
@@ -23,11 +21,12 @@ struct Windows {
   // As HLO, from cell indices `cell` (s64): each window's start and length.
   Instruction* Start(LoweringContext& c, Instruction* cell) const {
     Builder b{c, ElementType::kS64};
-    return b.div(b.mul(cell, S64(c, in)), S64(c, out));
+    return b.div(b.mul(cell, b.k(static_cast<double>(in))), b.k(static_cast<double>(out)));
   }
   Instruction* Length(LoweringContext& c, Instruction* cell) const {
     Builder b{c, ElementType::kS64};
-    Instruction* end = b.div(b.add(b.mul(b.add(cell, b.k(1)), S64(c, in)), S64(c, out - 1)), S64(c, out));
+    Instruction* end = b.div(b.add(b.mul(b.add(cell, b.k(1)), b.k(static_cast<double>(in))), b.k(static_cast<double>(out - 1))),
+                             b.k(static_cast<double>(out)));
     return b.sub(end, Start(c, cell));
   }
 };
@@ -41,8 +40,8 @@ Outs AdaptiveMaxPool2d(LoweringContext& c, const ir::Node& n) {
   const std::vector<int64_t>& in_dims = x->shape().dims;
   const int64_t r = x->shape().rank();
   const std::vector<int64_t>& out_dims = n.shape(0).sizes;
-  if (n.shape(0).numel() == 0)
-    return {c.BroadcastTo(c.Constant(0, t), out_dims), c.BroadcastTo(S64(c, 0), out_dims)};
+  Builder i64{c, ElementType::kS64};
+  if (n.shape(0).numel() == 0) return {c.BroadcastTo(c.Constant(0, t), out_dims), c.BroadcastTo(i64.k(0), out_dims)};
   const Windows rows(in_dims[r - 2], out_dims[r - 2]), cols(in_dims[r - 1], out_dims[r - 1]);
   const int64_t window = rows.most * cols.most;
   std::vector<int64_t> lead(in_dims.begin(), in_dims.end() - 2);
@@ -51,7 +50,6 @@ Outs AdaptiveMaxPool2d(LoweringContext& c, const ir::Node& n) {
     dims.insert(dims.end(), tail.begin(), tail.end());
     return dims;
   };
-  Builder i64{c, ElementType::kS64};
   // Every (cell row, cell column, window row, window column): where it reads, and whether it is
   // inside its window.
   const hlo::Shape grid = hlo::Shape::Array(ElementType::kS64, {rows.out, cols.out, rows.most, cols.most});
@@ -59,10 +57,15 @@ Outs AdaptiveMaxPool2d(LoweringContext& c, const ir::Node& n) {
   Instruction* ow = c.Iota(grid, 1);
   Instruction* kh = c.Iota(grid, 2);
   Instruction* kw = c.Iota(grid, 3);
-  Instruction* inside = i64.all(i64.cmp(Comparison::kLt, kh, rows.Length(c, oh)), i64.cmp(Comparison::kLt, kw, cols.Length(c, ow)));
-  Instruction* row = i64.add(rows.Start(c, oh), c.Elementwise(Opcode::kMinimum, {kh, i64.sub(rows.Length(c, oh), i64.k(1))}, ElementType::kS64));
-  Instruction* col = i64.add(cols.Start(c, ow), c.Elementwise(Opcode::kMinimum, {kw, i64.sub(cols.Length(c, ow), i64.k(1))}, ElementType::kS64));
-  Instruction* at = c.Reshape(i64.add(i64.mul(row, S64(c, cols.in)), col), {rows.out * cols.out * window});
+  Instruction* height = rows.Length(c, oh);
+  Instruction* width = cols.Length(c, ow);
+  Instruction* inside = i64.all(i64.cmp(Comparison::kLt, kh, height), i64.cmp(Comparison::kLt, kw, width));
+  auto last_in = [&](Instruction* k, Instruction* length) {  // masked positions read the window's last
+    return c.Elementwise(Opcode::kMinimum, {k, i64.sub(length, i64.k(1))}, ElementType::kS64);
+  };
+  Instruction* row = i64.add(rows.Start(c, oh), last_in(kh, height));
+  Instruction* col = i64.add(cols.Start(c, ow), last_in(kw, width));
+  Instruction* at = c.Reshape(i64.add(i64.mul(row, i64.k(static_cast<double>(cols.in))), col), {rows.out * cols.out * window});
   Instruction* plane = c.Reshape(x, with_lead({rows.in * cols.in}));
   const std::vector<int64_t> cells = with_lead({rows.out, cols.out, window});
   Instruction* read = c.Reshape(c.TakeRows(plane, at, r - 2), cells);
@@ -81,9 +84,10 @@ Outs AdaptiveMaxPool2d(LoweringContext& c, const ir::Node& n) {
   Instruction* pick = i64.sel(any_nan, nan_at, first_at);
   // The pick's offset in the plane, from its cell's window start.
   const hlo::Shape out_grid = hlo::Shape::Array(ElementType::kS64, out_dims);
-  Instruction* pick_row = i64.add(rows.Start(c, c.Iota(out_grid, r - 2)), i64.div(pick, S64(c, cols.most)));
-  Instruction* pick_col = i64.add(cols.Start(c, c.Iota(out_grid, r - 1)), c.Elementwise(Opcode::kRemainder, {pick, S64(c, cols.most)}, ElementType::kS64));
-  Instruction* index = i64.add(i64.mul(pick_row, S64(c, cols.in)), pick_col);
+  Instruction* window_width = i64.k(static_cast<double>(cols.most));
+  Instruction* pick_row = i64.add(rows.Start(c, c.Iota(out_grid, r - 2)), i64.div(pick, window_width));
+  Instruction* pick_col = i64.add(cols.Start(c, c.Iota(out_grid, r - 1)), i64(Opcode::kRemainder, pick, window_width));
+  Instruction* index = i64.add(i64.mul(pick_row, i64.k(static_cast<double>(cols.in))), pick_col);
   Instruction* value = b.sel(any_nan, b.k(std::numeric_limits<double>::quiet_NaN()), most);
   return {c.Reshape(value, out_dims), c.Reshape(index, out_dims)};
 }
@@ -100,12 +104,7 @@ Outs AdaptiveMaxPool2dBackward(LoweringContext& c, const ir::Node& n) {
   plane.push_back(in_dims[r - 2] * in_dims[r - 1]);
   cells.push_back(dy->shape().dims[r - 2] * dy->shape().dims[r - 1]);
   if (x->shape().element_count() == 0 || dy->shape().element_count() == 0) return {c.BroadcastTo(c.Constant(0, t), in_dims)};
-  hlo::Attributes a;
-  a.dimensions = {r - 2};
-  a.index = 1;  // along: one index per element of the updates
-  a.called = {c.ReducerComputation(RK::kSum, t)};
-  Instruction* sums = c.Add(Opcode::kScatter, hlo::Shape::Array(t, plane),
-                            {c.BroadcastTo(c.Constant(0, t), plane), c.Reshape(index, cells), c.Convert(c.Reshape(dy, cells), t)}, a);
+  Instruction* sums = c.AddAlong(c.BroadcastTo(c.Constant(0, t), plane), c.Reshape(index, cells), c.Reshape(dy, cells), r - 2);
   return {c.Reshape(sums, in_dims)};
 }
 

@@ -67,7 +67,9 @@ struct Sampling {
     Instruction* inside;  // pred [N, 1, P]
     Instruction* weight;  // [N, 1, P]
   };
-  std::vector<Corner> corners;
+  std::vector<Corner> corners;  // bilinear: nw, ne, sw, se; nearest: one
+  // Bilinear: the weights of the x0 and x1 columns and the y0 and y1 rows ([N, 1, P]).
+  Instruction *left = nullptr, *right = nullptr, *top = nullptr, *bottom = nullptr;
 };
 
 Sampling SamplingOf(LoweringContext& c, const ir::Node& n, size_t input_arg, ElementType t) {
@@ -102,14 +104,14 @@ Sampling SamplingOf(LoweringContext& c, const ir::Node& n, size_t input_arg, Ele
     Instruction* y0 = b(Opcode::kFloor, s.y.at);
     Instruction* x1 = b.add(x0, b.k(1));
     Instruction* y1 = b.add(y0, b.k(1));
-    Instruction* left = b.sub(x1, s.x.at);   // weight of the x0 column
-    Instruction* right = b.sub(s.x.at, x0);  // of the x1 column
-    Instruction* top = b.sub(y1, s.y.at);
-    Instruction* bottom = b.sub(s.y.at, y0);
-    corner(x0, y0, b.mul(left, top));       // nw
-    corner(x1, y0, b.mul(right, top));      // ne
-    corner(x0, y1, b.mul(left, bottom));    // sw
-    corner(x1, y1, b.mul(right, bottom));   // se
+    s.left = b.sub(x1, s.x.at);
+    s.right = b.sub(s.x.at, x0);
+    s.top = b.sub(y1, s.y.at);
+    s.bottom = b.sub(s.y.at, y0);
+    corner(x0, y0, b.mul(s.left, s.top));      // nw
+    corner(x1, y0, b.mul(s.right, s.top));     // ne
+    corner(x0, y1, b.mul(s.left, s.bottom));   // sw
+    corner(x1, y1, b.mul(s.right, s.bottom));  // se
   }
   return s;
 }
@@ -158,11 +160,7 @@ Outs GridSampler2dBackward(LoweringContext& c, const ir::Node& n) {
     const int64_t all = s.points * static_cast<int64_t>(s.corners.size());
     Instruction* index = at.size() == 1 ? at[0] : c.Add(Opcode::kConcatenate, hlo::Shape::Array(ElementType::kS64, {s.batch, s.channels, all}), at, join);
     Instruction* updates = add.size() == 1 ? add[0] : c.Add(Opcode::kConcatenate, hlo::Shape::Array(t, {s.batch, s.channels, all}), add, join);
-    hlo::Attributes a;
-    a.dimensions = {2};
-    a.index = 1;  // along: an index per update
-    a.called = {c.ReducerComputation(RK::kSum, t)};
-    Instruction* sums = c.Add(Opcode::kScatter, s.plane->shape(), {c.BroadcastTo(b.k(0), s.plane->shape().dims), index, updates}, a);
+    Instruction* sums = c.AddAlong(c.BroadcastTo(b.k(0), s.plane->shape().dims), index, updates, 2);
     grads[0] = c.Convert(c.Reshape(sums, in_dims), OutType(n, 0));
   }
   if (mask[1]) {
@@ -171,13 +169,9 @@ Outs GridSampler2dBackward(LoweringContext& c, const ir::Node& n) {
     } else {
       Instruction* v[4];
       for (size_t k = 0; k < 4; ++k) v[k] = CornerValues(c, s, k, t);
-      Instruction* x0 = b(Opcode::kFloor, s.x.at);
-      Instruction* y0 = b(Opcode::kFloor, s.y.at);
-      Instruction* left = b.sub(b.add(x0, b.k(1)), s.x.at), *right = b.sub(s.x.at, x0);
-      Instruction* top = b.sub(b.add(y0, b.k(1)), s.y.at), *bottom = b.sub(s.y.at, y0);
       // d out / d x: the row differences (ne - nw above, se - sw below); d out / d y alike.
-      Instruction* dx = b.add(b.mul(b.sub(v[1], v[0]), top), b.mul(b.sub(v[3], v[2]), bottom));
-      Instruction* dy = b.add(b.mul(b.sub(v[2], v[0]), left), b.mul(b.sub(v[3], v[1]), right));
+      Instruction* dx = b.add(b.mul(b.sub(v[1], v[0]), s.top), b.mul(b.sub(v[3], v[2]), s.bottom));
+      Instruction* dy = b.add(b.mul(b.sub(v[2], v[0]), s.left), b.mul(b.sub(v[3], v[1]), s.right));
       auto total = [&](Instruction* d, const Axis& axis) {
         Instruction* sum = c.Reduce(b.mul(d, g), {1}, RK::kSum, /*keepdim=*/true);  // [N, 1, P]
         return c.Reshape(b.mul(sum, axis.slope), {s.batch, s.points, 1});

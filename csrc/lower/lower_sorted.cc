@@ -33,12 +33,10 @@ namespace {
 
 Instruction* S64(LoweringContext& c, double v) { return c.Constant(v, ElementType::kS64); }
 
-// A reduction's result (`row`: x's dims with `dim` of size 1) without that dimension, unless kept.
-Instruction* DropDim(LoweringContext& c, Instruction* row, int64_t dim, bool keepdim) {
-  if (keepdim) return row;
-  std::vector<int64_t> dims = row->shape().dims;
-  dims.erase(dims.begin() + dim);
-  return c.Reshape(row, dims);
+// A statistic's value and index (x's dims with `dim` of size 1) in the node's own output shapes,
+// which drop that dimension unless keepdim.
+Outs AsOutputs(LoweringContext& c, const ir::Node& n, Instruction* value, Instruction* index) {
+  return {c.Reshape(value, n.shape(0).sizes), c.Reshape(index, n.shape(1).sizes)};
 }
 
 // Where along `dim` each row's statistic sits in sorted order, given the row's length n.
@@ -81,9 +79,8 @@ Outs Kthvalue(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   if (x->shape().rank() == 0) return {x, S64(c, 0)};  // k == 1 (the Meta kernel checks)
   const int64_t dim = WrapDim(c.ConstArg(n, 2).toInt(), x->shape().rank());
-  const bool keepdim = c.ConstArg(n, 3).toBool();
   auto [value, index] = OrderStatistic(c, x, dim, Statistic::kKth, c.ConstArg(n, 1).toInt());
-  return {DropDim(c, value, dim, keepdim), DropDim(c, index, dim, keepdim)};
+  return AsOutputs(c, n, value, index);
 }
 
 // median.dim / nanmedian.dim(self, dim, keepdim) -> (values, indices)
@@ -92,9 +89,8 @@ Outs MedianDim(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   if (x->shape().rank() == 0) return {x, S64(c, 0)};
   const int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
-  const bool keepdim = c.ConstArg(n, 2).toBool();
   auto [value, index] = OrderStatistic(c, x, dim, kKind, 0);
-  return {DropDim(c, value, dim, keepdim), DropDim(c, index, dim, keepdim)};
+  return AsOutputs(c, n, value, index);
 }
 
 // median / nanmedian(self): of all elements, a 0-dim result; NaN for an empty float tensor (an
@@ -120,14 +116,12 @@ Outs Mode(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   if (x->shape().rank() == 0) return {x, S64(c, 0)};
   const int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
-  const bool keepdim = c.ConstArg(n, 2).toBool();
   const std::vector<int64_t>& dims = x->shape().dims;
   const int64_t len = dims[dim];
   std::vector<int64_t> row = dims;
   row[dim] = 1;
   if (x->shape().element_count() == 0)
-    return {DropDim(c, c.BroadcastTo(c.Constant(0, x->shape().type), row), dim, keepdim),
-            DropDim(c, c.BroadcastTo(S64(c, 0), row), dim, keepdim)};
+    return AsOutputs(c, n, c.BroadcastTo(c.Constant(0, x->shape().type), row), c.BroadcastTo(S64(c, 0), row));
   Instruction* order = SortPositions(c, x, dim, /*descending=*/false);
   Instruction* sorted = c.TakeAlong(x, order, dim);
   Builder i64{c, ElementType::kS64};
@@ -156,7 +150,7 @@ Outs Mode(LoweringContext& c, const ir::Node& n) {
   Instruction* longest = c.Reduce(run, {dim}, RK::kMax, /*keepdim=*/true);
   Instruction* first = c.Reduce(i64.sel(i64.cmp(Comparison::kEq, run, longest), k, i64.k(static_cast<double>(len))), {dim},
                                 RK::kMin, /*keepdim=*/true);
-  return {DropDim(c, c.TakeAlong(sorted, first, dim), dim, keepdim), DropDim(c, c.TakeAlong(order, first, dim), dim, keepdim)};
+  return AsOutputs(c, n, c.TakeAlong(sorted, first, dim), c.TakeAlong(order, first, dim));
 }
 
 // The insertion points of `values` in the last dimension of `sequence`, by ATen's own binary

@@ -293,6 +293,16 @@ hlo::Instruction* LoweringContext::AddRows(hlo::Instruction* self, hlo::Instruct
   return Add(hlo::Opcode::kScatter, self->shape(), {self, index, Convert(updates, t)}, a);
 }
 
+hlo::Instruction* LoweringContext::AddAlong(hlo::Instruction* self, hlo::Instruction* index,
+                                            hlo::Instruction* updates, int64_t dim) {
+  hlo::Attributes a;
+  a.dimensions = {dim};
+  a.index = 1;  // along
+  hlo::ElementType t = self->shape().type;
+  a.called = {ReducerComputation(ReduceKind::kSum, t)};
+  return Add(hlo::Opcode::kScatter, self->shape(), {self, index, Convert(updates, t)}, a);
+}
+
 hlo::ElementType PromotedWithNumber(LoweringContext& c, const ir::Node& n, size_t tensor_arg, size_t other_arg) {
   using hlo::ElementType;
   ElementType e = c.Operand(n, tensor_arg)->shape().type;

@@ -78,6 +78,10 @@ class LoweringContext {
   hlo::Instruction* TakeAlong(hlo::Instruction* x, hlo::Instruction* index, int64_t dim);
   hlo::Instruction* AddRows(hlo::Instruction* self, hlo::Instruction* index, hlo::Instruction* updates,
                             int64_t dim);
+  // TakeAlong's adjoint: each of `updates` added into `self` along `dim` at its own entry of
+  // `index` (s64, shaped like the updates; repeated positions accumulate).
+  hlo::Instruction* AddAlong(hlo::Instruction* self, hlo::Instruction* index, hlo::Instruction* updates,
+                             int64_t dim);
 
   // Scalar combiners for reduce, reduce-window and scatter; Assign keeps the new value.
   hlo::Computation* ReducerComputation(ReduceKind kind, hlo::ElementType type);

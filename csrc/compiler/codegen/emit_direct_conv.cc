@@ -123,13 +123,6 @@ std::string RowFormBody(const DirectConv& g) {
   return body.str();
 }
 
-// The input gradient dx = the full correlation of dy with the kernel, 16 images a vector: each
-// call takes groups of 16 images, copies their dy into images-last order on its stack, computes
-// dx there (per position, an accumulator vector per input channel; per output channel and valid
-// tap, one dy vector times a broadcast weight into all of them: only the taps inside dy, so
-// every lane does useful work and nothing multiplies padding), and copies dx back to NCHW.
-// The MNIST CNN's 10->20 layer (rows of 8, 12 wide) in oneDNN's NHWC kernels wastes most of
-// its vector lanes on 10 and 20 channels.
 // A convolution's sizes (x: n c h w; weights: o c kh kw; dy: n o dh dw) and buffer names for the
 // images-last gradient kernels: `images` is dx for the input gradient and x for the filter
 // gradient, `weights` w for the one and dw for the other.
@@ -140,17 +133,40 @@ struct ImagesLastConv {
 
 constexpr int64_t kImagesPerVector = 16;
 
-std::string ImagesLastInputGradientBody(const ImagesLastConv& g) {
-  const int64_t v = kImagesPerVector, plane_dy = g.dh * g.dw, plane_dx = g.h * g.w, taps = g.kh * g.kw;
+// Copies 16 images' `count` floats each of `source` into `copy`[k][image].
+std::string ImagesLastCopy(const std::string& copy, const std::string& source, int64_t count) {
+  std::ostringstream body;
+  body << "    for (int64_t i = 0; i < " << kImagesPerVector << "; ++i)\n"
+       << "      for (int64_t k = 0; k < " << count << "; ++k) " << copy << "[k][i] = " << source << "[(n0 + i) * "
+       << count << " + k];\n";
+  return body.str();
+}
+
+// The start of an images-last kernel's body: the vector type, the loop over groups of 16
+// images (the call's range), and each image's `count` floats of `source` copied into
+// `copy`[k][image].
+std::string ImagesLastGroupStart(const std::string& copy, const std::string& source, int64_t count) {
   std::ostringstream body;
   body << "  typedef float txla_v16 __attribute__((vector_size(64)));\n"
        << "  for (int64_t group = lo; group < hi; ++group) {\n"
-       << "    const int64_t n0 = group * " << v << ";\n"
-       << "    txla_v16 d[" << g.o * plane_dy << "];  // dy[o][row][col], 16 images a vector\n"
+       << "    const int64_t n0 = group * " << kImagesPerVector << ";\n"
+       << "    txla_v16 " << copy << "[" << count << "];\n"
+       << ImagesLastCopy(copy, source, count);
+  return body.str();
+}
+
+// The input gradient dx = the full correlation of dy with the kernel, 16 images a vector: each
+// call takes groups of 16 images, copies their dy into images-last order on its stack, computes
+// dx there (per position, an accumulator vector per input channel; per output channel and valid
+// tap, one dy vector times a broadcast weight into all of them: only the taps inside dy, so
+// every lane does useful work and nothing multiplies padding), and copies dx back to NCHW.
+// The MNIST CNN's 10->20 layer (rows of 8, 12 wide) in oneDNN's NHWC kernels wastes most of
+// its vector lanes on 10 and 20 channels.
+std::string ImagesLastInputGradientBody(const ImagesLastConv& g) {
+  const int64_t v = kImagesPerVector, plane_dx = g.h * g.w, taps = g.kh * g.kw;
+  std::ostringstream body;
+  body << ImagesLastGroupStart("d", g.dy, g.o * g.dh * g.dw)  // dy[o][row][col]
        << "    txla_v16 x[" << g.c * plane_dx << "];  // dx[c][row][col]\n"
-       << "    for (int64_t i = 0; i < " << v << "; ++i)\n"
-       << "      for (int64_t k = 0; k < " << g.o * plane_dy << "; ++k) d[k][i] = " << g.dy << "[(n0 + i) * "
-       << g.o * plane_dy << " + k];\n"
        << "    for (int64_t y = 0; y < " << g.h << "; ++y)\n"
        << "    for (int64_t xx = 0; xx < " << g.w << "; ++xx) {\n";
   for (int64_t c = 0; c < g.c; ++c) body << "      txla_v16 a" << c << " = {};\n";
@@ -184,17 +200,9 @@ std::string ImagesLastInputGradientBody(const ImagesLastConv& g) {
 std::string ImagesLastFilterGradientBody(const ImagesLastConv& g, const std::string& partial) {
   const int64_t v = kImagesPerVector, taps = g.kh * g.kw;
   std::ostringstream body;
-  body << "  typedef float txla_v16 __attribute__((vector_size(64)));\n"
-       << "  for (int64_t group = lo; group < hi; ++group) {\n"
-       << "    const int64_t n0 = group * " << v << ";\n"
-       << "    txla_v16 d[" << g.o * g.dh * g.dw << "];  // dy[o][row][col], 16 images a vector\n"
+  body << ImagesLastGroupStart("d", g.dy, g.o * g.dh * g.dw)  // dy[o][row][col]
        << "    txla_v16 in[" << g.c * g.h * g.w << "];  // x[c][row][col]\n"
-       << "    for (int64_t i = 0; i < " << v << "; ++i) {\n"
-       << "      for (int64_t k = 0; k < " << g.o * g.dh * g.dw << "; ++k) d[k][i] = " << g.dy << "[(n0 + i) * "
-       << g.o * g.dh * g.dw << " + k];\n"
-       << "      for (int64_t k = 0; k < " << g.c * g.h * g.w << "; ++k) in[k][i] = " << g.images << "[(n0 + i) * "
-       << g.c * g.h * g.w << " + k];\n"
-       << "    }\n"
+       << ImagesLastCopy("in", g.images, g.c * g.h * g.w)
        << "    float* part = " << partial << " + group * " << g.o * g.c * taps << ";\n"
        << "    for (int64_t o = 0; o < " << g.o << "; ++o)\n"
        << "    for (int64_t c = 0; c < " << g.c << "; ++c) {\n";
