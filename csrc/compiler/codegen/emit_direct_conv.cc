@@ -224,11 +224,15 @@ std::string ImagesLastFilterGradientBody(const ImagesLastConv& g, const std::str
 
 }  // namespace
 
-bool Emitter::IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank) {
+bool Emitter::IsFloatSingleGroupConv2d(const Instruction& i, int64_t rank) {
   for (const Instruction* t : std::initializer_list<const Instruction*>{i.operand(0), i.operand(1), &i})
     if (t->shape().type != ElementType::kF32) return false;
+  return IsCanonicalConv2d(i.attrs(), rank) && i.attrs().feature_group_count == 1;
+}
+
+bool Emitter::IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank) {
+  if (!IsFloatSingleGroupConv2d(i, rank)) return false;
   const hlo::Attributes& a = i.attrs();
-  if (!IsCanonicalConv2d(a, rank) || a.feature_group_count != 1) return false;
   for (const hlo::WindowDim& d : a.window)
     if (d.stride != 1 || d.rhs_dilation != 1 || d.pad_lo != 0) return false;
   return true;

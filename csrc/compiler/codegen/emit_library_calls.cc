@@ -89,9 +89,12 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
                                                    : "_s64";
   // txla.conv2d_bias is the forward convolution with the layer's bias as a third operand.
   const bool forward = target == "convolution" || target == "txla.conv2d_bias";
-  if (forward && EmitDirectConv(i)) return;
-  if (target == "txla.conv2d_backward_input" && EmitDirectConvInputGradient(i)) return;
-  if (target == "txla.conv2d_backward_filter" && EmitDirectConvFilterGradient(i)) return;
+  if (forward && (EmitDirectConv(i) || EmitSmallImageConv(i, false))) return;
+  if (target == "txla.conv2d_backward_input" && (EmitDirectConvInputGradient(i) || EmitSmallImageConv(i, true)))
+    return;
+  if (target == "txla.conv2d_backward_filter" &&
+      (EmitDirectConvFilterGradient(i) || EmitSmallImageConvFilterGradient(i)))
+    return;
   std::string routine;
   std::vector<int64_t> geometry;
   std::string args;

@@ -167,8 +167,16 @@ class Emitter {
   bool EmitDirectConvInputGradient(const Instruction& i);
   // ... and its filter gradient, the groups of 16 images' parts added in order in txla_run
   bool EmitDirectConvFilterGradient(const Instruction& i);
+  // emit_small_image_conv.cc: a convolution of images of a few pixels (or its input gradient),
+  // only its valid taps, 16 images a vector
+  bool EmitSmallImageConv(const Instruction& i, bool input_gradient);
+  // ... and its filter gradient, 16 input channels a vector
+  bool EmitSmallImageConvFilterGradient(const Instruction& i);
   void EmitCollective(const Instruction& i);
   static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
+  // A float32 convolution (or gradient call) of one group in NCHW/OIHW of this rank without base
+  // dilation: what the loop-kernel convolutions (emit_direct_conv.cc, emit_small_image_conv.cc) take.
+  static bool IsFloatSingleGroupConv2d(const Instruction& i, int64_t rank);
   // A float32 convolution (or gradient call) of one group at stride 1 without dilation or
   // padding, in NCHW/OIHW of this rank: what emit_direct_conv.cc's loop kernels take.
   static bool IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank);
