@@ -1,5 +1,6 @@
-"""Convolutions of images of a few pixels (emit_small_image_conv.cc): ResNet-18's last stage, 512
-channels of 2x2 images, where a padded 3x3 window has 4 of its 9 taps inside the image. Loop
+"""Convolutions of images of a few pixels (emit_small_image_conv.cc): ResNet-18's last stages, 512
+channels of 2x2 images (where a padded 3x3 window has 4 of its 9 taps inside the image) and 256
+of 4x4. Loop
 kernels that multiply only the valid taps compute the forward pass and the input gradient 16
 images a vector and the filter gradient 16 input channels a vector. Each is checked against eager
 float32 (oneDNN, which skips padding as these kernels do, where eager float64's im2col multiplies
@@ -21,40 +22,45 @@ def _out_size(size, k, stride, pad, dilation):
 
 
 def _expected(xs, ws, kwargs):
-    """Which of the three passes the small-image kernels take: float32, one group, output images
-    of at most 4 positions and input images of at most 16; the forward pass and the input gradient
-    a batch of whole 16s with the images-last copy within 512 KB (and the input gradient only
-    where emit_direct_conv.cc's few-channel kernel, unpadded at stride 1, does not take it); the
-    filter gradient input channels in whole 16s, at most 24 taps, the copy within 512 KB."""
+    """Which of the three passes the small-image kernels take: float32, one group, images of at
+    most 16 positions in and out; the forward pass and the input gradient a batch of whole 16s
+    with the images-last copy within 512 KB (and the input gradient only where
+    emit_direct_conv.cc's few-channel kernel, unpadded at stride 1, does not take it); the filter
+    gradient input channels in whole 16s, its taps and the input positions within 28 registers,
+    the copy within 512 KB."""
     stride, pad = kwargs.get('stride', 1), kwargs.get('padding', 0)
     dilation, groups = kwargs.get('dilation', 1), kwargs.get('groups', 1)
     n, c, h, w = xs
     o, _, kh, kw = ws
     oh, ow = _out_size(h, kh, stride, pad, dilation), _out_size(w, kw, stride, pad, dilation)
-    small = groups == 1 and n > 0 and oh * ow <= 4 and h * w <= 16 and oh > 0 and ow > 0
+    small = groups == 1 and n > 0 and oh * ow <= 16 and h * w <= 16 and oh > 0 and ow > 0
     whole = n % 16 == 0
     forward = small and whole and c * h * w * 64 <= 512 * 1024
     plain = stride == 1 and pad == 0 and dilation == 1
     direct_input = plain and whole and c <= 24 and (o * oh * ow + c * h * w) * 64 <= 512 * 1024
     input_gradient = small and whole and o * oh * ow * 64 <= 512 * 1024 and not direct_input
-    filter_gradient = small and c % 16 == 0 and kh * kw <= 24 and n * h * w * 64 <= 512 * 1024
+    filter_gradient = small and c % 16 == 0 and kh * kw <= 28 - h * w and n * h * w * 64 <= 512 * 1024
     return {FORWARD: int(forward), INPUT_GRADIENT: int(input_gradient), FILTER_GRADIENT: int(filter_gradient)}
 
 
 GEOMETRIES = [
     # (input shape, weight shape, conv kwargs)
     ((16, 512, 2, 2), (512, 512, 3, 3), dict(padding=1)),  # ResNet-18's last stage
-    ((16, 256, 4, 4), (512, 256, 3, 3), dict(stride=2, padding=1)),  # ... its first convolution
+    ((16, 256, 4, 4), (256, 256, 3, 3), dict(padding=1)),  # ... and the one before: 4x4
+    ((16, 256, 4, 4), (512, 256, 3, 3), dict(stride=2, padding=1)),  # the last stage's first
     ((16, 256, 4, 4), (512, 256, 1, 1), dict(stride=2)),  # ... and its downsampling
     ((32, 16, 2, 2), (24, 16, 3, 3), dict(padding=1)),  # two groups of 16 images
     ((16, 32, 1, 1), (10, 32, 3, 3), dict(padding=1)),  # one pixel: only the centre tap
     ((16, 16, 2, 3), (7, 16, 2, 2), dict()),  # rectangular, unpadded: few-channel input gradient
     ((16, 16, 4, 4), (8, 16, 3, 3), dict(padding=2, dilation=2, stride=3)),  # dilated: a 2x2 output
-    ((16, 48, 3, 3), (20, 48, 3, 3), dict(padding=1)),  # a 3x3 output: 9 positions, the library
+    ((16, 48, 3, 3), (20, 48, 3, 3), dict(padding=1)),  # a 3x3 image: 9 positions
+    ((16, 32, 5, 4), (20, 32, 3, 3), dict(padding=1)),  # 20 positions: the library
+    ((16, 32, 4, 4), (20, 32, 5, 5), dict(padding=2)),  # 25 taps and 16 positions: no filter gradient
     ((20, 32, 2, 2), (24, 32, 3, 3), dict(padding=1)),  # not whole 16s of images: filter gradient only
     ((16, 24, 2, 2), (32, 24, 3, 3), dict(padding=1)),  # 24 input channels: no filter gradient
     ((16, 32, 2, 2), (32, 16, 3, 3), dict(padding=1, groups=2)),  # groups: the library
-    ((16, 16, 2, 2), (8, 16, 5, 5), dict(padding=2)),  # 25 taps: no filter gradient
+    ((16, 16, 2, 2), (8, 16, 5, 5), dict(padding=2)),  # 25 taps and 4 positions: filter gradient too
+    ((16, 16, 4, 4), (8, 16, 5, 6), dict(padding=2)),  # 30 taps: no filter gradient
 ]
 
 

@@ -1,5 +1,5 @@
-// Convolutions of images of a few pixels (ResNet-18's last stage: 512 channels of 2x2) as loop
-// kernels, 16 images a vector. With a 3x3 window padded by one, a 2x2 output position sees 4 of
+// Convolutions of images of a few pixels (ResNet-18's last stages: 512 channels of 2x2, 256 of
+// 4x4) as loop kernels. With a 3x3 window padded by one, a 2x2 output position sees 4 of
 // its 9 taps: oneDNN's blocked kernels still walk whole rows of the padded window (and reorder
 // the 9.4 MB weight into their layout on every call), so the stage ran at a third of the others'
 // rate. Here the valid (output position, input position, tap) triples are listed when the kernel
@@ -24,8 +24,11 @@ constexpr int64_t kImagesPerVector = 16;
 // Accumulator registers: output channels of a block times output positions (32 vector registers,
 // the positions of one input channel and a broadcast weight need the rest).
 constexpr int64_t kMaxAccumulators = 24;
-// Images this small only: larger ones keep most taps valid, where oneDNN's kernels do well.
-constexpr int64_t kMaxForwardOutputPositions = 4;
+// Images of at most 4x4 (ResNet-18's last two stages): beyond, an output channel's positions do
+// not fit the registers. At 4x4 (256 channels) the forward pass took 0.57-0.58 ms a call against
+// oneDNN's 0.73-0.78, the filter gradient 0.55-0.57 against 0.91-0.96, the input gradient
+// 0.64-0.65 against 0.62-0.72 (ResNet-18's step, Zen 4).
+constexpr int64_t kMaxForwardOutputPositions = 16;
 constexpr int64_t kMaxInputPositions = 16;
 // The group's images-last copy, on the kernel's stack (64 bytes a position and channel).
 constexpr int64_t kMaxImagesLastBytes = 512 * 1024;
@@ -57,9 +60,10 @@ std::vector<Triple> ForwardTriples(const hlo::Attributes& attrs, int64_t h, int6
   return triples;
 }
 
-// The largest block of output channels that divides them and keeps its accumulators in registers.
-int64_t BlockOf(int64_t channels, int64_t positions) {
-  for (int64_t r = kMaxAccumulators / positions; r > 1; --r)
+// The largest block of output channels that divides them and keeps its accumulators (`each` a
+// channel) within `registers`.
+int64_t BlockOf(int64_t channels, int64_t each, int64_t registers = kMaxAccumulators) {
+  for (int64_t r = registers / each; r > 1; --r)
     if (channels % r == 0) return r;
   return 1;
 }
@@ -126,9 +130,16 @@ struct SmallImageFilterGradient {
 };
 
 constexpr int64_t kChannelsPerVector = 16;
+// Vector registers for the filter gradient's accumulators and an image's input positions.
+constexpr int64_t kFilterGradientRegisters = 28;
+constexpr int64_t kMaxFilterGradientOutputPositions = 16;
+
+int64_t FilterGradientBlock(const SmallImageFilterGradient& g) {
+  return BlockOf(g.o, g.taps, kFilterGradientRegisters - g.in_positions);
+}
 
 std::string SmallImageFilterGradientBody(const SmallImageFilterGradient& g) {
-  const int64_t block = BlockOf(g.o, g.taps), blocks = g.o / block, q = g.in_positions;
+  const int64_t q = g.in_positions, block = FilterGradientBlock(g), blocks = g.o / block;
   std::ostringstream body;
   body << "  typedef float txla_v16 __attribute__((vector_size(64)));\n"
        << "  txla_v16 xv[" << g.n * q << "];  // xv[image][position][16 channels]\n"
@@ -217,14 +228,14 @@ bool Emitter::EmitSmallImageConvFilterGradient(const Instruction& i) {
   if (!IsFloatSingleGroupConv2d(i, x.rank())) return false;
   SmallImageFilterGradient g{x.dims[0], x.dims[1], dw.dims[0], dy.dims[2] * dy.dims[3], x.dims[2] * x.dims[3],
                              dw.dims[2] * dw.dims[3], {}, Buffer(i), Operand(i, 0), Operand(i, 1)};
-  if (g.n == 0 || g.c == 0 || g.c % kChannelsPerVector != 0 || g.o == 0 || g.out_positions > kMaxForwardOutputPositions ||
-      g.out_positions == 0 || g.in_positions > kMaxInputPositions || g.taps > kMaxAccumulators ||
+  if (g.n == 0 || g.c == 0 || g.c % kChannelsPerVector != 0 || g.o == 0 || g.out_positions > kMaxFilterGradientOutputPositions ||
+      g.out_positions == 0 || g.in_positions > kMaxInputPositions || g.taps > kFilterGradientRegisters - g.in_positions ||
       g.n * g.in_positions * 64 > kMaxImagesLastBytes)
     return false;
   g.triples = ForwardTriples(i.attrs(), x.dims[2], x.dims[3], dy.dims[2], dy.dims[3]);
   TXLA_COUNTER("ConvSmallImageFilterGradientKernels", 1);
   std::vector<KernelBuffer> buffers = {{"float", g.dw, true}, {"float", g.dy, false}, {"float", g.x, false}};
-  const int64_t blocks = g.o / BlockOf(g.o, g.taps);
+  const int64_t blocks = g.o / FilterGradientBlock(g);
   EmitKernelCall(i.name(), buffers, SmallImageFilterGradientBody(g), g.c / kChannelsPerVector * blocks);
   return true;
 }
