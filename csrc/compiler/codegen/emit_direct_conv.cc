@@ -131,7 +131,6 @@ struct ImagesLastConv {
   std::string images, dy, weights;
 };
 
-constexpr int64_t kImagesPerVector = 16;
 
 // Copies 16 images' `count` floats each of `source` into `copy`[k][image].
 std::string ImagesLastCopy(const std::string& copy, const std::string& source, int64_t count) {

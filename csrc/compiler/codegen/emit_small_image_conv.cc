@@ -20,7 +20,6 @@
 namespace txla::compiler::emitter {
 namespace {
 
-constexpr int64_t kImagesPerVector = 16;
 // Accumulator registers: output channels of a block times output positions (32 vector registers,
 // the positions of one input channel and a broadcast weight need the rest).
 constexpr int64_t kMaxAccumulators = 24;

@@ -17,6 +17,10 @@
 
 namespace txla::compiler::emitter {
 
+// The loop-kernel convolutions that vectorize over images take 16 float32 images a vector
+// (one AVX-512 register; GCC splits it on narrower CPUs).
+constexpr int64_t kImagesPerVector = 16;
+
 using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
