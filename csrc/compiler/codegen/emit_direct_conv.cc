@@ -131,23 +131,12 @@ struct ImagesLastConv {
   std::string images, dy, weights;
 };
 
-
-// Copies 16 images' `count` floats each of `source` into `copy`[k][image].
-std::string ImagesLastCopy(const std::string& copy, const std::string& source, int64_t count) {
-  std::ostringstream body;
-  body << "    for (int64_t i = 0; i < " << kImagesPerVector << "; ++i)\n"
-       << "      for (int64_t k = 0; k < " << count << "; ++k) " << copy << "[k][i] = " << source << "[(n0 + i) * "
-       << count << " + k];\n";
-  return body.str();
-}
-
 // The start of an images-last kernel's body: the vector type, the loop over groups of 16
 // images (the call's range), and each image's `count` floats of `source` copied into
 // `copy`[k][image].
 std::string ImagesLastGroupStart(const std::string& copy, const std::string& source, int64_t count) {
   std::ostringstream body;
-  body << "  typedef float txla_v16 __attribute__((vector_size(64)));\n"
-       << "  for (int64_t group = lo; group < hi; ++group) {\n"
+  body << kVector16Typedef << "  for (int64_t group = lo; group < hi; ++group) {\n"
        << "    const int64_t n0 = group * " << kImagesPerVector << ";\n"
        << "    txla_v16 " << copy << "[" << count << "];\n"
        << ImagesLastCopy(copy, source, count);
@@ -222,6 +211,14 @@ std::string ImagesLastFilterGradientBody(const ImagesLastConv& g, const std::str
 }
 
 }  // namespace
+
+std::string ImagesLastCopy(const std::string& copy, const std::string& source, int64_t count) {
+  std::ostringstream body;
+  body << "    for (int64_t i = 0; i < " << kImagesPerVector << "; ++i)\n"
+       << "      for (int64_t k = 0; k < " << count << "; ++k) " << copy << "[k][i] = " << source << "[(n0 + i) * "
+       << count << " + k];\n";
+  return body.str();
+}
 
 bool Emitter::IsFloatSingleGroupConv2d(const Instruction& i, int64_t rank) {
   for (const Instruction* t : std::initializer_list<const Instruction*>{i.operand(0), i.operand(1), &i})

@@ -29,6 +29,8 @@ constexpr int64_t kMaxAccumulators = 24;
 // 0.64-0.65 against 0.62-0.72 (ResNet-18's step, Zen 4).
 constexpr int64_t kMaxForwardOutputPositions = 16;
 constexpr int64_t kMaxInputPositions = 16;
+// Either is an output channel's accumulators (the input gradient's outputs are input positions).
+static_assert(kMaxForwardOutputPositions <= kMaxAccumulators && kMaxInputPositions <= kMaxAccumulators);
 // The group's images-last copy, on the kernel's stack (64 bytes a position and channel).
 constexpr int64_t kMaxImagesLastBytes = 512 * 1024;
 
@@ -39,7 +41,8 @@ struct Triple {
 // One kernel's sizes: A output channels of `out_positions`, B input channels of `in_positions`,
 // the weight of (a, b, tap) at a * a_stride + b * b_stride + tap.
 struct SmallImageConv {
-  int64_t n, a, b, out_positions, in_positions, a_stride, b_stride;
+  int64_t n, a, b, out_positions, in_positions, a_stride, b_stride, taps;
+  int64_t block = 1;  // output channels a unit (BlockOf)
   std::vector<Triple> triples;
   std::string out, in, weights, bias;
 };
@@ -68,22 +71,15 @@ int64_t BlockOf(int64_t channels, int64_t each, int64_t registers = kMaxAccumula
 }
 
 std::string SmallImageBody(const SmallImageConv& g) {
-  const int64_t v = kImagesPerVector, block = BlockOf(g.a, g.out_positions), blocks = g.a / block;
-  const int64_t copied = g.b * g.in_positions;
-  int64_t taps = 0;
-  for (const Triple& t : g.triples) taps = std::max(taps, t.tap + 1);
+  const int64_t v = kImagesPerVector, block = g.block, blocks = g.a / block, copied = g.b * g.in_positions;
   std::ostringstream body;
-  body << "  typedef float txla_v16 __attribute__((vector_size(64)));\n"
-       << "  txla_v16 in[" << copied << "];  // in[channel][position][image], 16 images\n"
+  body << kVector16Typedef << "  txla_v16 in[" << copied << "];  // in[channel][position][image], 16 images\n"
        << "  int64_t copied = -1;\n"
        << "  for (int64_t unit = lo; unit < hi; ++unit) {\n"
        << "    const int64_t group = unit / " << blocks << ", a0 = unit % " << blocks << " * " << block << ";\n"
        << "    const int64_t n0 = group * " << v << ";\n"
        << "    if (group != copied) {\n"
-       << "      for (int64_t i = 0; i < " << v << "; ++i)\n"
-       << "        for (int64_t k = 0; k < " << copied << "; ++k) in[k][i] = " << g.in << "[(n0 + i) * " << copied
-       << " + k];\n"
-       << "      copied = group;\n"
+       << ImagesLastCopy("in", g.in, copied) << "      copied = group;\n"
        << "    }\n";
   for (int64_t r = 0; r < block; ++r)
     for (int64_t p = 0; p < g.out_positions; ++p)
@@ -96,7 +92,7 @@ std::string SmallImageBody(const SmallImageConv& g) {
        << "      const float* wp = " << g.weights << " + a0 * " << g.a_stride << " + b * " << g.b_stride << ";\n";
   for (int64_t q = 0; q < g.in_positions; ++q) body << "      const txla_v16 i" << q << " = iv[" << q << "];\n";
   for (int64_t r = 0; r < block; ++r) {
-    std::vector<bool> loaded(static_cast<size_t>(taps), false);
+    std::vector<bool> loaded(static_cast<size_t>(g.taps), false);
     for (const Triple& t : g.triples) {
       std::string w = "w" + std::to_string(r) + "_" + std::to_string(t.tap);
       if (!loaded[static_cast<size_t>(t.tap)]) {
@@ -115,7 +111,6 @@ std::string SmallImageBody(const SmallImageConv& g) {
   return body.str();
 }
 
-
 // The filter gradient dw[o][c][t] = sum over images and the tap's (p, q) pairs of
 // dy[n][o][p] * x[n][c][q], 16 input channels a vector: a call takes (block of 16 input channels,
 // block of R output channels) units; per unit it copies those channels of every image
@@ -124,6 +119,7 @@ std::string SmallImageBody(const SmallImageConv& g) {
 // Vectorizing over images instead would end every (o, c) pair in a horizontal sum per tap.
 struct SmallImageFilterGradient {
   int64_t n, c, o, out_positions, in_positions, taps;
+  int64_t block = 1;  // output channels a unit (FilterGradientBlock)
   std::vector<Triple> triples;
   std::string dw, dy, x;
 };
@@ -138,10 +134,9 @@ int64_t FilterGradientBlock(const SmallImageFilterGradient& g) {
 }
 
 std::string SmallImageFilterGradientBody(const SmallImageFilterGradient& g) {
-  const int64_t q = g.in_positions, block = FilterGradientBlock(g), blocks = g.o / block;
+  const int64_t q = g.in_positions, block = g.block, blocks = g.o / block;
   std::ostringstream body;
-  body << "  typedef float txla_v16 __attribute__((vector_size(64)));\n"
-       << "  txla_v16 xv[" << g.n * q << "];  // xv[image][position][16 channels]\n"
+  body << kVector16Typedef << "  txla_v16 xv[" << g.n * q << "];  // xv[image][position][16 channels]\n"
        << "  int64_t copied = -1;\n"
        << "  for (int64_t unit = lo; unit < hi; ++unit) {\n"
        << "    const int64_t cb = unit / " << blocks << ", o0 = unit % " << blocks << " * " << block
@@ -194,6 +189,7 @@ bool Emitter::EmitSmallImageConv(const Instruction& i, bool input_gradient) {
   const int64_t out_positions = y.dims[2] * y.dims[3];
   SmallImageConv g;
   g.n = x.dims[0];
+  g.taps = taps;
   g.triples = ForwardTriples(i.attrs(), x.dims[2], x.dims[3], y.dims[2], y.dims[3]);
   g.out = Buffer(i);
   g.in = Operand(i, 0);
@@ -207,15 +203,15 @@ bool Emitter::EmitSmallImageConv(const Instruction& i, bool input_gradient) {
     g.a_stride = taps, g.b_stride = x.dims[1] * taps;
     for (Triple& t : g.triples) std::swap(t.out_position, t.in_position);
   }
-  if (g.out_positions > kMaxAccumulators || g.b * g.in_positions * 64 > kMaxImagesLastBytes) return false;
+  if (g.b * g.in_positions * 64 > kMaxImagesLastBytes) return false;
+  g.block = BlockOf(g.a, g.out_positions);
   if (input_gradient)  // (one counter a call site: the macro keeps its counter in a static)
     TXLA_COUNTER("ConvSmallImageInputGradientKernels", 1);
   else
     TXLA_COUNTER("ConvSmallImageKernels", 1);
   std::vector<KernelBuffer> buffers = {{"float", g.out, true}, {"float", g.in, false}, {"float", g.weights, false}};
   if (bias) buffers.push_back({"float", g.bias, false});
-  const int64_t blocks = g.a / BlockOf(g.a, g.out_positions);
-  EmitKernelCall(i.name(), buffers, SmallImageBody(g), g.n / kImagesPerVector * blocks);
+  EmitKernelCall(i.name(), buffers, SmallImageBody(g), g.n / kImagesPerVector * (g.a / g.block));
   return true;
 }
 
@@ -226,16 +222,17 @@ bool Emitter::EmitSmallImageConvFilterGradient(const Instruction& i) {
   const hlo::Shape& dw = i.shape();
   if (!IsFloatSingleGroupConv2d(i, x.rank())) return false;
   SmallImageFilterGradient g{x.dims[0], x.dims[1], dw.dims[0], dy.dims[2] * dy.dims[3], x.dims[2] * x.dims[3],
-                             dw.dims[2] * dw.dims[3], {}, Buffer(i), Operand(i, 0), Operand(i, 1)};
+                             dw.dims[2] * dw.dims[3]};
   if (g.n == 0 || g.c == 0 || g.c % kChannelsPerVector != 0 || g.o == 0 || g.out_positions > kMaxFilterGradientOutputPositions ||
       g.out_positions == 0 || g.in_positions > kMaxInputPositions || g.taps > kFilterGradientRegisters - g.in_positions ||
       g.n * g.in_positions * 64 > kMaxImagesLastBytes)
     return false;
+  g.block = FilterGradientBlock(g);
   g.triples = ForwardTriples(i.attrs(), x.dims[2], x.dims[3], dy.dims[2], dy.dims[3]);
+  g.dw = Buffer(i), g.dy = Operand(i, 0), g.x = Operand(i, 1);
   TXLA_COUNTER("ConvSmallImageFilterGradientKernels", 1);
   std::vector<KernelBuffer> buffers = {{"float", g.dw, true}, {"float", g.dy, false}, {"float", g.x, false}};
-  const int64_t blocks = g.o / FilterGradientBlock(g);
-  EmitKernelCall(i.name(), buffers, SmallImageFilterGradientBody(g), g.c / kChannelsPerVector * blocks);
+  EmitKernelCall(i.name(), buffers, SmallImageFilterGradientBody(g), g.c / kChannelsPerVector * (g.o / g.block));
   return true;
 }
 

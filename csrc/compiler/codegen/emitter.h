@@ -20,6 +20,11 @@ namespace txla::compiler::emitter {
 // The loop-kernel convolutions that vectorize over images take 16 float32 images a vector
 // (one AVX-512 register; GCC splits it on narrower CPUs).
 constexpr int64_t kImagesPerVector = 16;
+// Their vector type in generated source: txla_v16, 16 floats.
+constexpr const char* kVector16Typedef = "  typedef float txla_v16 __attribute__((vector_size(64)));\n";
+// Generated source copying 16 images' `count` floats each of `source`, from image n0, into
+// `copy`[k][image] (emit_direct_conv.cc).
+std::string ImagesLastCopy(const std::string& copy, const std::string& source, int64_t count);
 
 using hlo::ElementType;
 using hlo::Instruction;
