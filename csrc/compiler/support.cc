@@ -11,7 +11,9 @@
 #include "compiler/library/pool2d.h"
 #include "compiler/library/sort.h"
 #include "metrics/metrics.h"
+#include "metrics/trace.h"
 #include "runtime/collectives.h"
+#include "runtime/host_activity.h"
 
 namespace txla::compiler {
 namespace {
@@ -47,8 +49,14 @@ void ParallelFor(void (*fn)(void*, int64_t, int64_t), void* ctx, int64_t count) 
 int64_t KernelBegin() { return metrics::NowNs(); }
 
 void KernelEnd(const char* kernel, int64_t token) {
-  metrics::GetMetric(std::string("KernelTime:") + kernel)->AddSample(
-      static_cast<double>(metrics::NowNs() - token));
+  int64_t elapsed_ns = metrics::NowNs() - token;
+  metrics::GetMetric(std::string("KernelTime:") + kernel)->AddSample(static_cast<double>(elapsed_ns));
+  // On the profiler's timeline too, on the thread that ran it: where a run's time goes between
+  // its kernels, and which of them overlapped the host's trace.
+  if (metrics::TracingActive()) {
+    int64_t end_us = metrics::trace_internal::NowUs();
+    metrics::trace_internal::Record("kernel", kernel, end_us - elapsed_ns / 1000, end_us, {});
+  }
 }
 
 int64_t IndexError(int64_t index, int64_t size, const char* site) {
@@ -82,6 +90,10 @@ void OutputReady(int64_t output) {
     if (!errors->first.empty()) return;
   }
   TXLA_COUNTER("OutputsReadyEarly", 1);
+  if ((*early)[output]->HasWaiters()) {
+    TXLA_COUNTER("HostWokenByEarlyOutput", 1);
+    runtime::NoteHostWaking();
+  }
   (*early)[output]->MarkReady();
 }
 

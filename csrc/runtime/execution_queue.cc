@@ -45,8 +45,15 @@ void Readiness::AddFollower(std::shared_ptr<Readiness> follower) {
 void Readiness::Wait() const {
   HostWaitScope waiting;
   std::unique_lock<std::mutex> lock(mu_);
+  ++waiters_;
   cv_.wait(lock, [&] { return done_; });
+  --waiters_;
   if (!error_.empty()) throw ExecutionFailed(error_, root_);
+}
+
+bool Readiness::HasWaiters() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiters_ > 0;
 }
 
 bool Readiness::IsReady() const {

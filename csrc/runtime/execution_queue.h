@@ -40,6 +40,8 @@ class Readiness {
   // Blocks until ready; throws ExecutionFailed if it failed.
   void Wait() const;
   bool IsReady() const;
+  // Whether a thread is blocked in Wait now.
+  bool HasWaiters() const;
   // `follower` is marked as this one is, when this one is, unless it was marked before: an
   // output a run releases before it ends (passes/early_outputs.h) fails with its run only if it
   // was not released yet.
@@ -52,6 +54,7 @@ class Readiness {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
+  mutable int waiters_ = 0;
   std::string error_, root_;
   std::vector<std::shared_ptr<Readiness>> followers_;
 };

@@ -46,6 +46,12 @@ void NoteHostActivity() {
   last_active_thread.store(&thread_tag, std::memory_order_relaxed);
 }
 
+void NoteHostWaking() {
+  static const char waking_tag = 0;  // no thread's: busy for every caller of OtherHostThreadBusy
+  last_activity_ns.store(Now(), std::memory_order_relaxed);
+  last_active_thread.store(&waking_tag, std::memory_order_relaxed);
+}
+
 HostBarrierScope::HostBarrierScope() {
   ++barriers_open;
   TraceEnded();

@@ -16,6 +16,12 @@ namespace txla::runtime {
 // The calling thread is recording IR now (called for every node recorded).
 void NoteHostActivity();
 
+// A host thread blocked on a value is about to be woken by it (an early output, released while
+// its run goes on): it will trace the next step, so the run's next parallel regions leave it a
+// core now. Otherwise both cores stay busy with kernel threads and the woken thread waits for a
+// time slice, often until the run ends, and the release gains nothing.
+void NoteHostWaking();
+
 // Around a barrier (a graph cut and handed to the device): the trace has ended (the calling
 // thread's, or autograd's thread's before it), and the nodes the barrier itself records (views
 // of updated parameters taken again, after the hand-over) are not tracing. Counted as tracing,

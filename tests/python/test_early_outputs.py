@@ -13,6 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import torch_xla
+import torch_xla.core.xla_model as xm
 from conftest import CounterDelta
 
 ROWS = 4
@@ -149,3 +150,32 @@ def test_disabling_the_pass_keeps_every_output_until_the_run_ends():
                          text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert 'released 1' in run.stdout
+
+
+def slow_scalar_then_more_work(xd, w):
+    """A scalar behind ~24 products of 512x512 (tens of milliseconds: the host is waiting on it
+    when it is released), then a product that runs after the release."""
+    h = xd
+    for _ in range(24):
+        h = torch.tanh(h @ w)
+    return h.sum(), h @ w
+
+
+@pytest.mark.parametrize('host_waits', [True, False])
+def test_a_host_thread_waiting_on_a_released_value_is_left_a_core(dev, host_waits):
+    # The release wakes the host to trace the next step: the run's later parallel regions leave it
+    # a core (HostWokenByEarlyOutput), or both cores stay busy and it waits for the run to end. A
+    # value released with nobody waiting on it wakes no one.
+    torch.manual_seed(0)
+    x, w = torch.randn(512, 512), torch.randn(512, 512) / 24
+    xd, wd = x.to(dev), w.to(dev)
+    with CounterDelta('OutputsReadyEarly', 'HostWokenByEarlyOutput') as d:
+        total, rest = slow_scalar_then_more_work(xd, wd)
+        torch_xla.sync()
+        if not host_waits:
+            xm.wait_device_ops()  # the run ends before anything reads it
+        value = total.item()  # waiting, blocks: the scalar's producers take far longer than this call
+    assert d['OutputsReadyEarly'] == 1 and d['HostWokenByEarlyOutput'] == int(host_waits)
+    expected_total, expected_rest = slow_scalar_then_more_work(x, w)
+    assert value == pytest.approx(expected_total.item(), rel=1e-4, abs=1e-2)
+    torch.testing.assert_close(rest.cpu(), expected_rest, rtol=1e-4, atol=1e-4)

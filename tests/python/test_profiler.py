@@ -123,3 +123,26 @@ def test_capture_of_a_running_job_through_its_server(tmp_path):
         stop.write_text('')
         job.wait(timeout=120)
     assert job.returncode == 0, job.stderr.read()
+
+
+def test_profiled_kernels_and_their_thread_split_are_spans_of_the_execution(dev, tmp_path, xla_env):
+    # TXLA_PROFILE_KERNELS=1 times every kernel; under a capture each is a span on the thread
+    # that ran it, and each split region says how many threads it had.
+    xla_env(TXLA_PROFILE_KERNELS='1')
+    a, b = torch.randn(384, 320), torch.randn(320, 352)  # shapes of their own: compiles here
+    xp.start_trace(str(tmp_path))
+    out = ((a.to(dev) @ b.to(dev)).relu() * 2).sum(0)
+    torch_xla.sync()
+    result = out.cpu()
+    doc = json.load(open(xp.stop_trace()))
+    torch.testing.assert_close(result, ((a @ b).relu() * 2).sum(0), rtol=1e-4, atol=1e-3)
+    events = spans(doc)
+    runs = [e for e in events if e['cat'] == 'execute']
+    kernels = [e for e in events if e['cat'] == 'kernel']
+    assert len(runs) == 1 and kernels
+    assert all(inside(k, runs[0]) and k['tid'] == runs[0]['tid'] for k in kernels)
+    assert any(k['name'].startswith('dot') for k in kernels)
+    regions = [e for e in events if e['cat'] == 'parallel']
+    assert regions and all(inside(r, runs[0]) for r in regions)
+    assert {r['name'] for r in regions} <= {'region, every thread', 'region, one thread', 'nested region',
+                                           'region, a core left to the host'}

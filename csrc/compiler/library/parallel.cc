@@ -13,6 +13,7 @@
 
 #include "debug/config.h"
 #include "metrics/metrics.h"
+#include "metrics/trace.h"
 #include "runtime/host_activity.h"
 
 #ifdef TXLA_WITH_ONEDNN
@@ -132,10 +133,17 @@ void ParallelChunks(int64_t count, int threads,
                     const std::function<void(int, int64_t, int64_t)>& body, Chunking chunking) {
   threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({threads, count, NumThreads()})));
   // A host thread tracing the next step keeps a core (runtime/host_activity.h).
-  if (threads > 1 && threads >= NumThreads() && runtime::OtherHostThreadBusy()) {
+  bool yielded = threads > 1 && threads >= NumThreads() && runtime::OtherHostThreadBusy();
+  if (yielded) {
     --threads;
     TXLA_COUNTER("ParallelYieldedToHost", 1);
   }
+  // On the profiler's timeline, around the kernel or library call that split its work: whether
+  // it ran on every thread, or on fewer because a host thread was tracing.
+  metrics::TraceSpan span("parallel", in_parallel_region ? "nested region"
+                                      : yielded          ? "region, a core left to the host"
+                                      : threads == 1     ? "region, one thread"
+                                                         : "region, every thread");
   if (threads == 1 || in_parallel_region) {
     body(0, 0, count);
     return;
