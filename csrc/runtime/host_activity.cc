@@ -8,9 +8,7 @@
 namespace txla::runtime {
 namespace {
 
-// Python between two recorded ops takes microseconds to tens of microseconds; a pause longer
-// than this is not tracing.
-constexpr int64_t kRecentNs = 200'000;
+constexpr int64_t kRecentNs = std::chrono::duration_cast<std::chrono::nanoseconds>(kHostTraceWindow).count();
 constexpr int64_t kNever = std::numeric_limits<int64_t>::min() / 2;
 constexpr unsigned kNotesPerClockRead = 8;
 

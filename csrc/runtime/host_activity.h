@@ -11,7 +11,19 @@
 // (ResNet-18 through 'openxla' at 0.6x of its lazy speed).
 #pragma once
 
+#include <chrono>
+
 namespace txla::runtime {
+
+// How long after its last recorded node a thread still counts as tracing. Python between two
+// recorded ops takes microseconds to tens of microseconds, but a trace has longer pauses: the
+// hand-over to autograd's device thread and back (0.3-0.7 ms in the GPT decoder's step), a
+// collection of Python's garbage. Counted as idle, a pause let the run take both cores, which
+// preempted the host and lengthened the pause. Measured against a 200 us window (alternating
+// processes, 2-core Zen 5): the GPT decoder's step 9.25 -> 8.44 ms with this one, the CNN's
+// 3.10 -> 2.81 ms, others level; 5 ms was slower again. A thread that stops tracing without
+// waiting on a device (autograd's, once the backward pass is recorded) keeps a core this long.
+constexpr std::chrono::microseconds kHostTraceWindow{2000};
 
 // The calling thread is recording IR now (called for every node recorded).
 void NoteHostActivity();
@@ -43,7 +55,7 @@ class HostWaitScope {
   HostWaitScope& operator=(const HostWaitScope&) = delete;
 };
 
-// Whether some thread other than the caller recorded IR within the last 200 microseconds and
+// Whether some thread other than the caller recorded IR within the last kHostTraceWindow and
 // has not started waiting on a device since.
 bool OtherHostThreadBusy();
 
