@@ -3,6 +3,7 @@ transfers and CPU fallbacks on one Chrome trace-event timeline, captured in-proc
 (start_trace / stop_trace) or from a running job through its server (start_server + trace /
 trace_detached)."""
 import json
+import re
 import os
 import subprocess
 import sys
@@ -144,5 +145,9 @@ def test_profiled_kernels_and_their_thread_split_are_spans_of_the_execution(dev,
     assert any(k['name'].startswith('dot') for k in kernels)
     regions = [e for e in events if e['cat'] == 'parallel']
     assert regions and all(inside(r, runs[0]) for r in regions)
+    split = [r for r in regions if 'chunks run by the calling thread' in r['args']]
+    if (os.environ.get('TXLA_NUM_THREADS') or str(os.cpu_count())) != '1':
+        assert split or any(r['name'] == 'region, a core left to the host' for r in regions)
+    assert all(re.fullmatch(r'\d+ of \d+', r['args']['chunks run by the calling thread']) for r in split)
     assert {r['name'] for r in regions} <= {'region, every thread', 'region, one thread', 'nested region',
                                            'region, a core left to the host'}

@@ -1,0 +1,43 @@
+#include "compiler/library/parallel.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <thread>
+
+namespace txla::compiler::library {
+namespace {
+
+// The pool's worker leaves the CPU of the thread that woke it this way: it must land on another
+// CPU and keep every CPU it was allowed (nothing stays pinned).
+TEST(ParallelTest, AThreadMovedOffItsCpuRunsElsewhereAndKeepsItsAffinity) {
+  std::thread([] {
+    cpu_set_t allowed;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere to move";
+    int before = sched_getcpu();
+    ASSERT_TRUE(MoveThisThreadOffItsCpu());
+    EXPECT_NE(sched_getcpu(), before);
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &allowed));
+  }).join();
+}
+
+TEST(ParallelTest, AThreadAllowedOneCpuStaysThere) {
+  std::thread([] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    int before = sched_getcpu();
+    EXPECT_FALSE(MoveThisThreadOffItsCpu());
+    EXPECT_EQ(sched_getcpu(), before);
+    cpu_set_t after;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    EXPECT_TRUE(CPU_EQUAL(&after, &one));
+  }).join();
+}
+
+}  // namespace
+}  // namespace txla::compiler::library
