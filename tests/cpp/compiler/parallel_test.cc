@@ -8,18 +8,22 @@
 namespace txla::compiler::library {
 namespace {
 
+cpu_set_t Affinity() {
+  cpu_set_t set;
+  EXPECT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  return set;
+}
+
 // The pool's worker leaves the CPU of the thread that woke it this way: it must land on another
 // CPU and keep every CPU it was allowed (nothing stays pinned).
 TEST(ParallelTest, AThreadMovedOffItsCpuRunsElsewhereAndKeepsItsAffinity) {
   std::thread([] {
-    cpu_set_t allowed;
-    ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+    cpu_set_t allowed = Affinity();
     if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere to move";
     int before = sched_getcpu();
     ASSERT_TRUE(MoveThisThreadOffItsCpu());
     EXPECT_NE(sched_getcpu(), before);
-    cpu_set_t after;
-    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    cpu_set_t after = Affinity();
     EXPECT_TRUE(CPU_EQUAL(&after, &allowed));
   }).join();
 }
@@ -33,8 +37,7 @@ TEST(ParallelTest, AThreadAllowedOneCpuStaysThere) {
     int before = sched_getcpu();
     EXPECT_FALSE(MoveThisThreadOffItsCpu());
     EXPECT_EQ(sched_getcpu(), before);
-    cpu_set_t after;
-    ASSERT_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+    cpu_set_t after = Affinity();
     EXPECT_TRUE(CPU_EQUAL(&after, &one));
   }).join();
 }
