@@ -100,9 +100,10 @@ class Pool {
       // after run (the MLP through 'openxla' shared 10-25% of its regions between the threads;
       // the profiler's timeline shows it as the calling thread running none of the chunks).
       // Moved at once, the threads sit apart: a few moves a process.
-      if (sched_getcpu() == caller_cpu_.load(std::memory_order_relaxed)) {
+      int caller_cpu = caller_cpu_.load(std::memory_order_relaxed);
+      if (sched_getcpu() == caller_cpu) {
         lock.unlock();
-        if (MoveThisThreadOffItsCpu()) TXLA_COUNTER("ParallelWorkerMovedOffCallersCpu", 1);
+        if (MoveThisThreadOffCpu(caller_cpu)) TXLA_COUNTER("ParallelWorkerMovedOffCallersCpu", 1);
         lock.lock();
         if (!region_open()) {
           seen = generation_.load();
@@ -186,10 +187,9 @@ void ParallelChunks(int64_t count, int threads,
     span.Arg("chunks run by the calling thread", std::to_string(ran_here) + " of " + std::to_string(chunks));
 }
 
-bool MoveThisThreadOffItsCpu() {
+bool MoveThisThreadOffCpu(int cpu) {
   cpu_set_t allowed;
-  int cpu = sched_getcpu();
-  if (cpu < 0 || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
   cpu_set_t others = allowed;
   CPU_CLR(cpu, &others);
   if (CPU_COUNT(&others) == 0) return false;

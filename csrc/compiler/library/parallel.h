@@ -34,10 +34,10 @@ void ParallelChunks(int64_t count, int threads,
                     const std::function<void(int chunk, int64_t begin, int64_t end)>& body,
                     Chunking chunking = Chunking::kBalanced);
 
-// Moves the calling thread to another CPU it may run on, leaving its affinity as it was (nothing
-// stays pinned). False when it may run on no other CPU or the system refused. The pool's worker
-// calls it when woken onto the CPU of the thread that opened a region (parallel.cc).
-bool MoveThisThreadOffItsCpu();
+// Moves the calling thread off `cpu` to another CPU it may run on, leaving its affinity as it was
+// (nothing stays pinned). False when it may run on no other CPU or the system refused. The pool's
+// worker calls it when woken onto the CPU of the thread that opened a region (parallel.cc).
+bool MoveThisThreadOffCpu(int cpu);
 
 // Holds oneDNN's OpenMP to the calling thread (its own setting only), before a library call
 // that runs one part of a split product or convolution. No effect in a build without oneDNN.

@@ -21,7 +21,7 @@ TEST(ParallelTest, AThreadMovedOffItsCpuRunsElsewhereAndKeepsItsAffinity) {
     cpu_set_t allowed = Affinity();
     if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "one CPU: nowhere to move";
     int before = sched_getcpu();
-    ASSERT_TRUE(MoveThisThreadOffItsCpu());
+    ASSERT_TRUE(MoveThisThreadOffCpu(before));
     EXPECT_NE(sched_getcpu(), before);
     cpu_set_t after = Affinity();
     EXPECT_TRUE(CPU_EQUAL(&after, &allowed));
@@ -35,7 +35,7 @@ TEST(ParallelTest, AThreadAllowedOneCpuStaysThere) {
     CPU_SET(sched_getcpu(), &one);
     ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
     int before = sched_getcpu();
-    EXPECT_FALSE(MoveThisThreadOffItsCpu());
+    EXPECT_FALSE(MoveThisThreadOffCpu(before));
     EXPECT_EQ(sched_getcpu(), before);
     cpu_set_t after = Affinity();
     EXPECT_TRUE(CPU_EQUAL(&after, &one));
