@@ -3,8 +3,8 @@ transfers and CPU fallbacks on one Chrome trace-event timeline, captured in-proc
 (start_trace / stop_trace) or from a running job through its server (start_server + trace /
 trace_detached)."""
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import textwrap
