@@ -65,6 +65,7 @@ struct OpDecl {
   WrittenArgsRule written_args = nullptr;
   bool seeds_default_generator = false;
   bool constant_scalars = false;
+  bool collective = false;
 };
 
 // One line per op. Elementwise ops are grouped by family; the backward of an op sits beside it.
@@ -290,9 +291,9 @@ const OpDecl kOps[] = {
     {"aten::embedding", nullptr, nullptr},
     {"aten::embedding_dense_backward", EmbeddingDenseBackward, nullptr},
     // Collectives between replicas (csrc/aten/collective_ops.cc defines them).
-    {"txla::all_reduce", LikeFirst},
-    {"txla::all_gather", AllGather},
-    {"txla::reduce_scatter", ReduceScatter},
+    {"txla::all_reduce", LikeFirst, nullptr, nullptr, false, false, /*collective=*/true},
+    {"txla::all_gather", AllGather, nullptr, nullptr, false, false, /*collective=*/true},
+    {"txla::reduce_scatter", ReduceScatter, nullptr, nullptr, false, false, /*collective=*/true},
     // Random numbers: each node draws from its own seed, fixed when the node is traced.
     {"aten::native_dropout", NativeDropout, nullptr, nullptr, /*seeds_default_generator=*/true},
     {"aten::native_dropout_backward", SameAsFirst, nullptr},
@@ -478,6 +479,7 @@ struct Table {
       info.written_args = decl.written_args;
       info.seeds_default_generator = decl.seeds_default_generator;
       info.constant_scalars = decl.constant_scalars;
+      info.collective = decl.collective;
       info.name_hash = HashString(info.name);
       ops.push_back(std::move(info));
     }

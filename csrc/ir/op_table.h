@@ -35,6 +35,8 @@ struct OpInfo {
   // Scalar arguments are constants of the graph, not parameters: they choose the computation
   // (a norm's order), so the lowering must know them.
   bool constant_scalars = false;
+  // Exchanges data between replicas; ordered by a token chain (csrc/aten/collective_ops.cc).
+  bool collective = false;
   hash_t name_hash = 0;
 
   // Resolved on first use, after the ATen library has registered its schemas.

@@ -1,6 +1,7 @@
 // torch.compile's 'openxla' backends, the C++ half (torch_xla/core/dynamo_bridge.py is the other):
 // an FX graph traced once on the lazy device becomes a graph::CapturedGraph, which later calls
 // run by handing over their inputs' buffers: no Python op dispatch, no IR, no hashing per call.
+// A call with a pending input inlines the graph into the caller's lazy graph instead (Run).
 //
 // A trace is bracketed: _xla_dynamo_begin_trace materializes the inputs (all but transposes of
 // device data, which stay transposes the graph computes: TransposedData) and notes their values,
@@ -44,6 +45,9 @@ struct TraceStart {
   std::vector<ir::hash_t> transposes;
   int device = 0;
   uint64_t epoch = 0;
+  // An input (other than a transpose of device data) had a pending value: its graph had to run
+  // before the trace could start. Such graphs join the caller's lazy graph on every run instead.
+  bool had_pending = false;
   // The seeds the trace's random ops draw (a trace runs on the thread that began it).
   std::unique_ptr<aten::SeedRecording> seeds = std::make_unique<aten::SeedRecording>();
 };
@@ -129,6 +133,9 @@ class DynamoGraph {
   // The outputs of one run, or None when an input's shape or dtype differs from the trace (the
   // Python side then traces again for the new signature).
   py::object Run(const std::vector<at::Tensor>& inputs);
+  // Each input's value for an inlined run (see InputBuffers); false as there.
+  bool InputValues(const std::vector<at::Tensor>& inputs, std::vector<ir::Value>* values) const;
+  bool AnyPending(const std::vector<at::Tensor>& inputs) const;
 
   const std::string& text() const { return text_; }
   size_t mutated_count() const { return mutated_.size(); }
@@ -149,6 +156,7 @@ class DynamoGraph {
   std::vector<runtime::BufferPtr> first_run_inputs_;
   std::vector<runtime::BufferPtr> first_run_seeds_;
   bool first_run_ = true;
+  bool traced_on_pending_ = false;  // TraceStart::had_pending
   int device_ = 0;
   std::string text_;
 };
@@ -211,7 +219,8 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
     {
       py::gil_scoped_release no_gil;
       dg->graph_ = graph::CapturedGraph::Capture(values, start.buffers, start.seeds->seeds(),
-                                                 start.device, &root_index);
+                                                 start.device, &root_index,
+                                                 /*inline_first=*/start.had_pending);
     }
     // Outputs refer to values; runs hand out results, which are the deduplicated roots.
     for (Output& o : dg->outputs_)
@@ -222,6 +231,7 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
     dg->result_dtypes_.resize(roots);
     for (size_t v = 0; v < values.size(); ++v) dg->result_dtypes_[root_index[v]] = value_dtypes[v];
   }
+  dg->traced_on_pending_ = start.had_pending;
   dg->first_run_inputs_ = start.buffers;
   dg->first_run_seeds_ = start.seeds->seeds();
   start.seeds.reset();
@@ -229,22 +239,69 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
   return py::cast(dg.release(), py::return_value_policy::take_ownership);
 }
 
+// Whether two inputs' values are one: the same pending value, or data in the same buffer.
+bool SameValue(const ir::Value& a, const ir::Value& b) {
+  if (a.node == b.node) return a.index == b.index;
+  return a.node->kind() == ir::NodeKind::kDeviceData && b.node->kind() == ir::NodeKind::kDeviceData &&
+         a.node->data() == b.node->data();
+}
+
+bool DynamoGraph::InputValues(const std::vector<at::Tensor>& inputs, std::vector<ir::Value>* values) const {
+  values->clear();
+  values->reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
+    if (transposes_[i] != 0) {
+      const ir::Node* transpose = TransposedData(lt);
+      if (!transpose || transpose->hash() != transposes_[i]) return false;
+      values->push_back(transpose->operands()[0]);
+    } else {
+      values->push_back(lt->GetIrValue());
+    }
+  }
+  for (size_t i = 0; i < values->size(); ++i)
+    if (!SameValue((*values)[i], (*values)[same_buffer_as_[i]])) return false;
+  return true;
+}
+
+bool DynamoGraph::AnyPending(const std::vector<at::Tensor>& inputs) const {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (transposes_[i] != 0) continue;
+    LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
+    if (lt && lt->pending()) return true;
+  }
+  return false;
+}
+
 py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
   TORCH_CHECK(inputs.size() == input_shapes_.size(), "compiled graph: ", input_shapes_.size(),
               " tensor inputs expected, ", inputs.size(), " given");
-  std::vector<runtime::BufferPtr> buffers, seeds;
-  if (first_run_) {
-    first_run_ = false;
-    // The trace left its own values in the inputs it mutated; the first run starts from the
-    // values the trace began with.
-    buffers = std::move(first_run_inputs_);
-    seeds = std::move(first_run_seeds_);
-  } else {
+  bool first = first_run_;
+  if (!first) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!IsXlaTensor(inputs[i]) || inputs[i].scalar_type() != input_shapes_[i].dtype ||
           inputs[i].sizes() != c10::IntArrayRef(input_shapes_[i].sizes))
         return py::none();
     }
+  }
+  // Inlined when an input is pending: the graph joins the caller's lazy graph, rather than a
+  // graph computing the input running first. (The first run's inputs are those the trace began
+  // with, before it materialized them.)
+  const bool inlined = graph_ && graph_->inlinable() && (first ? traced_on_pending_ : AnyPending(inputs));
+  std::vector<runtime::BufferPtr> buffers, seeds;
+  std::vector<ir::Value> values;  // inlined: what each input is now
+  if (first) {
+    first_run_ = false;
+    // The trace left its own values in the inputs it mutated; the first run starts from the
+    // values the trace began with.
+    buffers = std::move(first_run_inputs_);
+    seeds = std::move(first_run_seeds_);
+    if (inlined)
+      for (size_t i = 0; i < buffers.size(); ++i)
+        values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], ir::Shape(input_shapes_[i].dtype, buffers[i]->dims())), 0});
+  } else if (inlined) {
+    if (!InputValues(inputs, &values)) return py::none();
+  } else {
     std::vector<LazyTensorPtr> lazy;
     if (!InputBuffers(inputs, transposes_, &lazy, &buffers)) return py::none();
     for (size_t i = 0; i < buffers.size(); ++i)
@@ -253,12 +310,9 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
   TXLA_COUNTER("DynamoRunCapturedGraph", 1);
 
   std::vector<at::Tensor> results_as_tensors;
-  auto publish = [&](const std::vector<runtime::BufferPtr>& results) {
-    for (size_t r = 0; r < results.size(); ++r)
-      results_as_tensors.push_back(MakeEntryXlaTensor(
-          LazyTensor::FromData(results[r], result_dtypes_[r], device_)));
-    for (const auto& [input, result] : mutated_)
-      Publish(inputs[input], LazyTensor::FromData(results[result], result_dtypes_[result], device_));
+  auto publish = [&](std::vector<LazyTensorPtr> results) {
+    for (const LazyTensorPtr& r : results) results_as_tensors.push_back(MakeEntryXlaTensor(r));
+    for (const auto& [input, result] : mutated_) Publish(inputs[input], results[result]);
   };
   if (graph_) {
     for (size_t s = seeds.size(); s < graph_->seed_count(); ++s) {
@@ -268,7 +322,19 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
       std::memcpy(seed->data(), &value, sizeof(value));
       seeds.push_back(std::move(seed));
     }
-    graph_->Run(buffers, seeds, publish);
+    if (inlined) {
+      TXLA_COUNTER("DynamoInlinedCapturedGraph", 1);
+      std::vector<LazyTensorPtr> results;
+      for (ir::Value& v : graph_->Inline(values, seeds)) results.push_back(LazyTensor::FromValue(std::move(v), device_));
+      publish(std::move(results));
+    } else {
+      graph_->Run(buffers, seeds, [&](const std::vector<runtime::BufferPtr>& data) {
+        std::vector<LazyTensorPtr> results;
+        for (size_t r = 0; r < data.size(); ++r)
+          results.push_back(LazyTensor::FromData(data[r], result_dtypes_[r], device_));
+        publish(std::move(results));
+      });
+    }
   }
 
   py::list out;
@@ -276,7 +342,9 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
     switch (o.kind) {
       case OutputKind::kSameTensor: out.append(py::cast(inputs[o.index])); break;
       case OutputKind::kInputValue:
-        out.append(py::cast(MakeEntryXlaTensor(LazyTensor::FromData(buffers[o.index], o.dtype, device_))));
+        out.append(py::cast(MakeEntryXlaTensor(
+            inlined ? LazyTensor::FromValue(values[o.index], device_)
+                    : LazyTensor::FromData(buffers[o.index], o.dtype, device_))));
         break;
       case OutputKind::kConstant:
         out.append(py::cast(MakeEntryXlaTensor(LazyTensor::FromData(o.constant, o.dtype, device_))));
@@ -312,8 +380,10 @@ void RegisterDynamoBridge(py::module& m) {
     start->device = device < 0 ? 0 : device;
     start->inputs = inputs;
     for (const at::Tensor& t : inputs) {
-      const ir::Node* transpose = TransposedData(TryGetLazyTensor(t));
+      LazyTensorPtr lt = TryGetLazyTensor(t);
+      const ir::Node* transpose = TransposedData(lt);
       start->transposes.push_back(transpose ? transpose->hash() : 0);
+      if (!transpose && lt && lt->pending()) start->had_pending = true;
     }
     InputBuffers(inputs, start->transposes, &start->lazy, &start->buffers);
     auto transposed = std::count_if(start->transposes.begin(), start->transposes.end(), [](ir::hash_t h) { return h != 0; });

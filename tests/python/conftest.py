@@ -23,8 +23,12 @@ def dev():
 
 
 def counter(name):
-    """A counter's value, 0 when it was never touched."""
-    return met.counter_value(name) or 0
+    """A counter's value, or a metric's number of samples ('ExecuteTime': graphs run); 0 when
+    it was never touched."""
+    value = met.counter_value(name)
+    if value is None and name in met.metric_names():
+        return met.metric_data(name)[0]
+    return value or 0
 
 
 class CounterDelta:

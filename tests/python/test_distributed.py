@@ -357,6 +357,7 @@ def test_functional_collectives_are_graph_collectives(tmp_path):
             # all_reduce(2 * (rank + k)) over ranks 0 and 1, plus one
             torch.testing.assert_close(got, torch.full((3,), 2. * (2 * k + 1) + 1))
         assert out['lazy_graphs'] == 0 and out['captured'] == 1 and out['replayed'] == 3
+        assert out['inlined'] == 0
 
 
 _TORCHRUN_SCRIPT = '''

@@ -189,16 +189,26 @@ def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
         loss = F.cross_entropy(ref(x), y)
         loss.backward()
         opt.step()
-        with CounterDelta('DynamoRunCapturedGraph', 'DynamoCapturedGraph', 'DynamoLazyGraph') as d:
+        with CounterDelta('DynamoRunCapturedGraph', 'DynamoCapturedGraph', 'DynamoLazyGraph',
+                          'DynamoInlinedCapturedGraph', 'ExecuteTime') as d:
             opt_x.zero_grad()
             loss_x = F.cross_entropy(compiled(x.to(dev)), y.to(dev))
             loss_x.backward()
             opt_x.step()
             xm.mark_step()
+            xm.wait_device_ops()  # runs are timed (ExecuteTime) as they end
         torch.testing.assert_close(loss_x.cpu(), loss, rtol=tol, atol=tol)
         # forward and backward replay; both were captured on the first step only
         assert d['DynamoRunCapturedGraph'] == 2 and d['DynamoLazyGraph'] == 0
         assert d['DynamoCapturedGraph'] == (2 if step == 0 else 0)
+        # The backward graph's input is the lazily computed loss's gradient: the backward joins
+        # the barrier's graph with the loss and the optimizer's update. Two executions a step
+        # (forward, barrier), not four (a graph for the loss's gradient and one for the backward).
+        # On the first step the forward's inputs are pending too (load_state_dict copied the
+        # parameters lazily): it joins the barrier's graph that once, and runs on its own after.
+        assert d['DynamoInlinedCapturedGraph'] == (2 if step == 0 else 1), d.delta
+        if step > 0:
+            assert d['ExecuteTime'] == 2, d.delta
     for (name, a), b in zip(ref.state_dict().items(), mod.state_dict().values()):
         torch.testing.assert_close(b.cpu(), a, rtol=tol * 10, atol=tol * 10, msg=name)
 
@@ -235,6 +245,7 @@ def test_transposed_weights_saved_for_backward_stay_views(dev, dtype, tol, barri
             loss_x.backward()
             opt_x.step()
             xm.mark_step()
+            xm.wait_device_ops()  # runs are timed (ExecuteTime) as they end
         torch.testing.assert_close(loss_x.cpu(), loss, rtol=tol, atol=tol)
         assert d['DynamoRunCapturedGraph'] == 2 and d['DynamoLazyGraph'] == 0, d.delta
         if step == 0:
@@ -281,19 +292,111 @@ def test_a_transposed_input_that_is_no_longer_a_transpose_traces_again(dev):
     torch.testing.assert_close(graph(xd, wd.t()).cpu(), x @ (w + 1.5).t())
 
 
-def test_an_input_passed_twice_in_the_trace_and_apart_later(dev):
+@pytest.mark.parametrize('pending', [False, True])
+def test_an_input_passed_twice_in_the_trace_and_apart_later(dev, pending):
     """Traced with one tensor as both inputs, the graph read one buffer for both; called with two
-    different tensors it traces again instead of reading the first one twice."""
+    different tensors it traces again instead of reading the first one twice. With pending inputs
+    (inlined graphs) one pending value counts as one input."""
     from torch_xla.core import dynamo_bridge
     graph = dynamo_bridge.extract_compiled_graph(torch.fx.symbolic_trace(_Add()), None)
     a, b = torch.randn(4, 3), torch.randn(4, 3)
     ad, bd = a.to(dev), b.to(dev)
     xm.mark_step()
+    if pending:
+        ad, bd, a, b = ad + 1, bd + 1, a + 1, b + 1
     torch.testing.assert_close(graph(ad, ad).cpu(), a * 3)
     with CounterDelta('DynamoCapturedGraph') as d:
         torch.testing.assert_close(graph(ad, bd).cpu(), a * 2 + b)
     assert d['DynamoCapturedGraph'] == 1, d.delta
     torch.testing.assert_close(graph(bd, bd).cpu(), b * 3)
+    if pending:
+        c = torch.randn(4, 3)
+        cd = c.to(dev) * 2
+        with CounterDelta('DynamoCapturedGraph', 'DynamoInlinedCapturedGraph') as d:
+            torch.testing.assert_close(graph(cd, cd).cpu(), c * 6)
+        assert d['DynamoCapturedGraph'] == 0 and d['DynamoInlinedCapturedGraph'] == 1, d.delta
+
+
+@pytest.mark.parametrize('dtype,tol', [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+def test_a_graph_called_with_pending_inputs_joins_the_callers_graph(dev, dtype, tol):
+    """A graph traced on pending inputs is inlined on every call: its ops join the caller's lazy
+    graph, computed at the next barrier together with what produces its inputs, instead of a
+    graph to compute the inputs and one to run it. Nothing runs at the call."""
+    def f(x, y):
+        return torch.relu(x @ y) * 2, x.sum(0), x
+
+    compiled = torch.compile(f, backend='openxla_eval')
+    for step in range(3):
+        a, b = torch.randn(4, 5, dtype=dtype), torch.randn(5, 3, dtype=dtype)
+        xa = a.to(dev) + 1
+        with CounterDelta('DynamoInlinedCapturedGraph', 'DynamoCapturedGraph', 'ExecuteTime') as call:
+            out, s, same = compiled(xa, b.to(dev) * 2)
+            xm.wait_device_ops()
+        with CounterDelta('ExecuteTime') as barrier:
+            xm.mark_step()
+            xm.wait_device_ops()
+        assert call['DynamoInlinedCapturedGraph'] == 1, call.delta
+        # The trace itself needed its inputs' values (one graph); later calls run nothing.
+        assert call['ExecuteTime'] == (1 if step == 0 else 0), call.delta
+        assert call['DynamoCapturedGraph'] == (1 if step == 0 else 0), call.delta
+        assert barrier['ExecuteTime'] == 1, barrier.delta
+        assert same is xa
+        torch.testing.assert_close(out.cpu(), torch.relu((a + 1) @ (b * 2)) * 2, rtol=tol, atol=tol)
+        torch.testing.assert_close(s.cpu(), (a + 1).sum(0), rtol=tol, atol=tol)
+
+
+def test_a_graph_traced_on_data_is_inlined_when_an_input_is_pending(dev):
+    """A graph traced on materialized inputs runs on its own while its inputs are data and joins
+    the caller's graph when one is pending; both give eager's values."""
+    def f(x):
+        return torch.tanh(x) + x.mean()
+
+    compiled = torch.compile(f, backend='openxla_eval')
+    x = torch.randn(6, 4)
+    xd = x.to(dev)
+    xm.mark_step()
+    for pending in (False, False, True, False, True):
+        arg, ref = (xd * 3, x * 3) if pending else (xd, x)
+        with CounterDelta('DynamoInlinedCapturedGraph', 'ExecuteTime') as d:
+            out = compiled(arg)
+            xm.wait_device_ops()
+        assert d['DynamoInlinedCapturedGraph'] == int(pending), d.delta
+        assert d['ExecuteTime'] == (0 if pending else 1), d.delta
+        torch.testing.assert_close(out.cpu(), torch.tanh(ref) + ref.mean())
+
+
+def test_an_inlined_graph_writes_back_in_place_updates_and_draws_fresh_seeds(dev):
+    """Inlined, a graph's in-place updates become its inputs' new pending values (a view
+    follows), and its random ops draw a seed per call as a run does."""
+    def f(x, buf):
+        buf.add_(x)
+        buf.mul_(0.5)
+        return F.dropout(x, 0.5, training=True)
+
+    compiled = torch.compile(f, backend='openxla_eval')
+    buf_cpu = torch.zeros(4000)
+    buf = buf_cpu.to(dev)
+    view = buf[1:3]
+    masks = []
+    torch.manual_seed(5)
+    for _ in range(3):
+        x = torch.rand(4000) + 0.5
+        with CounterDelta('DynamoInlinedCapturedGraph') as d:
+            out = compiled(x.to(dev) * 1, buf)
+        assert d['DynamoInlinedCapturedGraph'] == 1, d.delta
+        buf_cpu.add_(x).mul_(0.5)
+        o = out.cpu()
+        kept = o != 0
+        torch.testing.assert_close(o[kept], x[kept] * 2)
+        assert 0.4 < kept.float().mean() < 0.6
+        masks.append(kept)
+        torch.testing.assert_close(buf.cpu(), buf_cpu)
+    torch.testing.assert_close(view.cpu(), buf_cpu[1:3])
+    assert not torch.equal(masks[1], masks[2])
+    # torch.manual_seed governs inlined calls as it governs runs.
+    torch.manual_seed(5)
+    x = torch.rand(4000) + 0.5
+    assert torch.equal(compiled(x.to(dev) * 1, buf).cpu() != 0, masks[0])
 
 
 def test_openxla_eval_returns_a_transposed_input_as_a_view(dev):

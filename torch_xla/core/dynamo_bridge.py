@@ -5,7 +5,9 @@ torch's own `torch._dynamo.backends.torchxla` registers both backends and calls
 AOTAutograd first, so forward and backward arrive as two graphs). The first call with a given input
 signature runs the FX graph once on the lazy device; the C++ side (`_xla_dynamo_end_trace`) turns
 what was recorded into a captured graph, compiled through the same cache as `mark_step`. Every
-later call hands the inputs' buffers to that graph: no op dispatch, no IR, no graph hash.
+later call hands the inputs' buffers to that graph: no op dispatch, no IR, no graph hash. A call
+with an input still pending (the backward graph's loss gradient) instead joins the caller's lazy
+graph: the C++ side makes the recorded ops again over the pending values (DynamoInlinedCapturedGraph).
 
 Inputs the graph updates in place (BatchNorm running stats, optimizer state) get their new values
 written back; random ops draw a fresh seed per call from torch's default generator. An output that
