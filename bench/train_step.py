@@ -200,7 +200,9 @@ def main():
     parser.add_argument('--models', default=','.join(MODELS))
     parser.add_argument('--systems', default=','.join(SYSTEMS))
     parser.add_argument('--rounds', type=int, default=1)
-    parser.add_argument('--steps', type=int, default=20)
+    # 60: twelve blocks of each kind per process. With 20, the piped median was one of four
+    # blocks and moved 10-15% between rounds, more than the difference it was meant to show.
+    parser.add_argument('--steps', type=int, default=60)
     parser.add_argument('--batch', type=int, default=0, help='0: each model\'s own batch size')
     parser.add_argument('--json', help='also write the raw results here')
     parser.add_argument('--autocast', default='', help='e.g. bfloat16: forward and loss under torch.autocast')
