@@ -53,6 +53,8 @@ void CapturedGraph::Record(const GraphCut& cut) {
     RecordedNode r;
     r.kind = node->kind();
     r.shapes = node->shapes();
+    r.frames = node->frames();
+    if (node->user_frame()) r.user_frame = *node->user_frame();
     switch (node->kind()) {
       case ir::NodeKind::kDeviceData: r.parameter = parameter++; break;
       case ir::NodeKind::kConstant: r.constant = node->constant(); break;
@@ -88,7 +90,10 @@ std::vector<ir::Value> CapturedGraph::Build(
         std::vector<ir::Value> operands;
         operands.reserve(r.operands.size());
         for (const auto& ref : r.operands) operands.push_back(value(ref));
-        made[k] = ir::Value{ir::Node::Op(r.op, std::move(operands), r.args, r.shapes), 0};
+        ir::NodePtr node = ir::Node::Op(r.op, std::move(operands), r.args, r.shapes);
+        if (!r.frames.empty()) node->set_frames(r.frames);
+        if (r.user_frame) node->set_user_frame(*r.user_frame);
+        made[k] = ir::Value{std::move(node), 0};
         break;
       }
     }

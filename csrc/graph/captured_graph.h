@@ -16,8 +16,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "debug/frames.h"
 #include "graph/post_order.h"
 #include "runtime/executable.h"
 
@@ -81,6 +84,10 @@ class CapturedGraph {
     std::vector<std::pair<uint32_t, uint32_t>> operands;  // (recorded node, output)
     size_t parameter = 0;   // kDeviceData: index into parameters_
     c10::Scalar constant;   // kConstant
+    // Where the trace made it (kept under XLA_IR_DEBUG / PT_XLA_DEBUG): an inlined graph's dumps
+    // and compile reasons name the same lines as the trace's.
+    std::string frames;
+    std::optional<debug::Frame> user_frame;
   };
 
   std::vector<Parameter> parameters_;

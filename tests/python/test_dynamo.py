@@ -2,6 +2,11 @@
 from the captured graph (no re-tracing: checked through the counters), with in-place updates
 written back, fresh random seeds per call, recompiles on new shapes, graph breaks and lazy
 fallbacks giving eager's values."""
+import os
+import re
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pytest
@@ -413,3 +418,29 @@ def test_openxla_eval_returns_a_transposed_input_as_a_view(dev):
         xm.mark_step()
         torch.testing.assert_close(t.cpu(), w.t())
         torch.testing.assert_close(s.cpu(), w * 3)
+
+
+def test_an_inlined_graph_keeps_the_traces_source_frames_under_ir_debug(tmp_path):
+    """With XLA_IR_DEBUG=1 the nodes an inlined call makes carry the frames the trace recorded
+    (the compiled function's line), as the trace's own nodes did, for dumps and compile reasons."""
+    script = tmp_path / 'script.py'
+    script.write_text(textwrap.dedent("""
+        import torch, torch_xla, torch_xla.core.xla_model as xm
+        dev = xm.xla_device()
+        def f(x):
+            return torch.tanh(x) * 3
+        compiled = torch.compile(f, backend='openxla_eval')
+        for k in range(3):
+            out = compiled(torch.randn(4).to(dev) + 1)
+            if k == 2:
+                print(torch_xla._XLAC._get_xla_tensors_text([out]))
+                print('inlined', torch_xla._XLAC._xla_counter_value('DynamoInlinedCapturedGraph'))
+            xm.mark_step()
+        """))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, '-W', 'ignore', str(script)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=root, XLA_IR_DEBUG='1'), check=True).stdout
+    assert 'inlined 3' in out, out
+    tanh = out[out.index('aten::tanh'):out.index('aten::mul')]
+    # (dynamo's frame for f points at its def line)
+    assert re.search(r'File "%s", line \d+, in f\n' % re.escape(str(script)), tanh), out
