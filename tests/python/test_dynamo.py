@@ -218,6 +218,38 @@ def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
         torch.testing.assert_close(b.cpu(), a, rtol=tol * 10, atol=tol * 10, msg=name)
 
 
+
+@pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])
+def test_a_backward_graph_inlined_twice_in_one_step(dev, dtype, tol):
+    """Two micro-batches accumulate their gradients before one update, and the model runs twice
+    in the second (a sum of two losses): the backward graph joins the step's graph once per
+    backward pass; gradients, BatchNorm statistics and the update are eager's."""
+    ref, mod = _pair(_small_cnn, dev, dtype)
+    compiled = torch.compile(mod, backend='openxla')
+    opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    opt_x = torch.optim.SGD(mod.parameters(), lr=0.05, momentum=0.9)
+    for step in range(3):
+        xs = [torch.randn(6, 3, 8, 8, dtype=dtype) for _ in range(3)]
+        y = torch.randint(0, 10, (6,))
+        opt.zero_grad()
+        F.cross_entropy(ref(xs[0]), y).backward()
+        (F.cross_entropy(ref(xs[1]), y) + F.cross_entropy(ref(xs[2]), y)).backward()
+        opt.step()
+        with CounterDelta('DynamoInlinedCapturedGraph') as d:
+            opt_x.zero_grad()
+            F.cross_entropy(compiled(xs[0].to(dev)), y.to(dev)).backward()
+            (F.cross_entropy(compiled(xs[1].to(dev)), y.to(dev)) +
+             F.cross_entropy(compiled(xs[2].to(dev)), y.to(dev))).backward()
+            grads = [p.grad.cpu() for p in mod.parameters()]
+            opt_x.step()
+            xm.mark_step()
+        if step > 0:
+            assert d['DynamoInlinedCapturedGraph'] >= 3, d.delta
+        for p_ref, g in zip(ref.parameters(), grads):
+            torch.testing.assert_close(g, p_ref.grad, rtol=tol * 10, atol=tol * 10)
+    for (name, a), b in zip(ref.state_dict().items(), mod.state_dict().values()):
+        torch.testing.assert_close(b.cpu(), a, rtol=tol * 10, atol=tol * 10, msg=name)
+
 def _mlp():
     return nn.Sequential(nn.Linear(9, 13), nn.ReLU(), nn.Linear(13, 11), nn.Tanh(), nn.Linear(11, 5))
 
