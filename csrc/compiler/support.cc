@@ -122,6 +122,8 @@ const TxlaSupport* GetSupportTable() {
                                  &MaxPool2dIndices<double>,
                                  &MaxPool2dBackward<float>,
                                  &MaxPool2dBackward<double>,
+                                 &MaxPool2dBackwardFromInput<float>,
+                                 &MaxPool2dBackwardFromInput<double>,
                                  &SortIndices<float>,
                                  &SortIndices<double>,
                                  &SortIndices<int32_t>,

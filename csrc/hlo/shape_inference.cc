@@ -151,6 +151,18 @@ Shape InferConvolution(const Instruction& i) {
 
 }  // namespace
 
+bool WindowsTileExactly(const std::vector<WindowDim>& window, const std::vector<int64_t>& in_dims,
+                        const std::vector<int64_t>& out_dims) {
+  if (window.size() != in_dims.size() || window.size() != out_dims.size()) return false;
+  for (size_t d = 0; d < window.size(); ++d) {
+    const WindowDim& w = window[d];
+    if (w.lhs_dilation != 1 || w.rhs_dilation != 1 || w.pad_lo != 0 || w.pad_hi != 0 || w.stride != w.size ||
+        in_dims[d] != out_dims[d] * w.size)
+      return false;
+  }
+  return true;
+}
+
 int64_t WindowedOutputSize(int64_t input, const WindowDim& w) {
   int64_t dilated_input = input == 0 ? 0 : (input - 1) * w.lhs_dilation + 1;
   int64_t padded = dilated_input + w.pad_lo + w.pad_hi;

@@ -15,5 +15,9 @@ Shape InferShape(const Instruction& instruction);
 
 // Output dimensions of a windowed op (convolution spatial dims, reduce-window).
 int64_t WindowedOutputSize(int64_t input, const WindowDim& w);
+// Whether the windows tile the input exactly: each input position in exactly one window
+// (stride = size, no padding or dilation, no margin left over).
+bool WindowsTileExactly(const std::vector<WindowDim>& window, const std::vector<int64_t>& in_dims,
+                        const std::vector<int64_t>& out_dims);
 
 }  // namespace txla::hlo

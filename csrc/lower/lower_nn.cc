@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "hlo/shape_inference.h"
+#include "ir/op_table.h"
 #include "lower/lowering.h"
 #include "lower/lowering_table.h"
 
@@ -95,9 +96,22 @@ Outs MaxPool2dWithIndicesBackward(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 1);
   hlo::Attributes a;
   a.window = PoolWindow(c, n, x->shape(), dy->shape().dims, 2, true);
+  const hlo::Shape dx = hlo::Shape::Array(OutType(n), x->shape().dims);
+  // Windows that tile the input, with indices the same graph computed from this input and
+  // window: the gradient finds each window's maximum in the input again instead (a loop kernel,
+  // codegen's EmitPoolBackwardFromInput), and the int64 indices (8 bytes an output) are neither
+  // written nor read: the indices call is then dead unless something else uses them.
+  const ir::Value& indices = n.operands().at(n.args().at(7).operand);
+  const ir::Node& producer = *indices.node;
+  if (hlo::WindowsTileExactly(a.window, x->shape().dims, dy->shape().dims) &&
+      indices.index == 1 && producer.kind() == ir::NodeKind::kOp &&
+      producer.op()->name == "aten::max_pool2d_with_indices" && c.Operand(producer, 0) == x &&
+      PoolWindow(c, producer, x->shape(), dy->shape().dims, 1, true) == a.window) {
+    a.custom_call_target = "txla.max_pool2d_backward_from_input";
+    return {c.Add(Opcode::kCustomCall, dx, {dy, x}, a)};
+  }
   a.custom_call_target = "txla.max_pool2d_backward";
-  return {c.Add(Opcode::kCustomCall, hlo::Shape::Array(OutType(n), x->shape().dims),
-                {dy, c.Operand(n, 7)}, a)};
+  return {c.Add(Opcode::kCustomCall, dx, {dy, c.Operand(n, 7)}, a)};
 }
 
 // How many input positions each output of a 2-D average pool divides by: the window clipped to

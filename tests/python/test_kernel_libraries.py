@@ -537,6 +537,59 @@ def test_max_pool_values_are_the_inputs_at_their_indices(dev, dtype):
         torch.testing.assert_close(g1, g0, equal_nan=True)
 
 
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('geometry', [
+    ((128, 10, 24, 24), 2, True),  # the MNIST CNN's first pool
+    ((2, 3, 8, 8), (2, 4), True),  # rectangular tiles
+    ((3, 12, 12), 3, True),  # unbatched, 3x3 tiles
+    ((0, 3, 8, 8), 2, True),  # empty batch
+    ((2, 3, 9, 9), 2, False),  # a margin no window covers: indices as before
+    ((2, 3, 8, 8), (3, 3), False),  # windows that overlap (stride 2 is set below)
+], ids=lambda g: 'x'.join(map(str, g[0])) + f'k{g[1]}')
+def test_max_pool_gradient_of_tiling_windows_reads_the_input(dev, dtype, geometry):
+    """Windows that tile the input: the gradient finds each window's maximum in the input again
+    (txla.max_pool2d_backward_from_input) instead of reading int64 indices the forward wrote.
+    Ties keep the first maximum (a ReLU's zeros), NaN wins its window, a window of -inf gets the
+    gradient at its first position; a transposed (non-contiguous) input; values and gradients
+    as eager's. Other windows keep the indices."""
+    shape, k, tiles = geometry
+    stride = 2 if k == (3, 3) else k
+    torch.manual_seed(0)
+    x = torch.relu(torch.randn(shape, dtype=dtype))  # many windows of zeros: ties
+    if x.numel():
+        x.view(-1)[3] = float('nan')
+        x.view(-1)[-4:] = -float('inf')
+    for transposed in (False, True):
+        inp = x.transpose(-1, -2) if transposed else x
+        grads = []
+        for device in ('cpu', dev):
+            xd = inp.detach().clone().to(device).requires_grad_()
+            src = xd.transpose(-1, -2).contiguous().transpose(-1, -2) if transposed else xd
+            y = F.max_pool2d(src, k, stride)
+            y.backward(torch.linspace(-1, 1, y.numel(), dtype=dtype).reshape(y.shape).to(device))
+            if device != 'cpu':
+                hlo = torch_xla._XLAC._get_xla_tensors_hlo([xd.grad])
+                assert ('max_pool2d_backward_from_input' in hlo) == tiles
+            grads.append((y.detach().cpu(), xd.grad.cpu()))
+        (y0, g0), (y1, g1) = grads
+        torch.testing.assert_close(y1, y0, equal_nan=True)
+        torch.testing.assert_close(g1, g0, equal_nan=True)
+
+
+def test_max_pool_indices_the_user_keeps_and_the_gradient_from_the_input(dev):
+    """Indices returned to the user are still computed (and right) when the gradient finds its
+    maxima in the input."""
+    x = torch.randn(4, 5, 16, 16)
+    xd = x.to(dev).requires_grad_()
+    y, i = F.max_pool2d(xd, 2, return_indices=True)
+    y.sum().backward()
+    y0, i0 = F.max_pool2d(x, 2, return_indices=True)
+    xr = x.clone().requires_grad_()
+    F.max_pool2d(xr, 2).sum().backward()
+    assert torch.equal(i.cpu(), i0)
+    torch.testing.assert_close(xd.grad.cpu(), xr.grad)
+
 # Products in every operand layout the lowering emits (row-major, each operand plain or
 # transposed), odd sizes, products split over threads (by columns, by rows; 300 rows: split by
 # rows though the product is wider than tall), empty and k=0 products.

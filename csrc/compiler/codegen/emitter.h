@@ -169,6 +169,7 @@ class Emitter {
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields);
   std::string Operand(const Instruction& i, size_t k);
   bool EmitPoolIndices(const Instruction& i);
+  bool EmitPoolBackwardFromInput(const Instruction& i);
   void EmitLibraryCall(const Instruction& i);
   // emit_direct_conv.cc: a forward convolution of few input channels as a loop kernel
   bool EmitDirectConv(const Instruction& i);

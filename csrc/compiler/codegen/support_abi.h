@@ -28,6 +28,8 @@
   V(void, max_pool2d_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry))              \
   V(void, max_pool2d_backward_f32, (const float* dy, const int64_t* indices, float* dx, const int64_t* geometry)) \
   V(void, max_pool2d_backward_f64, (const double* dy, const int64_t* indices, double* dx, const int64_t* geometry)) \
+  V(void, max_pool2d_backward_from_input_f32, (const float* dy, const float* x, float* dx, const int64_t* geometry)) \
+  V(void, max_pool2d_backward_from_input_f64, (const double* dy, const double* x, double* dx, const int64_t* geometry)) \
   V(void, sort_indices_f32, (const float* x, int64_t* indices, const int64_t* geometry))                     \
   V(void, sort_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry))                    \
   V(void, sort_indices_s32, (const int32_t* x, int64_t* indices, const int64_t* geometry))                   \

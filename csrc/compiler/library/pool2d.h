@@ -20,5 +20,10 @@ void MaxPool2dIndices(const T* x, int64_t* indices, const int64_t* geometry);
 // dx[p, i] = sum of dy[p, o] over the outputs o whose index is i.
 template <typename T>
 void MaxPool2dBackward(const T* dy, const int64_t* indices, T* dx, const int64_t* geometry);
+// The same gradient with each window's maximum found again in x (MaxPool2dIndices' rule), for a
+// graph that has the pooled input at hand: no int64 index tensor is written and read back.
+// (Generated code runs windows that tile the input as a loop kernel instead.)
+template <typename T>
+void MaxPool2dBackwardFromInput(const T* dy, const T* x, T* dx, const int64_t* geometry);
 
 }  // namespace txla::compiler::library
