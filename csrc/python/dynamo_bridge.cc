@@ -63,11 +63,23 @@ const ir::Node* TransposedData(const LazyTensorPtr& lt) {
   return transpose->operands()[0].node->kind() == ir::NodeKind::kDeviceData ? transpose : nullptr;
 }
 
-// The data `lt` transposes when it is a transpose of device data by the node hashed `hash`;
-// null when it is not (any more).
-runtime::BufferPtr TransposedBuffer(const LazyTensorPtr& lt, ir::hash_t hash) {
+// The device data `lt` transposes when it is a transpose of device data by the node hashed
+// `hash`; empty when it is not (any more).
+ir::Value TransposedSource(const LazyTensorPtr& lt, ir::hash_t hash) {
   const ir::Node* transpose = TransposedData(lt);
-  return transpose && transpose->hash() == hash ? transpose->operands()[0].node->data() : nullptr;
+  return transpose && transpose->hash() == hash ? transpose->operands()[0] : ir::Value{};
+}
+
+// Its buffer, or null.
+runtime::BufferPtr TransposedBuffer(const LazyTensorPtr& lt, ir::hash_t hash) {
+  ir::Value source = TransposedSource(lt, hash);
+  return source ? source.node->data() : nullptr;
+}
+
+// An input whose value must be computed before a run can read it: pending, and not a transpose
+// of device data that the graph takes as it is (`transpose`: its TraceStart::transposes entry).
+bool PendingInput(const LazyTensorPtr& lt, ir::hash_t transpose) {
+  return transpose == 0 && lt && lt->pending();
 }
 
 // Brings every input to device data (one graph for all that have pending values), except,
@@ -85,7 +97,7 @@ bool InputBuffers(const std::vector<at::Tensor>& inputs, const std::vector<ir::h
     if (transposes[i] != 0) {
       (*buffers)[i] = TransposedBuffer(lt, transposes[i]);
       if (!(*buffers)[i]) return false;
-    } else if (lt && lt->pending()) {
+    } else if (PendingInput(lt, transposes[i])) {
       pending.push_back(lt);
     }
     lazy->push_back(std::move(lt));
@@ -252,9 +264,9 @@ bool DynamoGraph::InputValues(const std::vector<at::Tensor>& inputs, std::vector
   for (size_t i = 0; i < inputs.size(); ++i) {
     LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
     if (transposes_[i] != 0) {
-      const ir::Node* transpose = TransposedData(lt);
-      if (!transpose || transpose->hash() != transposes_[i]) return false;
-      values->push_back(transpose->operands()[0]);
+      ir::Value source = TransposedSource(lt, transposes_[i]);
+      if (!source) return false;
+      values->push_back(std::move(source));
     } else {
       values->push_back(lt->GetIrValue());
     }
@@ -265,11 +277,8 @@ bool DynamoGraph::InputValues(const std::vector<at::Tensor>& inputs, std::vector
 }
 
 bool DynamoGraph::AnyPending(const std::vector<at::Tensor>& inputs) const {
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (transposes_[i] != 0) continue;
-    LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
-    if (lt && lt->pending()) return true;
-  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (PendingInput(TryGetLazyTensor(inputs[i]), transposes_[i])) return true;
   return false;
 }
 
@@ -383,7 +392,7 @@ void RegisterDynamoBridge(py::module& m) {
       LazyTensorPtr lt = TryGetLazyTensor(t);
       const ir::Node* transpose = TransposedData(lt);
       start->transposes.push_back(transpose ? transpose->hash() : 0);
-      if (!transpose && lt && lt->pending()) start->had_pending = true;
+      if (PendingInput(lt, start->transposes.back())) start->had_pending = true;
     }
     InputBuffers(inputs, start->transposes, &start->lazy, &start->buffers);
     auto transposed = std::count_if(start->transposes.begin(), start->transposes.end(), [](ir::hash_t h) { return h != 0; });
