@@ -1,4 +1,5 @@
-// The collectives as operators: txla::all_reduce, txla::all_gather, txla::reduce_scatter.
+// The collectives as operators: txla::all_reduce, txla::all_gather, txla::reduce_scatter (their
+// schemas: txla_ops.cc).
 //
 // On xla tensors they are recorded into the graph like any table op (ir/op_table.cc) and lowered
 // to HLO all-reduce / all-gather / reduce-scatter, which compiled code runs through the
@@ -83,14 +84,6 @@ at::Tensor ReduceScatter(const at::Tensor& self, int64_t reduce_type, int64_t di
 }
 
 }  // namespace
-
-TORCH_LIBRARY(txla, m) {
-  // reduce_type: 0 sum, 1 product, 2 min, 3 max (runtime::ReduceKind).
-  m.def("all_reduce(Tensor self, int reduce_type, int[] groups, int group_size, Tensor? token=None) -> Tensor");
-  m.def("all_gather(Tensor self, int dim, int[] groups, int group_size, Tensor? token=None) -> Tensor");
-  m.def("reduce_scatter(Tensor self, int reduce_type, int dim, int[] groups, int group_size, "
-        "Tensor? token=None) -> Tensor");
-}
 
 TORCH_LIBRARY_IMPL(txla, CPU, m) {
   m.impl("all_reduce", TORCH_FN(AllReduce));

@@ -261,6 +261,7 @@ const OpDecl kOps[] = {
     {"aten::native_group_norm_backward", GroupNormBackward},
     {"aten::max_pool2d_with_indices", nullptr, nullptr},
     {"aten::max_pool2d_with_indices_backward", nullptr, nullptr},
+    {"txla::max_pool2d_backward_from_input", LikeSelfOfBackward},  // recorded by max_pool2d's autograd
     {"aten::avg_pool2d", nullptr, nullptr},
     {"aten::avg_pool2d_backward", nullptr, nullptr},
     {"aten::_adaptive_avg_pool2d", nullptr, nullptr},

@@ -89,29 +89,55 @@ Outs MaxPool2dWithIndices(LoweringContext& c, const ir::Node& n) {
   return {c.Reshape(values, out), indices};
 }
 
+// A max pool's gradient: grad_output and self (arguments 0 and 1), the window from argument 2 on.
+struct PoolGradient {
+  Instruction* dy;
+  Instruction* x;
+  hlo::Attributes attrs;
+  hlo::Shape dx;
+
+  PoolGradient(LoweringContext& c, const ir::Node& n)
+      : dy(c.Operand(n, 0)), x(c.Operand(n, 1)), dx(hlo::Shape::Array(OutType(n), x->shape().dims)) {
+    attrs.window = PoolWindow(c, n, x->shape(), dy->shape().dims, 2, true);
+  }
+  bool WindowsTile() const { return hlo::WindowsTileExactly(attrs.window, x->shape().dims, dy->shape().dims); }
+  Instruction* FromInput(LoweringContext& c) { return Call(c, "txla.max_pool2d_backward_from_input", {dy, x}); }
+  Instruction* FromIndices(LoweringContext& c, Instruction* indices) {
+    return Call(c, "txla.max_pool2d_backward", {dy, indices});
+  }
+  Instruction* Call(LoweringContext& c, const char* target, std::vector<Instruction*> operands) {
+    attrs.custom_call_target = target;
+    return c.Add(Opcode::kCustomCall, dx, std::move(operands), attrs);
+  }
+};
+
 // max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
 // ceil_mode, indices)
 Outs MaxPool2dWithIndicesBackward(LoweringContext& c, const ir::Node& n) {
-  Instruction* dy = c.Operand(n, 0);
-  Instruction* x = c.Operand(n, 1);
-  hlo::Attributes a;
-  a.window = PoolWindow(c, n, x->shape(), dy->shape().dims, 2, true);
-  const hlo::Shape dx = hlo::Shape::Array(OutType(n), x->shape().dims);
+  PoolGradient g(c, n);
   // Windows that tile the input, with indices the same graph computed from this input and
   // window: the gradient finds each window's maximum in the input again instead (a loop kernel,
   // codegen's EmitPoolBackwardFromInput), and the int64 indices (8 bytes an output) are neither
   // written nor read: the indices call is then dead unless something else uses them.
   const ir::Value& indices = n.operands().at(n.args().at(7).operand);
   const ir::Node& producer = *indices.node;
-  if (hlo::WindowsTileExactly(a.window, x->shape().dims, dy->shape().dims) &&
-      indices.index == 1 && producer.kind() == ir::NodeKind::kOp &&
-      producer.op()->name == "aten::max_pool2d_with_indices" && c.Operand(producer, 0) == x &&
-      PoolWindow(c, producer, x->shape(), dy->shape().dims, 1, true) == a.window) {
-    a.custom_call_target = "txla.max_pool2d_backward_from_input";
-    return {c.Add(Opcode::kCustomCall, dx, {dy, x}, a)};
-  }
-  a.custom_call_target = "txla.max_pool2d_backward";
-  return {c.Add(Opcode::kCustomCall, dx, {dy, c.Operand(n, 7)}, a)};
+  if (g.WindowsTile() && indices.index == 1 && producer.kind() == ir::NodeKind::kOp &&
+      producer.op()->name == "aten::max_pool2d_with_indices" && c.Operand(producer, 0) == g.x &&
+      PoolWindow(c, producer, g.x->shape(), g.dy->shape().dims, 1, true) == g.attrs.window)
+    return {g.FromInput(c)};
+  return {g.FromIndices(c, c.Operand(n, 7))};
+}
+
+// txla::max_pool2d_backward_from_input(grad_output, self, kernel_size, stride, padding,
+// dilation, ceil_mode): what max_pool2d's autograd records for windows that tile the input
+// (aten/max_pool_autograd.cc). Other windows (called directly) find the indices first.
+Outs MaxPool2dBackwardFromInput(LoweringContext& c, const ir::Node& n) {
+  PoolGradient g(c, n);
+  if (g.WindowsTile()) return {g.FromInput(c)};
+  hlo::Attributes a = g.attrs;
+  a.custom_call_target = "txla.max_pool2d_indices";
+  const hlo::Shape indices = hlo::Shape::Array(ElementType::kS64, g.dy->shape().dims);
+  return {g.FromIndices(c, c.Add(Opcode::kCustomCall, indices, {g.x}, a))};
 }
 
 // How many input positions each output of a 2-D average pool divides by: the window clipped to
@@ -386,6 +412,7 @@ std::vector<LoweringEntry> NnLowerings() {
   return {
       {"aten::max_pool2d_with_indices", MaxPool2dWithIndices},
       {"aten::max_pool2d_with_indices_backward", MaxPool2dWithIndicesBackward},
+      {"txla::max_pool2d_backward_from_input", MaxPool2dBackwardFromInput},
       {"aten::avg_pool2d", AvgPool},
       {"aten::avg_pool2d_backward", AvgPoolBackward},
       {"aten::avg_pool3d", AvgPool},

@@ -434,7 +434,12 @@ SPECS += [
     Spec('layer_norm', lambda x, w, b: F.layer_norm(x, (5,), w, b),
          [[rnd(4, 3, 5), rnd(5), rnd(5)]], ops=('aten::native_layer_norm',),
          grad_ops=('aten::native_layer_norm_backward',), atol=1e-4, transposed=False),
-    Spec('max_pool2d', lambda x: F.max_pool2d(x, 2), IMAGE,
+    # Windows that tile the input: max_pool2d's autograd (aten/max_pool_autograd.cc) finds the
+    # gradient's maxima in the input again; with a margin, ATen's backward reads the indices.
+    Spec('max_pool2d', lambda x: F.max_pool2d(x, 2), [[rnd(2, 3, 8, 8)], [rnd(3, 6, 4)]],
+         ops=('aten::max_pool2d_with_indices',),
+         grad_ops=('txla::max_pool2d_backward_from_input',)),
+    Spec('max_pool2d_margin', lambda x: F.max_pool2d(x, 2), [[rnd(1, 2, 7, 9)]],
          ops=('aten::max_pool2d_with_indices',),
          grad_ops=('aten::max_pool2d_with_indices_backward',)),
     Spec('max_pool2d_padded', lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True),

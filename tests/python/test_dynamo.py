@@ -254,6 +254,43 @@ def test_a_backward_graph_inlined_twice_in_one_step(dev, dtype, tol):
     for (name, a), b in zip(ref.state_dict().items(), mod.state_dict().values()):
         torch.testing.assert_close(b.cpu(), a, rtol=tol * 10, atol=tol * 10, msg=name)
 
+@pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])
+@pytest.mark.parametrize('tiles', [True, False])
+def test_max_pool_saves_its_input_not_indices_for_the_backward_graph(dev, monkeypatch, dtype, tol, tiles):
+    """Through AOTAutograd, a pool whose windows tile the input saves no int64 indices between
+    the forward and backward graphs: its gradient (txla::max_pool2d_backward_from_input) finds
+    the maxima in the saved input. Other windows keep ATen's indices. Gradients are eager's."""
+    from torch_xla.core import dynamo_bridge
+    graphs = []
+    extract = dynamo_bridge.extract_compiled_graph
+
+    def recording(gm, args):
+        graphs.append(gm)
+        return extract(gm, args)
+
+    monkeypatch.setattr(dynamo_bridge, 'extract_compiled_graph', recording)
+    pool = nn.MaxPool2d(2) if tiles else nn.MaxPool2d(3, stride=2, padding=1)
+    make = lambda: nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), pool, nn.Flatten(),
+                                 nn.Linear(4 * 4 * 4, 5))
+    ref, mod = _pair(make, dev, dtype)
+    compiled = torch.compile(mod, backend='openxla')
+    x = torch.randn(3, 3, 8, 8, dtype=dtype)
+    for _ in range(2):
+        ref.zero_grad(), mod.zero_grad()
+        ref(x).square().sum().backward()
+        out = compiled(x.to(dev))
+        out.square().sum().backward()
+        for p_ref, p in zip(ref.parameters(), mod.parameters()):
+            torch.testing.assert_close(p.grad.cpu(), p_ref.grad, rtol=tol * 10, atol=tol * 10)
+    forward, backward = graphs
+    saved = [n.meta['val'].dtype for n in forward.graph.find_nodes(op='output')[0].args[0]
+             if isinstance(n, torch.fx.Node)]
+    targets = {n.target for n in backward.graph.nodes if n.op == 'call_function'}
+    assert (torch.int64 in saved) != tiles, saved
+    assert (torch.ops.txla.max_pool2d_backward_from_input.default in targets) == tiles, targets
+    assert (torch.ops.aten.max_pool2d_with_indices_backward.default in targets) != tiles, targets
+
+
 def _mlp():
     return nn.Sequential(nn.Linear(9, 13), nn.ReLU(), nn.Linear(13, 11), nn.Tanh(), nn.Linear(11, 5))
 

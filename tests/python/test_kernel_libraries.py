@@ -590,6 +590,57 @@ def test_max_pool_indices_the_user_keeps_and_the_gradient_from_the_input(dev):
     assert torch.equal(i.cpu(), i0)
     torch.testing.assert_close(xd.grad.cpu(), xr.grad)
 
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+@pytest.mark.parametrize('window', [
+    ((2, 2), (2, 2), (0, 0), (1, 1), False),  # tiles: found in the input
+    ((2, 3), (2, 3), (0, 0), (1, 1), True),  # tiles with ceil_mode on (no partial window)
+    ((3, 3), (2, 2), (1, 1), (1, 1), True),  # ResNet's stem, ceil_mode: indices first
+    ((2, 2), (1, 1), (0, 0), (2, 2), False),  # overlapping, dilated
+    ((5, 5), (5, 5), (0, 0), (1, 1), True),  # ceil_mode: a partial window over the margin
+], ids=lambda w: 'k{}s{}p{}d{}c{}'.format(*(v[0] if isinstance(v, tuple) else int(v) for v in w)))
+def test_max_pool2d_backward_from_input_called_directly(dev, dtype, window):
+    """txla::max_pool2d_backward_from_input for any window: what ATen's backward gives with the
+    indices max_pool2d_with_indices finds, on the device and on the CPU (the composite kernel that
+    AOTAutograd's fake tensors run too), ties and NaN included."""
+    torch.manual_seed(0)
+    x = torch.relu(torch.randn(2, 3, 12, 12, dtype=dtype))
+    x.view(-1)[5] = float('nan')
+    y, idx = F.max_pool2d(x, *window, return_indices=True)
+    g = torch.randn(y.shape, dtype=dtype)
+    expected = torch.ops.aten.max_pool2d_with_indices_backward(g, x, *window, idx)
+    cpu = torch.ops.txla.max_pool2d_backward_from_input(g, x, *window)
+    on_dev = torch.ops.txla.max_pool2d_backward_from_input(g.to(dev), x.to(dev), *window)
+    assert torch.equal(cpu, expected)
+    assert torch.equal(on_dev.cpu(), expected)
+
+
+def test_max_pool2d_gradient_differentiated_again(dev):
+    """create_graph: the gradient of a tiling pool takes ATen's differentiable formula (the
+    indices found again), so a second derivative through it is eager's."""
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+    results = []
+    for device in ('cpu', dev):
+        xd = x.to(device).requires_grad_()
+        y = F.max_pool2d(xd, 2)
+        g = torch.linspace(-1, 1, y.numel(), dtype=torch.float64).reshape(y.shape).to(device).requires_grad_()
+        (gx,) = torch.autograd.grad(y, xd, g, create_graph=True)
+        (gg,) = torch.autograd.grad((gx * torch.arange(gx.numel(), dtype=gx.dtype, device=device).reshape(gx.shape)).sum(), g)
+        results.append((gx.detach().cpu(), gg.cpu()))
+    torch.testing.assert_close(results[1], results[0], rtol=1e-12, atol=1e-12)
+
+
+def test_max_pool2d_input_changed_in_place_before_backward(dev):
+    """The pool's gradient reads its input again: changing the input in place before the
+    backward pass raises autograd's error, as eager's saved input does."""
+    for device in ('cpu', dev):
+        a = torch.randn(2, 3, 8, 8, device=device, requires_grad=True)
+        b = a * 2
+        y = F.max_pool2d(b, 2)
+        b.add_(1)
+        with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+            y.sum().backward()
+
+
 # Products in every operand layout the lowering emits (row-major, each operand plain or
 # transposed), odd sizes, products split over threads (by columns, by rows; 300 rows: split by
 # rows though the product is wider than tall), empty and k=0 products.

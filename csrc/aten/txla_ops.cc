@@ -1,0 +1,17 @@
+// The schemas of our own operators (namespace txla), declared once for every file that
+// implements them: collectives (collective_ops.cc) and the max-pooling gradient read from the
+// input (max_pool_autograd.cc). On xla tensors each is recorded through the op table like an
+// aten op (ir/op_table.cc) and lowered in lower/.
+#include <torch/library.h>
+
+TORCH_LIBRARY(txla, m) {
+  // reduce_type: 0 sum, 1 product, 2 min, 3 max (runtime::ReduceKind).
+  m.def("all_reduce(Tensor self, int reduce_type, int[] groups, int group_size, Tensor? token=None) -> Tensor");
+  m.def("all_gather(Tensor self, int dim, int[] groups, int group_size, Tensor? token=None) -> Tensor");
+  m.def("reduce_scatter(Tensor self, int reduce_type, int dim, int[] groups, int group_size, "
+        "Tensor? token=None) -> Tensor");
+  // max_pool2d's gradient with each window's maximum found in `self` again, as
+  // max_pool2d_with_indices_backward with the indices max_pool2d_with_indices(self, ...) gives.
+  m.def("max_pool2d_backward_from_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
+        "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor");
+}
