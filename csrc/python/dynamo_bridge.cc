@@ -3,9 +3,9 @@
 // run by handing over their inputs' buffers: no Python op dispatch, no IR, no hashing per call.
 // A call with a pending input inlines the graph into the caller's lazy graph instead (Run).
 //
-// A trace is bracketed: _xla_dynamo_begin_trace materializes the inputs (all but transposes of
-// device data, which stay transposes the graph computes: TransposedData) and notes their values,
-// the FX graph runs on them lazily, _xla_dynamo_end_trace compares: inputs whose value changed were
+// A trace is bracketed: _xla_dynamo_begin_trace notes the inputs' values (a pending input is
+// traced as a stand-in of its shape; a transpose of device data stays a transpose the graph
+// computes: TransposedData), the FX graph runs on them lazily, _xla_dynamo_end_trace compares: inputs whose value changed were
 // mutated in place by the graph (BatchNorm buffers, optimizer state) and become extra outputs that
 // each run writes back.
 #include "python/dynamo_bridge.h"
@@ -37,7 +37,14 @@ namespace {
 
 // The inputs as they were when a trace began.
 struct TraceStart {
+  // What the trace runs on: the call's inputs, with a stand-in for each pending one.
   std::vector<at::Tensor> inputs;
+  // Per input: traced as a stand-in (device data of its shape, zeros) rather than materialized.
+  std::vector<bool> stand_in;
+  // The call's own inputs, and their values when the trace began (to put back when it is
+  // abandoned: a trace on stand-ins that fails is done again on the materialized inputs).
+  std::vector<at::Tensor> call_inputs;
+  std::vector<LazyTensorPtr> call_values;
   std::vector<LazyTensorPtr> lazy;
   // An input's buffer, or for a transpose of device data (TransposedData) the data it transposes.
   std::vector<runtime::BufferPtr> buffers;
@@ -45,8 +52,8 @@ struct TraceStart {
   std::vector<ir::hash_t> transposes;
   int device = 0;
   uint64_t epoch = 0;
-  // An input (other than a transpose of device data) had a pending value: its graph had to run
-  // before the trace could start. Such graphs join the caller's lazy graph on every run instead.
+  // An input (other than a transpose of device data) had a pending value. Such graphs join the
+  // caller's lazy graph on every run.
   bool had_pending = false;
   // The seeds the trace's random ops draw (a trace runs on the thread that began it).
   std::unique_ptr<aten::SeedRecording> seeds = std::make_unique<aten::SeedRecording>();
@@ -169,6 +176,7 @@ class DynamoGraph {
   std::vector<runtime::BufferPtr> first_run_seeds_;
   bool first_run_ = true;
   bool traced_on_pending_ = false;  // TraceStart::had_pending
+  std::vector<bool> stand_in_;      // TraceStart::stand_in
   int device_ = 0;
   std::string text_;
 };
@@ -244,6 +252,7 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
     for (size_t v = 0; v < values.size(); ++v) dg->result_dtypes_[root_index[v]] = value_dtypes[v];
   }
   dg->traced_on_pending_ = start.had_pending;
+  dg->stand_in_ = start.stand_in;
   dg->first_run_inputs_ = start.buffers;
   dg->first_run_seeds_ = start.seeds->seeds();
   start.seeds.reset();
@@ -302,12 +311,23 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
   if (first) {
     first_run_ = false;
     // The trace left its own values in the inputs it mutated; the first run starts from the
-    // values the trace began with.
+    // values the trace began with. Inputs traced as stand-ins have theirs still: pending, or
+    // materialized now for a graph that cannot join the caller's.
     buffers = std::move(first_run_inputs_);
     seeds = std::move(first_run_seeds_);
-    if (inlined)
+    if (inlined) {
       for (size_t i = 0; i < buffers.size(); ++i)
-        values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], ir::Shape(input_shapes_[i].dtype, buffers[i]->dims())), 0});
+        values.push_back(stand_in_[i] ? TryGetLazyTensor(inputs[i])->GetIrValue()
+                                      : ir::Value{ir::Node::DeviceData(buffers[i], ir::Shape(input_shapes_[i].dtype,
+                                                                                             buffers[i]->dims())),
+                                                  0});
+    } else if (std::find(stand_in_.begin(), stand_in_.end(), true) != stand_in_.end()) {
+      std::vector<LazyTensorPtr> lazy;
+      std::vector<runtime::BufferPtr> now;
+      if (!InputBuffers(inputs, transposes_, &lazy, &now)) return py::none();
+      for (size_t i = 0; i < buffers.size(); ++i)
+        if (stand_in_[i]) buffers[i] = now[i];
+    }
   } else if (inlined) {
     if (!InputValues(inputs, &values)) return py::none();
   } else {
@@ -374,9 +394,10 @@ void RegisterDynamoBridge(py::module& m) {
       .def_property_readonly("seed_count", &DynamoGraph::seed_count)
       .def_property_readonly("graph_hash", &DynamoGraph::hash);
 
-  // Materializes the inputs and notes their values; raises for an input that is not an xla
-  // tensor (the Python side runs such graphs lazily instead).
-  m.def("_xla_dynamo_begin_trace", [](const std::vector<at::Tensor>& inputs) {
+  // Notes the inputs' values, with stand-ins for pending inputs (or, without use_stand_ins, those
+  // materialized); raises for an input that is not an xla tensor (the Python side runs such
+  // graphs lazily instead).
+  m.def("_xla_dynamo_begin_trace", [](const std::vector<at::Tensor>& inputs, bool use_stand_ins) {
     auto start = std::make_unique<TraceStart>();
     int device = -1;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -388,17 +409,47 @@ void RegisterDynamoBridge(py::module& m) {
     }
     start->device = device < 0 ? 0 : device;
     start->inputs = inputs;
-    for (const at::Tensor& t : inputs) {
-      LazyTensorPtr lt = TryGetLazyTensor(t);
+    start->call_inputs = inputs;
+    start->stand_in.assign(inputs.size(), false);
+    // A pending input is traced as a stand-in of its shape rather than materialized: running its
+    // graph first cost a compile (70 ms for the loss's gradient that AOTAutograd's backward
+    // takes) and a wait, and the trace's graph joins the pending one on its first run anyway.
+    // One stand-in per tensor, so inputs passed twice stay one.
+    std::unordered_map<const c10::TensorImpl*, at::Tensor> stand_ins;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      LazyTensorPtr lt = TryGetLazyTensor(inputs[i]);
+      start->call_values.push_back(lt);
       const ir::Node* transpose = TransposedData(lt);
       start->transposes.push_back(transpose ? transpose->hash() : 0);
-      if (PendingInput(lt, start->transposes.back())) start->had_pending = true;
+      if (!PendingInput(lt, start->transposes.back())) continue;
+      start->had_pending = true;
+      if (!use_stand_ins) continue;
+      start->stand_in[i] = true;
+      at::Tensor& stand_in = stand_ins[inputs[i].unsafeGetTensorImpl()];
+      if (!stand_in.defined()) {
+        auto zeros = std::make_shared<runtime::Buffer>(ir::ToElementType(lt->dtype()), lt->shape().sizes, start->device);
+        std::memset(zeros->data(), 0, zeros->size_bytes());
+        stand_in = MakeEntryXlaTensor(LazyTensor::FromData(std::move(zeros), lt->dtype(), start->device));
+      }
+      start->inputs[i] = stand_in;
     }
-    InputBuffers(inputs, start->transposes, &start->lazy, &start->buffers);
+    InputBuffers(start->inputs, start->transposes, &start->lazy, &start->buffers);
     auto transposed = std::count_if(start->transposes.begin(), start->transposes.end(), [](ir::hash_t h) { return h != 0; });
     if (transposed > 0) TXLA_COUNTER("DynamoTransposedInputs", static_cast<int64_t>(transposed));
     start->epoch = graph::ExecutionEpoch();
     return start;
+  });
+  // What the trace runs on: the inputs, with stand-ins for pending ones.
+  m.def("_xla_dynamo_trace_inputs", [](const TraceStart& start) { return start.inputs; });
+  // A trace on stand-ins that raised or read a value: the call's inputs get back the values the
+  // trace began with (it may have updated some in place), and materialize for a trace again.
+  // False, leaving everything as it is, for a trace without stand-ins.
+  m.def("_xla_dynamo_abandon_trace", [](TraceStart& start) {
+    if (std::find(start.stand_in.begin(), start.stand_in.end(), true) == start.stand_in.end()) return false;
+    for (size_t i = 0; i < start.call_inputs.size(); ++i)
+      if (!start.stand_in[i] && TryGetLazyTensor(start.call_inputs[i]) != start.call_values[i])
+        Publish(start.call_inputs[i], start.call_values[i]);
+    return true;
   });
   // The captured graph, or a str saying why the trace cannot be replayed.
   m.def("_xla_dynamo_end_trace", [](TraceStart& start, const std::vector<at::Tensor>& outputs) {

@@ -219,5 +219,11 @@ def functional_collectives(index, out_dir):
     out['captured'] = met.counter_value('DynamoCapturedGraph') or 0
     out['replayed'] = met.counter_value('DynamoRunCapturedGraph') or 0
     out['lazy_graphs'] = met.counter_value('DynamoLazyGraph') or 0
+    # A graph with collectives first called with a pending input: traced on a stand-in of the
+    # input, then run on its own with the input materialized (not inlined).
+    torch._dynamo.reset()
+    scaled = torch.compile(lambda a: funcol.all_reduce(a * 3, 'sum', group), backend='openxla_eval')
+    out['first_pending'] = [scaled(torch.full((2,), float(rank + k)).to(dev) * 1).cpu() for k in range(2)]
+    out['first_pending_inlined'] = (met.counter_value('DynamoInlinedCapturedGraph') or 0) - out['inlined']
     torch.save({k: (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in out.items()},
                os.path.join(out_dir, f'{rank}.pt'))

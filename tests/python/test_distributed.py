@@ -358,6 +358,9 @@ def test_functional_collectives_are_graph_collectives(tmp_path):
             torch.testing.assert_close(got, torch.full((3,), 2. * (2 * k + 1) + 1))
         assert out['lazy_graphs'] == 0 and out['captured'] == 1 and out['replayed'] == 3
         assert out['inlined'] == 0
+        for k, got in enumerate(out['first_pending']):
+            torch.testing.assert_close(got, torch.full((2,), 3. * (2 * k + 1)))  # 3 * (k + k + 1)
+        assert out['first_pending_inlined'] == 0
 
 
 _TORCHRUN_SCRIPT = '''

@@ -17,6 +17,9 @@ handed to reads the input's data with the transpose inside it (counter DynamoTra
 cannot be replayed (an input on another device, an output that is not an xla tensor, or an op that
 ran on the CPU while it was traced) runs lazily on every call instead, and says so once.
 """
+import contextlib
+import io
+import sys
 import warnings
 
 import torch
@@ -87,18 +90,36 @@ class CompiledGraph:
         with torch.no_grad():
             return self._gm(*args)
 
-    def _trace(self, args, tensors, entries):
+    def _trace(self, args, tensors, entries, stand_ins=True):
         try:
-            start = _XLAC._xla_dynamo_begin_trace(tensors)
+            start = _XLAC._xla_dynamo_begin_trace(tensors, stand_ins)
         except RuntimeError as e:
             return self._give_up(entries, tensors, str(e), args)
+        # Pending inputs are traced as stand-ins (device data of their shape): the trace runs on
+        # those, and its graph takes the pending values when it first runs.
+        traced = _XLAC._xla_dynamo_trace_inputs(start)
+        on_stand_ins = any(s is not t for s, t in zip(traced, tensors))
+        traced = iter(traced)
+        trace_args = [next(traced) if isinstance(a, torch.Tensor) else a for a in args]
+        # On stand-ins an error is not the user's (it is traced again): what the trace writes to
+        # stderr (the FX graph's error report, printed before it raises) is held, and passed on
+        # only when the trace succeeds.
+        held = io.StringIO() if on_stand_ins else None
         # A collective's ordering token from outside would tie the trace to that graph; the trace's
         # own last token is a value the capture replaces. Collectives run in order across graphs.
         devices = {str(t.device) for t in tensors}
         _collectives.forget_tokens(devices)
         try:
-            with torch.no_grad():
-                result = self._gm(*args)
+            with torch.no_grad(), contextlib.redirect_stderr(held) if held else contextlib.nullcontext():
+                result = self._gm(*trace_args)
+            if held and held.getvalue():
+                sys.stderr.write(held.getvalue())
+        except Exception:
+            # A stand-in's zeros can fail where the real value would not (a distribution of
+            # zeros): trace again on the materialized inputs, which raise only eager's errors.
+            if _XLAC._xla_dynamo_abandon_trace(start):
+                return self._trace(args, tensors, entries, stand_ins=False)
+            raise
         finally:
             _collectives.forget_tokens(devices)
         leaves, spec = pytree.tree_flatten(result)
@@ -106,6 +127,9 @@ class CompiledGraph:
                  if isinstance(leaves[pos], torch.Tensor) and isinstance(args[view[0]], torch.Tensor)}
         template = _OutputTemplate(leaves, spec, views)
         graph = _XLAC._xla_dynamo_end_trace(start, template.computed(leaves))
+        if isinstance(graph, str) and _XLAC._xla_dynamo_abandon_trace(start):
+            # The trace ran part of itself on a stand-in's zeros: its result is not this call's.
+            return self._trace(args, tensors, entries, stand_ins=False)
         if isinstance(graph, str):
             # What the trace computed is the lazy result of this call.
             self._give_up(entries, tensors, graph, None)
