@@ -27,7 +27,12 @@ int64_t Now() {
 // thread "busy" for the window, so the graph's first kernels ran on one core (a convolution
 // of the MNIST CNN's second layer every step). A thread that is in fact still tracing is
 // noticed again at its next node.
-void TraceEnded() { last_activity_ns.store(kNever, std::memory_order_relaxed); }
+std::atomic<void (*)()> trace_ended_listener{nullptr};
+
+void TraceEnded() {
+  last_activity_ns.store(kNever, std::memory_order_relaxed);
+  if (auto* listener = trace_ended_listener.load(std::memory_order_acquire)) listener();
+}
 
 }  // namespace
 
@@ -58,6 +63,8 @@ HostBarrierScope::HostBarrierScope() {
 HostBarrierScope::~HostBarrierScope() { --barriers_open; }
 
 HostWaitScope::HostWaitScope() { TraceEnded(); }
+
+void SetTraceEndedListener(void (*listener)()) { trace_ended_listener.store(listener, std::memory_order_release); }
 
 bool OtherHostThreadBusy() {
   if (last_active_thread.load(std::memory_order_relaxed) == &thread_tag) return false;  // the caller

@@ -59,4 +59,8 @@ class HostWaitScope {
 // has not started waiting on a device since.
 bool OtherHostThreadBusy();
 
+// Called whenever a host thread stops tracing (a wait, a barrier): a thread that left work to
+// the tracing host can take it up again. One listener (the library's thread pool).
+void SetTraceEndedListener(void (*listener)());
+
 }  // namespace txla::runtime

@@ -20,7 +20,8 @@ int NumThreads();
 // How finely ParallelChunks cuts its range.
 enum class Chunking {
   // A few chunks per thread, claimed one at a time: a worker that wakes late still takes a
-  // share. For loops whose speed does not depend on the size of their parts.
+  // share, and one that left a tracing host its core joins when the host stops. For loops
+  // whose speed does not depend on the size of their parts.
   kBalanced,
   // One chunk per thread: for library calls that slow down when cut finer (each part of a GEMM
   // packs its shared operand again; 4 parts ran 3-20% slower than 2 on a Milan's two cores).

@@ -3,7 +3,13 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
+
+#include "runtime/host_activity.h"
 
 namespace txla::compiler::library {
 namespace {
@@ -40,6 +46,96 @@ TEST(ParallelTest, AThreadAllowedOneCpuStaysThere) {
     cpu_set_t after = Affinity();
     EXPECT_TRUE(CPU_EQUAL(&after, &one));
   }).join();
+}
+
+// A thread recording IR (a host tracing the next step) until it is told to wait on the device.
+class Tracer {
+ public:
+  Tracer() : thread_([this] {
+      while (!stop_.load()) {
+        runtime::NoteHostActivity();
+        started_.store(true);
+      }
+      runtime::HostWaitScope waiting;
+    }) {
+    while (!started_.load()) std::this_thread::yield();
+  }
+  ~Tracer() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false}, started_{false};
+  std::thread thread_;
+};
+
+// Which threads ran a region's chunks; the calling thread's first chunk runs `first` before its
+// own work.
+struct ChunkThreads {
+  std::mutex mu;
+  std::set<std::thread::id> others;
+  bool WaitForOther(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!others.empty()) return true;
+      }
+      std::this_thread::yield();
+    }
+    return false;
+  }
+};
+
+TEST(ParallelTest, ABalancedRegionBegunDuringATraceIsJoinedWhenTheHostStops) {
+  if (NumThreads() < 2) GTEST_SKIP() << "one thread: nothing to leave the host";
+  ParallelChunks(64, NumThreads(), [](int, int64_t, int64_t) {});  // the pool is up
+  Tracer tracer;
+  ChunkThreads seen;
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> first{true};
+  bool joined_during_trace = true, joined_after = false;
+  ParallelChunks(64, NumThreads(), [&](int, int64_t, int64_t) {
+    if (std::this_thread::get_id() != caller) {
+      std::lock_guard<std::mutex> lock(seen.mu);
+      seen.others.insert(std::this_thread::get_id());
+      return;
+    }
+    if (!first.exchange(false)) return;
+    // While the host traces, the other core stays its own: no worker takes a chunk (on two
+    // cores; with more, the other workers do). A tracer descheduled for longer than the trace
+    // window (a loaded machine) counts as idle, and the worker may join: then nothing is known.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    bool host_seen_idle = NumThreads() > 2;
+    joined_during_trace = false;
+    while (std::chrono::steady_clock::now() < until) {
+      host_seen_idle |= !runtime::OtherHostThreadBusy();
+      std::lock_guard<std::mutex> lock(seen.mu);
+      joined_during_trace |= !seen.others.empty();
+    }
+    if (host_seen_idle) joined_during_trace = false;
+    tracer.Stop();  // the host waits on the device: the worker joins the open region
+    joined_after = seen.WaitForOther(std::chrono::seconds(2));
+  }, Chunking::kBalanced);
+  EXPECT_FALSE(joined_during_trace);
+  EXPECT_TRUE(joined_after);
+}
+
+TEST(ParallelTest, APerThreadRegionBegunDuringATraceRunsOnOneThreadFewer) {
+  if (NumThreads() != 2) GTEST_SKIP() << "checked on two threads";
+  ParallelChunks(64, NumThreads(), [](int, int64_t, int64_t) {});
+  Tracer tracer;
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> elsewhere{0}, calls{0};
+  ParallelChunks(64, NumThreads(), [&](int, int64_t begin, int64_t end) {
+    calls.fetch_add(1);
+    if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    EXPECT_EQ(end - begin, 64);  // one part, the whole range
+  }, Chunking::kOnePerThread);
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(elsewhere.load(), 0);
 }
 
 }  // namespace
