@@ -63,6 +63,9 @@ def test_regions_host_tracing_compilation_execution_transfers_and_fallbacks_on_o
     assert len(compiles) >= 1
     for phase in ('LowerGraph', 'RunPipeline', 'EmitCpp', 'CppCompileTime'):
         assert any(inside(e, c) for e in by_name(phase) for c in compiles), phase
+    # The pipeline's passes, each inside it.
+    for compiler_pass in ('fusion', 'cse', 'dce', 'algebraic-simplifier'):
+        assert any(inside(e, p) for e in by_name(compiler_pass) for p in by_name('RunPipeline')), compiler_pass
     # Execution runs on the device's own thread.
     names = thread_names(doc)
     runs = [e for e in events if e['cat'] == 'execute']
