@@ -45,6 +45,7 @@ std::mutex& GraphWalkMutex() {
 }
 
 std::atomic<uint64_t> execution_epoch{0};
+std::atomic<uint64_t> step_epoch{0};  // barriers (MarkStep) so far
 
 // Native code when every op lowers and codegen handles the module; otherwise the whole graph
 // runs on the interpreter, counted (InterpretedGraph, and the reason) so it is never silent.
@@ -130,6 +131,7 @@ std::mutex& DeviceSyncMutex(int device) {
 }
 
 uint64_t ExecutionEpoch() { return execution_epoch.load(); }
+uint64_t StepEpoch() { return step_epoch.load(); }
 void AdvanceExecutionEpoch() { execution_epoch.fetch_add(1); }
 
 // Runs without the graph lock: one device's compile (seconds of C++ compiler) must not hold up
@@ -263,6 +265,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
 void MarkStep(const std::vector<int>& devices, bool wait) {
   TXLA_COUNTER("MarkStep", 1);
   metrics::TraceSpan span("host", "MarkStep");
+  step_epoch.fetch_add(1);
   for (int device : devices) SyncTensors(registry::PendingTensors(device), /*for_read=*/false, /*ends_step=*/true);
   if (wait || !runtime::AsyncExecution())
     for (int device : devices) WaitDeviceOps(device);

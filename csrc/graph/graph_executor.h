@@ -30,6 +30,8 @@ at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader = nullptr);
 // Advances whenever a graph runs (or is queued) or a value is read to the host. A trace during
 // which it stood still built its graph from its inputs and constants alone.
 uint64_t ExecutionEpoch();
+// Advances at every barrier (MarkStep): which step the host is tracing.
+uint64_t StepEpoch();
 // Executed graphs: how many programs the in-memory cache holds.
 size_t CompileCacheSize();
 

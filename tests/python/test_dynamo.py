@@ -41,19 +41,22 @@ def test_inference_traces_once_then_replays(dev, dtype, tol):
              'UncachedCompile', 'CachedCompile')
     with torch.no_grad():
         x = torch.randn(4, 10, dtype=dtype)
-        with CounterDelta(*names) as first:
+        with CounterDelta(*names, 'DynamoInlinedCapturedGraph') as first:
             out = compiled(x.to(dev))
-        torch.testing.assert_close(out.cpu(), ref(x), rtol=tol, atol=tol)
+            torch.testing.assert_close(out.cpu(), ref(x), rtol=tol, atol=tol)
         assert first['DynamoExtractCompiledGraph'] == 1 and first['DynamoCapturedGraph'] == 1
+        # The step's first call joins the lazy graph, compiled when its value is read.
+        assert first['DynamoInlinedCapturedGraph'] == 1
         assert first['UncachedCompile'] == 1 and first['CachedCompile'] == 0
-        with CounterDelta(*names) as later:
+        with CounterDelta(*names, 'DynamoInlinedCapturedGraph') as later:
             for _ in range(3):
                 x = torch.randn(4, 10, dtype=dtype)
                 torch.testing.assert_close(compiled(x.to(dev)).cpu(), ref(x), rtol=tol, atol=tol)
-    # Replays: no new trace, no graph hashed or looked up again.
-    assert later['DynamoRunCapturedGraph'] == 3
+    # Later calls of the step replay the captured graph: no new trace, nothing compiled (the
+    # first replay finds the graph the first call compiled; no graph is hashed after it).
+    assert later['DynamoRunCapturedGraph'] == 3 and later['DynamoInlinedCapturedGraph'] == 0
     assert later['DynamoExtractCompiledGraph'] == 0 and later['DynamoCapturedGraph'] == 0
-    assert later['UncachedCompile'] == 0 and later['CachedCompile'] == 0
+    assert later['UncachedCompile'] == 0 and later['CachedCompile'] == 1
 
 
 def test_inputs_with_pending_values_and_outputs_that_are_inputs(dev):
@@ -138,7 +141,7 @@ def test_dynamic_shapes_retrace_per_size_without_dynamo_recompiling(dev):
     compiled = torch.compile(mod, backend='openxla', dynamic=True)
     with torch.no_grad():
         x = torch.randn(8, 16)
-        compiled(x.to(dev))
+        compiled(x.to(dev)).cpu()
         for batch, compiles in ((16, 1), (32, 1), (8, 0), (16, 0)):
             x = torch.randn(batch, 16)
             with CounterDelta('DynamoExtractCompiledGraph', 'UncachedCompile') as d:
@@ -230,16 +233,15 @@ def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
         # forward and backward replay; both were captured on the first step only
         assert d['DynamoRunCapturedGraph'] == 2 and d['DynamoLazyGraph'] == 0
         assert d['DynamoCapturedGraph'] == (2 if step == 0 else 0)
-        # The backward graph's input is the lazily computed loss's gradient: the backward joins
-        # the barrier's graph with the loss and the optimizer's update. Two executions a step
-        # (forward, barrier), not four (a graph for the loss's gradient and one for the backward).
-        # On the first step the forward's inputs are pending too (load_state_dict copied the
-        # parameters lazily): it joins the barrier's graph that once, and runs on its own after.
-        assert d['DynamoInlinedCapturedGraph'] == (2 if step == 0 else 1), d.delta
+        # Both join the barrier's graph with the loss and the optimizer's update: the forward as
+        # the step's first call of its graph, the backward because its input (the loss's
+        # gradient) is pending. One execution a step, as on the lazy path, not four (the
+        # forward, a graph for the loss's gradient, the backward, the update).
+        assert d['DynamoInlinedCapturedGraph'] == 2, d.delta
         if step > 0:
-            assert d['ExecuteTime'] == 2, d.delta
-        # The step's graph with the inlined backward is the same every step: nothing compiles
-        # once the forward's own run (step 1) and that graph have been compiled.
+            assert d['ExecuteTime'] == 1, d.delta
+        # The step's graph is the same every step once SGD's momentum exists (step 2): nothing
+        # compiles after it.
         if step > 1:
             assert d['UncachedCompile'] == 0, d.delta
     for (name, a), b in zip(ref.state_dict().items(), mod.state_dict().values()):
@@ -447,23 +449,29 @@ def test_a_graph_called_with_pending_inputs_joins_the_callers_graph(dev, dtype, 
         torch.testing.assert_close(s.cpu(), (a + 1).sum(0), rtol=tol, atol=tol)
 
 
-def test_a_graph_traced_on_data_is_inlined_when_an_input_is_pending(dev):
-    """A graph traced on materialized inputs runs on its own while its inputs are data and joins
-    the caller's graph when one is pending; both give eager's values."""
+def test_a_graph_traced_on_data_joins_the_callers_graph_once_a_step(dev):
+    """A graph whose inputs are data joins the caller's graph on its first call of a step (from
+    one barrier to the next) and runs on its own on later calls of the step, so a loop without
+    barriers never grows one graph; with a pending input it joins every time. All give eager's
+    values."""
     def f(x):
         return torch.tanh(x) + x.mean()
 
     compiled = torch.compile(f, backend='openxla_eval')
     x = torch.randn(6, 4)
     xd = x.to(dev)
-    xm.mark_step()
-    for pending in (False, False, True, False, True):
+    # (input pending, a barrier before the call, joins the caller's graph)
+    calls = [(False, True, True), (False, False, False), (True, False, True), (False, False, False),
+             (True, False, True), (False, True, True), (False, True, True), (True, True, True)]
+    for pending, barrier, joins in calls:
+        if barrier:
+            xm.mark_step()
         arg, ref = (xd * 3, x * 3) if pending else (xd, x)
         with CounterDelta('DynamoInlinedCapturedGraph', 'ExecuteTime') as d:
             out = compiled(arg)
             xm.wait_device_ops()
-        assert d['DynamoInlinedCapturedGraph'] == int(pending), d.delta
-        assert d['ExecuteTime'] == (0 if pending else 1), d.delta
+        assert d['DynamoInlinedCapturedGraph'] == int(joins), (pending, barrier, d.delta)
+        assert d['ExecuteTime'] == (0 if joins else 1), (pending, barrier, d.delta)
         torch.testing.assert_close(out.cpu(), torch.tanh(ref) + ref.mean())
 
 

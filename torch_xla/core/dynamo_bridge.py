@@ -4,10 +4,11 @@ torch's own `torch._dynamo.backends.torchxla` registers both backends and calls
 `extract_compiled_graph(fx_graph, args)` on a graph's first run ('openxla' goes through
 AOTAutograd first, so forward and backward arrive as two graphs). The first call with a given input
 signature runs the FX graph once on the lazy device; the C++ side (`_xla_dynamo_end_trace`) turns
-what was recorded into a captured graph, compiled through the same cache as `mark_step`. Every
-later call hands the inputs' buffers to that graph: no op dispatch, no IR, no graph hash. A call
-with an input still pending (the backward graph's loss gradient) instead joins the caller's lazy
-graph: the C++ side makes the recorded ops again over the pending values (DynamoInlinedCapturedGraph).
+what was recorded into a captured graph, compiled through the same cache as `mark_step`. A call
+either hands the inputs' buffers to that graph (no op dispatch, no IR, no graph hash) or joins
+the caller's lazy graph: the C++ side makes the recorded ops again over the inputs
+(DynamoInlinedCapturedGraph). It joins when an input is still pending (the backward graph's loss
+gradient), and on the graph's first call of a step (between barriers).
 
 Inputs the graph updates in place (BatchNorm running stats, optimizer state) get their new values
 written back; random ops draw a fresh seed per call from torch's default generator. An output that
