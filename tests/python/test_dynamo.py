@@ -466,6 +466,7 @@ def test_a_graph_traced_on_data_joins_the_callers_graph_once_a_step(dev):
     for pending, barrier, joins in calls:
         if barrier:
             xm.mark_step()
+            xm.wait_device_ops()  # the barrier's own run (anything still pending) ends first
         arg, ref = (xd * 3, x * 3) if pending else (xd, x)
         with CounterDelta('DynamoInlinedCapturedGraph', 'ExecuteTime') as d:
             out = compiled(arg)
