@@ -52,6 +52,16 @@ struct Window {
   }
 };
 
+// ATen's gradient, with the indices found again from `self` (the composite kernel below, and a
+// gradient that is differentiated again: ATen's formula has a derivative).
+at::Tensor BackwardThroughIndices(const at::Tensor& grad, const at::Tensor& self, c10::IntArrayRef kernel_size,
+                                  c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                                  bool ceil_mode) {
+  const at::Tensor indices =
+      std::get<1>(at::max_pool2d_with_indices(self.detach(), kernel_size, stride, padding, dilation, ceil_mode));
+  return at::max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+
 at::Tensor MaxPool2dBackwardFromInputOp(const at::Tensor& grad, const at::Tensor& self, const Window& w) {
   static auto op = c10::Dispatcher::singleton()
                        .findSchemaOrThrow("txla::max_pool2d_backward_from_input", "")
@@ -74,16 +84,10 @@ class MaxPool2dFromInput : public torch::autograd::Function<MaxPool2dFromInput> 
     const at::Tensor self = ctx->get_saved_variables()[0];
     const Window w(ctx->saved_data["kernel"].toIntVector(), ctx->saved_data["stride"].toIntVector(), {0, 0}, {1, 1},
                    ctx->saved_data["ceil_mode"].toBool());
-    at::Tensor grad_input;
-    if (at::GradMode::is_enabled()) {
-      // A gradient that is differentiated again: ATen's formula, which has a derivative.
-      const at::Tensor indices =
-          std::get<1>(at::max_pool2d_with_indices(self.detach(), w.kernel, w.stride, w.padding, w.dilation, w.ceil_mode));
-      grad_input = at::max_pool2d_with_indices_backward(grads[0], self, w.kernel, w.stride, w.padding, w.dilation,
-                                                        w.ceil_mode, indices);
-    } else {
-      grad_input = MaxPool2dBackwardFromInputOp(grads[0], self, w);
-    }
+    at::Tensor grad_input =
+        at::GradMode::is_enabled()  // differentiated again
+            ? BackwardThroughIndices(grads[0], self, w.kernel, w.stride, w.padding, w.dilation, w.ceil_mode)
+            : MaxPool2dBackwardFromInputOp(grads[0], self, w);
     return {grad_input, at::Tensor()};
   }
 };
@@ -96,22 +100,13 @@ at::Tensor MaxPool2d(const at::Tensor& self, c10::IntArrayRef kernel_size, c10::
   return MaxPool2dFromInput::apply(self, w);
 }
 
-// Off the device (CPU, and Meta for AOTAutograd's fake tensors): the indices, then ATen's
-// backward; its checks are eager's.
-at::Tensor MaxPool2dBackwardFromInputComposite(const at::Tensor& grad, const at::Tensor& self,
-                                               c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
-                                               c10::IntArrayRef padding, c10::IntArrayRef dilation, bool ceil_mode) {
-  const at::Tensor indices =
-      std::get<1>(at::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
-  return at::max_pool2d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-}
-
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, AutogradXLA, m) { m.impl("max_pool2d", TORCH_FN(MaxPool2d)); }
 
 TORCH_LIBRARY_IMPL(txla, CompositeExplicitAutograd, m) {
-  m.impl("max_pool2d_backward_from_input", TORCH_FN(MaxPool2dBackwardFromInputComposite));
+  // Off the device (CPU, and Meta for AOTAutograd's fake tensors); its checks are eager's.
+  m.impl("max_pool2d_backward_from_input", TORCH_FN(BackwardThroughIndices));
 }
 
 }  // namespace txla::aten

@@ -5,9 +5,9 @@
 //
 // A trace is bracketed: _xla_dynamo_begin_trace notes the inputs' values (a pending input is
 // traced as a stand-in of its shape; a transpose of device data stays a transpose the graph
-// computes: TransposedData), the FX graph runs on them lazily, _xla_dynamo_end_trace compares: inputs whose value changed were
-// mutated in place by the graph (BatchNorm buffers, optimizer state) and become extra outputs that
-// each run writes back.
+// computes: TransposedData), the FX graph runs on them lazily, _xla_dynamo_end_trace compares:
+// inputs whose value changed were mutated in place by the graph (BatchNorm buffers, optimizer
+// state) and become extra outputs that each run writes back.
 #include "python/dynamo_bridge.h"
 
 #include <ATen/FunctionalTensorWrapper.h>
@@ -52,9 +52,6 @@ struct TraceStart {
   std::vector<ir::hash_t> transposes;
   int device = 0;
   uint64_t epoch = 0;
-  // An input (other than a transpose of device data) had a pending value. Such graphs join the
-  // caller's lazy graph on every run.
-  bool had_pending = false;
   // The seeds the trace's random ops draw (a trace runs on the thread that began it).
   std::unique_ptr<aten::SeedRecording> seeds = std::make_unique<aten::SeedRecording>();
 };
@@ -87,6 +84,11 @@ runtime::BufferPtr TransposedBuffer(const LazyTensorPtr& lt, ir::hash_t hash) {
 // of device data that the graph takes as it is (`transpose`: its TraceStart::transposes entry).
 bool PendingInput(const LazyTensorPtr& lt, ir::hash_t transpose) {
   return transpose == 0 && lt && lt->pending();
+}
+
+// Whether a trace ran on a stand-in for some input (TraceStart::stand_in).
+bool AnyStandIn(const std::vector<bool>& stand_in) {
+  return std::find(stand_in.begin(), stand_in.end(), true) != stand_in.end();
 }
 
 // Brings every input to device data (one graph for all that have pending values), except,
@@ -175,7 +177,6 @@ class DynamoGraph {
   std::vector<runtime::BufferPtr> first_run_inputs_;
   std::vector<runtime::BufferPtr> first_run_seeds_;
   bool first_run_ = true;
-  bool traced_on_pending_ = false;  // TraceStart::had_pending
   // The step (graph::StepEpoch) in which a call with data inputs last joined the caller's graph.
   uint64_t inlined_data_step_ = ~uint64_t{0};
   std::vector<bool> stand_in_;      // TraceStart::stand_in
@@ -253,7 +254,6 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
     dg->result_dtypes_.resize(roots);
     for (size_t v = 0; v < values.size(); ++v) dg->result_dtypes_[root_index[v]] = value_dtypes[v];
   }
-  dg->traced_on_pending_ = start.had_pending;
   dg->stand_in_ = start.stand_in;
   dg->first_run_inputs_ = start.buffers;
   dg->first_run_seeds_ = start.seeds->seeds();
@@ -313,7 +313,7 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
   // step runs on its own (gradient accumulation's second micro-batch, an inference loop without
   // barriers), so calls without barriers never grow one graph call after call.
   const uint64_t step = graph::StepEpoch();
-  const bool pending = first ? traced_on_pending_ : AnyPending(inputs);
+  const bool pending = AnyPending(inputs);
   const bool inlined = graph_ && graph_->inlinable() && (pending || step != inlined_data_step_);
   if (inlined && !pending) inlined_data_step_ = step;
   std::vector<runtime::BufferPtr> buffers, seeds;
@@ -326,12 +326,15 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
     buffers = std::move(first_run_inputs_);
     seeds = std::move(first_run_seeds_);
     if (inlined) {
-      for (size_t i = 0; i < buffers.size(); ++i)
-        values.push_back(stand_in_[i] ? TryGetLazyTensor(inputs[i])->GetIrValue()
-                                      : ir::Value{ir::Node::DeviceData(buffers[i], ir::Shape(input_shapes_[i].dtype,
-                                                                                             buffers[i]->dims())),
-                                                  0});
-    } else if (std::find(stand_in_.begin(), stand_in_.end(), true) != stand_in_.end()) {
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        if (stand_in_[i]) {
+          values.push_back(TryGetLazyTensor(inputs[i])->GetIrValue());
+        } else {
+          ir::Shape shape(input_shapes_[i].dtype, buffers[i]->dims());
+          values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], std::move(shape)), 0});
+        }
+      }
+    } else if (AnyStandIn(stand_in_)) {
       std::vector<LazyTensorPtr> lazy;
       std::vector<runtime::BufferPtr> now;
       if (!InputBuffers(inputs, transposes_, &lazy, &now)) return py::none();
@@ -431,13 +434,12 @@ void RegisterDynamoBridge(py::module& m) {
       start->call_values.push_back(lt);
       const ir::Node* transpose = TransposedData(lt);
       start->transposes.push_back(transpose ? transpose->hash() : 0);
-      if (!PendingInput(lt, start->transposes.back())) continue;
-      start->had_pending = true;
-      if (!use_stand_ins) continue;
+      if (!use_stand_ins || !PendingInput(lt, start->transposes.back())) continue;
       start->stand_in[i] = true;
       at::Tensor& stand_in = stand_ins[inputs[i].unsafeGetTensorImpl()];
       if (!stand_in.defined()) {
-        auto zeros = std::make_shared<runtime::Buffer>(ir::ToElementType(lt->dtype()), lt->shape().sizes, start->device);
+        auto zeros =
+            std::make_shared<runtime::Buffer>(ir::ToElementType(lt->dtype()), lt->shape().sizes, start->device);
         std::memset(zeros->data(), 0, zeros->size_bytes());
         stand_in = MakeEntryXlaTensor(LazyTensor::FromData(std::move(zeros), lt->dtype(), start->device));
       }
@@ -455,7 +457,7 @@ void RegisterDynamoBridge(py::module& m) {
   // trace began with (it may have updated some in place), and materialize for a trace again.
   // False, leaving everything as it is, for a trace without stand-ins.
   m.def("_xla_dynamo_abandon_trace", [](TraceStart& start) {
-    if (std::find(start.stand_in.begin(), start.stand_in.end(), true) == start.stand_in.end()) return false;
+    if (!AnyStandIn(start.stand_in)) return false;
     for (size_t i = 0; i < start.call_inputs.size(); ++i)
       if (!start.stand_in[i] && TryGetLazyTensor(start.call_inputs[i]) != start.call_values[i])
         Publish(start.call_inputs[i], start.call_values[i]);
