@@ -18,7 +18,9 @@ NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
                                    std::vector<std::pair<int64_t, int64_t>> parameter_outputs,
                                    std::vector<std::pair<int64_t, int64_t>> donations)
     : library_(std::move(library)),
-      run_(reinterpret_cast<RunFn>(library_->Symbol("txla_run"))),
+      bind_(reinterpret_cast<void (*)(const TxlaSupport*)>(library_->Symbol("txla_bind"))),
+      program_(static_cast<const int64_t*>(library_->Symbol("txla_program")),
+               static_cast<void* const*>(library_->Symbol("txla_step_fns")), library_->path()),
       outputs_(std::move(outputs)),
       arena_bytes_(arena_bytes),
       output_aliases_(std::move(output_aliases)),
@@ -26,10 +28,8 @@ NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
       donations_(std::move(donations)) {
   for (auto [out, param] : parameter_outputs_) shared_.insert(out);
   for (auto [out, other] : output_aliases_) shared_.insert(out);
-  if (const auto* early = static_cast<const int64_t*>(library_->FindSymbol("txla_early_outputs"))) {
-    for (int64_t k = 0; k < early[0]; ++k)
-      if (!shared_.count(early[k + 1])) early_outputs_.push_back(early[k + 1]);
-  }
+  for (int64_t k : program_.EarlyOutputs())
+    if (!shared_.count(k)) early_outputs_.push_back(k);
 }
 
 std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
@@ -74,7 +74,9 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
     TXLA_TIMED("NativeRunTime");
     ScopedRunErrors scope(&errors);
     ScopedEarlyOutputs early_scope(early);
-    run_(GetSupportTable(), params.data(), outs.data(), arena);
+    const TxlaSupport* support = GetSupportTable();
+    bind_(support);
+    program_.Run(support, params.data(), outs.data(), arena);
   }
   runtime::FreeBlock(arena, arena_bytes);
   if (!errors.first.empty()) {

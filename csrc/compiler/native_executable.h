@@ -1,5 +1,5 @@
-// An executable made of generated native code: the loaded library, its entry point, the result
-// shapes and the scratch arena size.
+// An executable made of generated native code: the loaded library, the program that runs its
+// steps (graph_program.h), the result shapes and the scratch arena size.
 #pragma once
 
 #include <memory>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/codegen/native_library.h"
+#include "compiler/graph_program.h"
 #include "hlo/shape.h"
 #include "runtime/executable.h"
 
@@ -45,17 +46,16 @@ class NativeExecutable final : public runtime::Executable,
   // `early`: the readiness of outputs the run releases before it ends (or null).
   void Run(const std::vector<runtime::BufferPtr>& parameters, const std::vector<runtime::BufferPtr>& outputs,
            const std::vector<std::shared_ptr<runtime::Readiness>>* early = nullptr) const;
-  using RunFn = void (*)(const void* support, const void* const* params, void* const* outputs,
-                         char* arena);
   std::unique_ptr<NativeLibrary> library_;
-  RunFn run_;
+  void (*bind_)(const TxlaSupport* support);  // the library's txla_bind
+  GraphProgram program_;
   std::vector<hlo::Shape> outputs_;
   int64_t arena_bytes_;
   std::vector<std::pair<int64_t, int64_t>> output_aliases_;
   std::vector<std::pair<int64_t, int64_t>> parameter_outputs_;
   std::vector<std::pair<int64_t, int64_t>> donations_;  // (output, parameter), see BufferPlan
   std::set<int64_t> shared_;  // outputs that reuse another buffer
-  // Outputs txla_run releases before it returns (the generated txla_early_outputs).
+  // Outputs the program releases before the run returns.
   std::vector<int64_t> early_outputs_;
   std::string dump_path_;
 };

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/codegen/emitter.h"
+#include "compiler/codegen/kernel_naming.h"
 #include "compiler/passes/early_outputs.h"
 
 namespace txla::compiler {
@@ -17,7 +18,7 @@ using hlo::Instruction;
 using hlo::Opcode;
 
 // The support table's declaration in generated code, printed from the one X-macro, and the
-// pointer txla_run stores it in for kernels in every translation unit.
+// pointer the program unit defines (txla_bind sets it) for kernels in every translation unit.
 #define TXLA_SUPPORT_FIELD_TEXT(ret, name, params) "  " #ret " (*" #name ")" #params ";\n"
 #define TXLA_SUPPORT_STRUCT_TEXT                                 \
   "struct TxlaSupport {\n" TXLA_SUPPORT_ABI(TXLA_SUPPORT_FIELD_TEXT) "};\n" \
@@ -84,7 +85,7 @@ namespace emitter {
 
 std::string Emitter::Emit() {
   const hlo::Computation& entry = *module_.entry();
-  for (const Instruction* i : entry.instructions()) DeclareBuffer(*i);
+  for (const Instruction* i : entry.instructions()) RecordBuffer(*i);
   flat_kernels_ = FlatKernelsOfManyLengths();
   // Scalar results (passes/early_outputs.h), by the instruction whose kernel writes them.
   std::unordered_map<const Instruction*, std::vector<int64_t>> early;
@@ -93,48 +94,134 @@ std::string Emitter::Emit() {
     if (slot != plan_.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput)
       early[plan_.merged.KernelOf(result)].push_back(slot->second.index);
   }
-  // A result is released just before the next kernel runs: one the last kernel writes is
-  // released with the rest when the run returns.
+  // A result is released just before the next step runs: one the last step writes is released
+  // with the rest when the run returns.
   std::vector<int64_t> finished;
   for (const Instruction* i : entry.instructions()) {
-    std::streampos before = out_.tellp();
-    for (int64_t k : finished) out_ << "  support->output_ready(" << k << ");\n";
-    if (profile_) out_ << "  { const int64_t t = support->kernel_begin();\n";
-    std::streampos body = out_.tellp();
+    out_.str("");
+    step_tables_.str("");
+    step_prototypes_.clear();
+    call_ = KernelCall{};
     EmitKernel(*i);
-    if (out_.tellp() == body) {
-      if (before != body) {  // nothing emitted: drop what went before it
-        std::string text = out_.str();
-        out_.str(text.substr(0, static_cast<size_t>(before)));
-        out_.seekp(0, std::ios::end);
+    std::string chunk = out_.str();
+    if (!chunk.empty()) {
+      if (!profile_ && chunk == call_.text) {
+        AddKernelStep(i->name(), call_, finished);
+      } else {
+        if (profile_)
+          chunk = "  { const int64_t t = support->kernel_begin();\n" + chunk + "  support->kernel_end(\"" + i->name() +
+                  "\", t); }\n";
+        AddStep(i->name(), chunk, finished);
       }
-    } else {
-      if (profile_) out_ << "  support->kernel_end(\"" << i->name() << "\", t); }\n";
-      early_outputs_.insert(early_outputs_.end(), finished.begin(), finished.end());
       finished.clear();
     }
     auto written = early.find(i);
     if (written != early.end()) finished.insert(finished.end(), written->second.begin(), written->second.end());
   }
+  // Outputs that are constants: written by one step, through buffers of their own names.
+  std::ostringstream copies;
   for (auto& [k, value] : plan_.output_copies) {
     if (plan_.slots.at(value).kind != BufferSlot::Kind::kInline)
       throw std::invalid_argument("codegen: output " + value->name() + " cannot be copied");
     ElementType t = value->shape().type;
-    out_ << "  *(" << StorageType(t) << "*)outputs[" << k << "] = "
-         << Stored(t, Literal(value->attrs().literal, 0, t)) << ";\n";
+    std::string buffer = "b_output_copy_" + std::to_string(k);
+    buffers_[buffer] = {StorageType(t), false, SlotKind::kOutput, k};
+    copies << "  *" << buffer << " = " << Stored(t, Literal(value->attrs().literal, 0, t)) << ";\n";
   }
+  step_tables_.str("");
+  step_prototypes_.clear();
+  if (!copies.str().empty()) AddStep("output_copies", copies.str(), {});
   std::ostringstream unit;
-  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << prototypes_.str();
-  unit << "const TxlaSupport* txla_support = 0;\n";
-  // Which outputs txla_run releases early (NativeExecutable gives each a readiness of its own):
-  // their count, then their indices.
-  unit << "extern \"C\" const int64_t txla_early_outputs[] = {" << early_outputs_.size();
-  for (int64_t k : early_outputs_) unit << ", " << k;
-  unit << "};\n";
-  unit << "extern \"C\" void txla_run(const TxlaSupport* support, const void* const* params,\n"
-          "                         void* const* outputs, char* arena) {\n"
-       << "  txla_support = support;\n"
-       << declarations_.str() << out_.str() << "}\n";
+  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << ProgramUnit();
+  return unit.str();
+}
+
+void Emitter::AddStep(const std::string& name, const std::string& chunk, const std::vector<int64_t>& ready) {
+  std::string body = step_tables_.str() + chunk;
+  std::vector<std::string> ids = BufferIdentifiers(body);
+  std::ostringstream fn;
+  fn << "extern \"C\" TXLA_KERNEL void s_" << Sanitize(name) << "(const TxlaSupport* support, void* const* a) {\n";
+  for (size_t k = 0; k < ids.size(); ++k) {
+    auto ref = buffers_.find(ids[k]);
+    if (ref == buffers_.end()) throw std::invalid_argument("codegen: " + name + " names " + ids[k] + ", which has no buffer");
+    std::string type = (ref->second.read_only ? "const " : "") + ref->second.type + "*";
+    fn << "  " << type << " " << ids[k] << " = (" << type << ")a[" << k << "];\n";
+  }
+  fn << body << "}\n";
+  NamedKernel step = NameByContent({step_prototypes_, fn.str()}, NamingScope::kStep);
+  std::string function = step.names.at("s_" + Sanitize(name));
+  if (emitted_steps_.insert(step.hash).second) {
+    step_functions_.push_back(function);
+    functions_ << kKernelBegin << step.hash << " " << name << "\n" << step.pieces[0] << step.pieces[1] << kKernelEnd;
+  }
+  AddProgramEntry(name, StepKind::kStep, function, 0, ids, ready);
+}
+
+void Emitter::AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready) {
+  if (!function_index_.count(call.trampoline)) trampolines_.push_back(call.trampoline);
+  AddProgramEntry(name, call.parallel ? StepKind::kParallel : StepKind::kKernel, call.trampoline, call.extent,
+                  call.buffers, ready);
+}
+
+void Emitter::AddProgramEntry(const std::string& name, StepKind kind, const std::string& function, int64_t extent,
+                              const std::vector<std::string>& buffers, const std::vector<int64_t>& ready) {
+  // The program as the dump's reader wants it: one line a step, in order, with its instruction.
+  for (int64_t k : ready) listing_ << "//   release output " << k << "\n";
+  listing_ << "//   " << name << ": "
+           << (kind == StepKind::kStep ? "step " : kind == StepKind::kKernel ? "kernel " : "parallel ") << function
+           << "(";
+  for (size_t k = 0; k < buffers.size(); ++k) listing_ << (k ? ", " : "") << buffers[k];
+  listing_ << ")";
+  if (kind != StepKind::kStep) listing_ << " on [0, " << extent << ")";
+  listing_ << "\n";
+  auto [index, added] = function_index_.emplace(function, static_cast<int64_t>(functions_order_.size()));
+  if (added) functions_order_.push_back(function);
+  step_words_.push_back(static_cast<int64_t>(ready.size()));
+  step_words_.insert(step_words_.end(), ready.begin(), ready.end());
+  step_words_.push_back(static_cast<int64_t>(kind));
+  step_words_.push_back(index->second);
+  step_words_.push_back(extent);
+  step_words_.push_back(static_cast<int64_t>(buffers.size()));
+  for (const std::string& id : buffers) {
+    auto ref = buffers_.find(id);
+    if (ref == buffers_.end()) throw std::invalid_argument("codegen: a step names " + id + ", which has no buffer");
+    auto [slot, fresh] = slot_index_.emplace(id, static_cast<int64_t>(slot_index_.size()));
+    if (fresh) {
+      slot_words_.push_back(static_cast<int64_t>(ref->second.kind));
+      slot_words_.push_back(ref->second.value);
+    }
+    step_words_.push_back(slot->second);
+  }
+  ++steps_;
+}
+
+std::string Emitter::ProgramUnit() const {
+  // Valid as a unit of its own (no prelude: it only names the steps) and after the kernels in a
+  // whole-source build.
+  std::ostringstream unit;
+  unit << "// The graph's program (compiler/graph_program.h): what it runs, in order,\n"
+       << listing_.str()
+       << "// then the functions it calls and the words the runtime reads.\n"
+          "typedef long long int64_t;\n"
+          "struct TxlaSupport;\n"
+          "__attribute__((visibility(\"hidden\"))) const TxlaSupport* txla_support = 0;\n";
+  for (const std::string& fn : trampolines_)
+    unit << "__attribute__((visibility(\"hidden\"))) void " << fn << "(void*, int64_t, int64_t);\n";
+  unit << "extern \"C\" {\n"
+          "void txla_bind(const TxlaSupport* support) { txla_support = support; }\n";
+  for (const std::string& fn : step_functions_)
+    unit << "__attribute__((visibility(\"hidden\"))) void " << fn << "(const TxlaSupport*, void* const*);\n";
+  unit << "void* txla_step_fns[] = {";
+  for (const std::string& fn : functions_order_) unit << "(void*)&" << fn << ", ";
+  unit << "0};\n";
+  std::vector<int64_t> words = {kProgramFormat, static_cast<int64_t>(functions_order_.size()),
+                                static_cast<int64_t>(slot_index_.size())};
+  words.insert(words.end(), slot_words_.begin(), slot_words_.end());
+  words.push_back(steps_);
+  words.insert(words.end(), step_words_.begin(), step_words_.end());
+  unit << "int64_t txla_program[] = {";
+  for (size_t k = 0; k < words.size(); ++k) unit << (k ? (k % 32 ? ", " : ",\n") : "") << words[k];
+  unit << "};\n}\n";
   return unit.str();
 }
 
@@ -145,27 +232,24 @@ std::string Emitter::Sanitize(const std::string& name) {
   return s;
 }
 
-void Emitter::DeclareBuffer(const Instruction& i) {
+void Emitter::RecordBuffer(const Instruction& i) {
   auto it = plan_.slots.find(&i);
   if (it == plan_.slots.end()) return;
   const BufferSlot& s = it->second;
   std::string type = StorageType(i.shape().type);
-  std::ostringstream& out_ = declarations_;
   switch (s.kind) {
     case BufferSlot::Kind::kParameter:
-      out_ << "  const " << type << "* " << Buffer(i) << " = (const " << type << "*)params["
-           << s.index << "];\n";
+      buffers_[Buffer(i)] = {type, true, SlotKind::kParameter, s.index};
       break;
     case BufferSlot::Kind::kOutput:
-      out_ << "  " << type << "* " << Buffer(i) << " = (" << type << "*)outputs[" << s.index << "];\n";
+      buffers_[Buffer(i)] = {type, false, SlotKind::kOutput, s.index};
       break;
     case BufferSlot::Kind::kTemp:
-      out_ << "  " << type << "* " << Buffer(i) << " = (" << type << "*)(arena + " << s.offset << ");\n";
+      buffers_[Buffer(i)] = {type, false, SlotKind::kArena, s.offset};
       break;
-    case BufferSlot::Kind::kAlias: {
-      const char* constness = plan_.slots.at(s.base).kind == BufferSlot::Kind::kParameter ? "const " : "";
-      out_ << "  " << constness << type << "* " << Buffer(i) << " = (" << constness << type << "*)"
-           << Buffer(*s.base) << ";  // " << i.name() << " in place\n";
+    case BufferSlot::Kind::kAlias: {  // in place: the base's memory, read-only if a parameter's
+      BufferRef base = buffers_.at(Buffer(*s.base));
+      buffers_[Buffer(i)] = {type, base.read_only, base.kind, base.value};
       break;
     }
     default:

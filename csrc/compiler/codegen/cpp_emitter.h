@@ -1,9 +1,11 @@
 // Emits the entry computation of a fused, buffer-assigned HLO module as one self-contained C++
 // translation unit with no #includes at all, so the system compiler builds it in a
-// fraction of a second:
+// fraction of a second: its kernels, the step functions that call libraries, and the graph's
+// program (graph_program.h), which lists what runs in order:
 //
-//   extern "C" void txla_run(const TxlaSupport* support, const void* const* params,
-//                            void* const* outputs, char* arena);
+//   extern "C" void txla_bind(const TxlaSupport* support);  // before each run
+//   extern "C" void* txla_step_fns[];                         // kernels' trampolines and steps
+//   extern "C" int64_t txla_program[];                        // the words GraphProgram reads
 //
 // Each fusion is one loop nest over its output; the values inside it are expressions at the loop
 // index (broadcast, transpose, reshape and slice only remap the index). A reduce-rooted fusion
@@ -29,7 +31,7 @@ struct TxlaSupport {
 };
 
 // Marker lines in the emitted source: after the prelude, around each kernel function (the begin
-// line names the kernel's content hash), and before txla_run. ParseSource cuts a source there:
+// line names the kernel's content hash), and before the program. ParseSource cuts a source there:
 // kernels build as translation units of their own, in parallel and reused across graphs
 // (kernel_objects.h).
 extern const char* const kKernelsBegin;
@@ -46,7 +48,7 @@ struct SourceParts {
   bool valid = false;
   std::string prelude;  // what every translation unit starts with
   std::vector<SourceKernel> kernels;
-  std::string run;  // prototypes of the kernels and txla_run
+  std::string run;  // the program: a unit of its own, no prelude needed
 };
 SourceParts ParseSource(const std::string& source);
 

@@ -33,7 +33,7 @@ constexpr int64_t kMaxDirectRow = 64;
 constexpr int64_t kMaxVectorAccumulators = 24;
 // The input gradient's images-last copies of dy and dx for 16 images, on a kernel's stack.
 constexpr int64_t kMaxImagesLastBytes = 512 * 1024;
-// The filter gradient's per-group parts, on txla_run's stack.
+// The filter gradient's per-group parts, on its step's stack.
 constexpr int64_t kMaxFilterGradientParts = 1024 * 1024;
 // Its accumulator registers, one per tap (a 5x5 kernel: 25 of the 32 vector registers, the dy
 // vector one more; the shifted input vectors are the multiply-adds' memory operands).
@@ -183,7 +183,7 @@ std::string ImagesLastInputGradientBody(const ImagesLastConv& g) {
 // images a vector: each call takes groups of 16 images into images-last copies on its stack
 // and, per (output, input channel) pair, keeps an accumulator vector per tap while it walks dy's
 // positions (one dy vector, a shifted input vector per tap); the lanes' sum is that group's part,
-// written to its own slot of `partial`. txla_run adds the groups' parts in group order, so the
+// written to its own slot of `partial`. its step adds the groups' parts in group order, so the
 // sums do not depend on which thread took which group.
 std::string ImagesLastFilterGradientBody(const ImagesLastConv& g, const std::string& partial) {
   const int64_t v = kImagesPerVector, taps = g.kh * g.kw;
@@ -252,7 +252,7 @@ bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
       multiply_adds < kMinMultiplyAddsPerCopiedVector * copied)
     return false;
   TXLA_COUNTER("ConvDirectFilterGradientKernels", 1);
-  // Block-scoped in txla_run, so one name serves every such call, and the kernel's text (its
+  // Block-scoped in its step, so one name serves every such call, and the kernel's text (its
   // parameter is named after the array) is the same in every graph: a later graph links it.
   const std::string partial = "parts";
   out_ << "  {\n  float " << partial << "[" << groups * weights << "];\n";

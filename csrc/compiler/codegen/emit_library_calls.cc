@@ -11,9 +11,10 @@ namespace txla::compiler::emitter {
 
 std::string Emitter::Geometry(const std::string& name, const std::vector<int64_t>& fields) {
   std::string table = "g_" + Sanitize(name);
-  declarations_ << "  static const int64_t " << table << "[] = {";
-  for (size_t k = 0; k < fields.size(); ++k) declarations_ << (k ? ", " : "") << fields[k] << "LL";
-  declarations_ << "};\n";
+  // In the step function that makes the call (AddStep): a step of the same geometry is shared.
+  step_tables_ << "  static const int64_t " << table << "[] = {";
+  for (size_t k = 0; k < fields.size(); ++k) step_tables_ << (k ? ", " : "") << fields[k] << "LL";
+  step_tables_ << "};\n";
   return table;
 }
 
@@ -274,7 +275,6 @@ void Emitter::EmitDot(const Instruction& dot) {
   if (rhs_vec) { trans_b = false; ldb = 1; }
   if (lhs_vec) { trans_a = false; lda = k; }
   std::string fn = bf16 ? "gemm_bf16" : type == ElementType::kF32 ? "gemm_f32" : "gemm_f64";
-  out_ << "  // " << dot.name() << "\n";
   out_ << "  support->" << fn << "(" << batch << ", " << trans_a << ", " << trans_b << ", " << m << ", " << n
        << ", " << k << ", " << Buffer(*lhs) << ", " << lda << ", " << m * k << ", " << Buffer(*rhs) << ", " << ldb
        << ", " << k * n << ", " << Buffer(dot) << ", " << n << ", " << m * n << ");\n";

@@ -108,42 +108,39 @@ void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBu
                  buffers[k].buffer;
     call_args += (k ? ", " : "") + buffers[k].buffer;
   }
-  if (form == CallForm::kOutermost && parallel_extent <= 0) {
-    signature += ")";
-    KernelNames names = AddKernel(name, signature, body);
-    out_ << "  " << names.at(fn) << "(" << call_args << ");\n";
-    return;
+  const bool ranged = form == CallForm::kFlat || parallel_extent > 0;
+  if (ranged) signature += ", int64_t lo, int64_t hi";
+  signature += ")";
+  // Every kernel has a trampoline that takes its buffers as an array: the runtime calls it
+  // straight from the graph's program (graph_program.h), or its threads call it on a range
+  // (support->parallel_for). A kernel without a range ignores lo and hi.
+  std::string tramp = "t_" + Sanitize(name), casts;
+  for (size_t k = 0; k < buffers.size(); ++k)
+    casts += std::string(k ? ", " : "") + "(" + (buffers[k].output ? "" : "const ") + buffers[k].type + "*)a[" +
+             std::to_string(k) + "]";
+  std::string tramp_signature = "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi)";
+  std::string trampoline = tramp_signature + " { void* const* a = (void* const*)p; " + fn + "(" + casts +
+                           (ranged ? ", lo, hi" : "") + "); }\n";
+  KernelNames names = AddKernel(name, signature, body, trampoline, tramp_signature + ";\n");
+  std::string array;
+  for (size_t k = 0; k < buffers.size(); ++k) array += std::string(k ? ", " : "") + "(void*)" + buffers[k].buffer;
+  call_ = KernelCall{};
+  call_.trampoline = names.at(tramp);
+  for (const KernelBuffer& b : buffers) call_.buffers.push_back(b.buffer);
+  std::ostringstream text;
+  if (!ranged) {
+    text << "  " << names.at(fn) << "(" << call_args << ");\n";
+  } else if (form == CallForm::kFlat && parallel_extent < kParallelElements) {
+    text << "  " << names.at(fn) << "(" << call_args << ", 0, " << parallel_extent << ");\n";
+    call_.extent = parallel_extent;
+  } else {
+    text << "  { void* c[] = {" << array << "}; support->parallel_for(&" << call_.trampoline << ", c, "
+         << parallel_extent << "); }\n";
+    call_.extent = parallel_extent;
+    call_.parallel = true;
   }
-  // Parallel: the kernel takes a range of its outermost loop; a context struct and a
-  // trampoline let the runtime's threads call it (support->parallel_for).
-  signature += ", int64_t lo, int64_t hi)";
-  std::string ctx = "x_" + Sanitize(name), tramp = "t_" + Sanitize(name);
-  std::ostringstream fields, args, init;
-  size_t outputs = 0, inputs = 0;
-  for (size_t k = 0; k < buffers.size(); ++k) {
-    // out, out1, out2, ... and in0, in1, ...
-    std::string field = !buffers[k].output ? "in" + std::to_string(inputs++)
-                        : outputs++ == 0   ? "out"
-                                           : "out" + std::to_string(outputs - 1);
-    fields << (k ? " " : "") << (buffers[k].output ? "" : "const ") << buffers[k].type << "* " << field << ";";
-    args << (k ? ", " : "") << "c->" << field;
-    init << (k ? ", " : "") << buffers[k].buffer;
-  }
-  // Defined next to the kernel and again before txla_run; guarded for a single-unit build.
-  std::string guard = "TXLA_DEFINED_" + ctx;
-  std::string decl = "#ifndef " + guard + "\n#define " + guard + "\nstruct " + ctx + " { " + fields.str() +
-                     " };\n#endif\n";
-  // The trampoline sits with the kernel (in its unit); txla_run's unit sees a prototype.
-  std::string trampoline = decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi) { const " +
-                           ctx + "* c = (const " + ctx + "*)p; " + fn + "(" + args.str() + ", lo, hi); }\n";
-  KernelNames names = AddKernel(name, signature, body, trampoline,
-                                decl + "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi);\n");
-  if (form == CallForm::kFlat && parallel_extent < kParallelElements) {
-    out_ << "  " << names.at(fn) << "(" << init.str() << ", 0, " << parallel_extent << ");\n";
-    return;
-  }
-  out_ << "  { " << names.at(ctx) << " c = {" << init.str() << "}; support->parallel_for(&" << names.at(tramp)
-       << ", &c, " << parallel_extent << "); }\n";
+  call_.text = text.str();
+  out_ << call_.text;
 }
 
 // A loop kernel whose every read is at its own row-major offset or of a scalar (an optimizer's
@@ -564,10 +561,11 @@ bool Emitter::TransposesLastDimension(const Instruction& root) {
 Emitter::KernelNames Emitter::AddKernel(const std::string& name, const std::string& signature, const std::string& body,
                       const std::string& after, const std::string& prototype_extra) {
   NamedKernel kernel = NameByContent({signature, body, after, prototype_extra});
+  // The step that calls it declares it (each step is a unit's text of its own).
+  step_prototypes_ += kernel.pieces[0] + ";\n" + kernel.pieces[3];
   if (emitted_kernels_.insert(kernel.hash).second) {
     functions_ << kKernelBegin << kernel.hash << " " << name << "\n" << SourceComment(name) << kernel.pieces[0] << " {\n"
                << kernel.pieces[1] << "}\n" << kernel.pieces[2] << kKernelEnd;
-    prototypes_ << kernel.pieces[0] << ";\n" << kernel.pieces[3];
   } else {
     TXLA_COUNTER("KernelsSharedInGraph", 1);
   }

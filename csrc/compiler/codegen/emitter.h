@@ -1,5 +1,5 @@
 // The C++ emitter's internals, shared by the files that emit each kind of code: cpp_emitter.cc
-// (txla_run and the translation unit), emit_loops.cc, emit_reductions.cc, emit_expressions.cc and
+// (the graph's program, its steps and the translation unit), emit_loops.cc, emit_reductions.cc, emit_expressions.cc and
 // emit_library_calls.cc. Nothing outside compiler/codegen includes it; cpp_emitter.h is the
 // interface.
 #pragma once
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/buffer_assignment.h"
+#include "compiler/graph_program.h"
 #include "compiler/codegen/index_expr.h"
 #include "hlo/instruction.h"
 
@@ -58,11 +59,35 @@ class Emitter {
   std::string Emit();
 
  private:
-  // cpp_emitter.cc: txla_run, the buffer pointers it declares
+  // cpp_emitter.cc: the graph's program (graph_program.h), its steps, the buffers they name
   std::string Buffer(const Instruction& i) { return "b_" + Sanitize(i.name()); }
   static std::string Sanitize(const std::string& name);
-  void DeclareBuffer(const Instruction& i);
+  void RecordBuffer(const Instruction& i);
   bool Materialized(const Instruction& i);
+  // What `chunk` (the driver code of `name`: kernel calls, library calls) becomes: a step
+  // function named by its code, and the program's entry that calls it on its buffers after
+  // releasing the outputs `ready`.
+  void AddStep(const std::string& name, const std::string& chunk, const std::vector<int64_t>& ready);
+  // The last kernel call emitted: an instruction whose driver code is just this call becomes a
+  // program entry that calls the trampoline itself, with no step function of its own.
+  struct KernelCall {
+    std::string text, trampoline;
+    std::vector<std::string> buffers;
+    int64_t extent = 0;     // the range [0, extent) a ranged kernel is called on
+    bool parallel = false;  // through support->parallel_for
+  };
+  // The program's entry for a call of a kernel's trampoline (no step function).
+  void AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready);
+  void AddProgramEntry(const std::string& name, StepKind kind, const std::string& function, int64_t extent,
+                       const std::vector<std::string>& buffers, const std::vector<int64_t>& ready);
+  std::string ProgramUnit() const;
+  // A buffer as steps see it: its pointer type, and where the run finds it.
+  struct BufferRef {
+    std::string type;
+    bool read_only;
+    SlotKind kind;
+    int64_t value;
+  };
 
   // emit_loops.cc: loop kernels, their parallel split, the kernel functions they become
   void EmitKernel(const Instruction& i);
@@ -94,17 +119,17 @@ class Emitter {
   bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k, size_t root_rank,
                       MergeableReads* seen);
   bool TransposesLastDimension(const Instruction& root);
-  // Kernels are hidden (not static) functions with prototypes before txla_run, each followed by a
-  // split marker: a large source can then be built as several translation units in parallel.
-  // A kernel (its signature and body; what follows it in its unit, a trampoline; what txla_run's
-  // unit declares besides its prototype) is named by its content (kernel_naming.h) and emitted
+  // Kernels are hidden (not static) functions, each between split markers: a large source can then
+  // be built as several translation units in parallel. A kernel (its signature and body; what
+  // follows it in its unit, its trampoline; what a step that calls it declares besides its
+  // prototype) is named by its content (kernel_naming.h) and emitted
   // once however many instructions run it. Returns the kernel-level names the call site uses.
   using KernelNames = std::map<std::string, std::string>;
   KernelNames AddKernel(const std::string& name, const std::string& signature, const std::string& body,
                         const std::string& after = "", const std::string& prototype_extra = "");
   std::string SourceComment(const std::string& name);
-  // A kernel function over `buffers` (outputs first, in the call's order) with `body`, and its
-  // call in txla_run. kOutermost: direct, or with parallel_extent > 0 through
+  // A kernel function over `buffers` (outputs first, in the call's order) with `body`, its
+  // trampoline, and its call in the driver code of the instruction (call_). kOutermost: direct, or with parallel_extent > 0 through
   // support->parallel_for, the kernel then taking a range [lo, hi) of its outermost loop. kFlat:
   // the kernel always takes [lo, hi) of its parallel_extent elements (its length is the call's,
   // not the kernel's), on the threads from kParallelElements.
@@ -175,7 +200,7 @@ class Emitter {
   bool EmitDirectConv(const Instruction& i);
   // ... and the input gradient of a stride-1 convolution of few input channels, 16 images a vector
   bool EmitDirectConvInputGradient(const Instruction& i);
-  // ... and its filter gradient, the groups of 16 images' parts added in order in txla_run
+  // ... and its filter gradient, the groups of 16 images' parts added in order by its step
   bool EmitDirectConvFilterGradient(const Instruction& i);
   // emit_small_image_conv.cc: a convolution of images of a few pixels (or its input gradient),
   // only its valid taps, 16 images a vector
@@ -197,12 +222,22 @@ class Emitter {
   const hlo::Module& module_;
   const BufferPlan& plan_;
   bool profile_;
-  std::ostringstream out_;           // the body of txla_run
-  std::ostringstream declarations_;  // buffer pointers, at the top of txla_run
-  std::ostringstream functions_;     // one function per loop kernel, before txla_run
-  std::ostringstream prototypes_;
+  KernelCall call_;
+  std::ostringstream out_;        // the driver code of the instruction being emitted
+  std::ostringstream functions_;  // kernels and step functions, each between markers
+  std::ostringstream step_tables_;  // geometry tables of the instruction being emitted
+  std::string step_prototypes_;     // prototypes of the kernels it calls
+  std::map<std::string, BufferRef> buffers_;  // by buffer name (b_*)
+  // The program: its step functions (by content hash), its slots (by buffer name), its words.
+  std::map<std::string, int64_t> function_index_;  // by function name
+  std::vector<std::string> step_functions_, trampolines_;  // what the program unit declares
+  std::vector<std::string> functions_order_;                // txla_step_fns, in order
+  std::set<std::string> emitted_steps_;                    // step content hashes
+  std::map<std::string, int64_t> slot_index_;
+  std::vector<int64_t> slot_words_, step_words_;
+  std::ostringstream listing_;  // the program, one comment line a step
+  int64_t steps_ = 0;
   std::ostringstream tables_;  // constant tables of the kernel being emitted
-  std::vector<int64_t> early_outputs_;  // outputs released before the run ends, in order
   bool parallel_ = false;       // the kernel being emitted splits its outermost loop
   // A loop the kernel being emitted splits at a concatenation's boundaries (-1: none).
   bool may_split_ = false;

@@ -1,6 +1,8 @@
 #include "compiler/codegen/kernel_naming.h"
 
+#include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "compiler/content_hash.h"
 
@@ -18,12 +20,16 @@ bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefi
 // The canonical name of `id` (with kHashMark for the hash), or "" when it is no emitter name.
 class Renamer {
  public:
+  explicit Renamer(NamingScope scope) : scope_(scope) {}
   std::string Canonical(const std::string& id) {
     auto it = renamed_.find(id);
     if (it != renamed_.end()) return it->second;
     std::string name;
+    // A step names kernels by their final names: only its own name is renamed after its content.
+    static const std::vector<const char*> kKernelLevel = {"TXLA_DEFINED_x_", "k_", "x_", "t_"};
+    static const std::vector<const char*> kStepLevel = {"s_"};
     // The guard's prefix first: it begins with no other prefix, but is itself an x_ name's guard.
-    for (const char* prefix : {"TXLA_DEFINED_x_", "k_", "x_", "t_"}) {
+    for (const char* prefix : scope_ == NamingScope::kKernel ? kKernelLevel : kStepLevel) {
       if (StartsWith(id, prefix)) {
         int n = kernel_level_[prefix]++;
         name = std::string(prefix) + kHashMark + (n ? "_" + std::to_string(n) : "");
@@ -32,7 +38,8 @@ class Renamer {
       }
     }
     if (name.empty() && StartsWith(id, "b_")) name = "buf" + std::to_string(buffers_++);
-    if (name.empty() && StartsWith(id, "c_")) name = "tab" + std::to_string(tables_++);
+    if (name.empty() && StartsWith(id, scope_ == NamingScope::kKernel ? "c_" : "g_"))
+      name = "tab" + std::to_string(tables_++);
     if (name.empty()) return "";
     renamed_[id] = name;
     return name;
@@ -41,14 +48,17 @@ class Renamer {
   const std::string& Renamed(const std::string& id) const { return renamed_.at(id); }
 
  private:
+  NamingScope scope_;
   std::map<std::string, std::string> renamed_;
   std::map<std::string, int> kernel_level_;
   std::vector<std::string> kernel_level_ids_;
   int buffers_ = 0, tables_ = 0;
 };
 
-// `text` with every emitter name renamed; string and character literals copied untouched.
-std::string Rename(const std::string& text, Renamer& renamer) {
+// Calls visit(identifier) for each identifier of `text` outside string and character literals
+// and numbers, and builds the text again with what it returns in their place.
+template <typename Visit>
+std::string MapIdentifiers(const std::string& text, Visit visit) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -62,9 +72,7 @@ std::string Rename(const std::string& text, Renamer& renamer) {
     } else if (IsIdentStart(c)) {
       size_t j = i;
       while (j < text.size() && IsIdentChar(text[j])) ++j;
-      std::string id = text.substr(i, j - i);
-      std::string canonical = renamer.Canonical(id);
-      out += canonical.empty() ? id : canonical;
+      out += visit(text.substr(i, j - i));
       i = j;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       // A number with its suffixes and exponent (1.5e+00f, 512ULL): never an identifier.
@@ -82,6 +90,14 @@ std::string Rename(const std::string& text, Renamer& renamer) {
   return out;
 }
 
+// `text` with every emitter name renamed; string and character literals copied untouched.
+std::string Rename(const std::string& text, Renamer& renamer) {
+  return MapIdentifiers(text, [&](const std::string& id) {
+    std::string canonical = renamer.Canonical(id);
+    return canonical.empty() ? id : canonical;
+  });
+}
+
 std::string FillHash(std::string text, const std::string& hash) {
   std::string out;
   out.reserve(text.size() + 32);
@@ -94,8 +110,8 @@ std::string FillHash(std::string text, const std::string& hash) {
 
 }  // namespace
 
-NamedKernel NameByContent(const std::vector<std::string>& pieces) {
-  Renamer renamer;
+NamedKernel NameByContent(const std::vector<std::string>& pieces, NamingScope scope) {
+  Renamer renamer(scope);
   std::vector<std::string> canonical;
   std::string all;
   for (const std::string& piece : pieces) {
@@ -108,6 +124,16 @@ NamedKernel NameByContent(const std::vector<std::string>& pieces) {
   for (const std::string& piece : canonical) named.pieces.push_back(FillHash(piece, named.hash));
   for (const std::string& id : renamer.kernel_level_ids()) named.names[id] = FillHash(renamer.Renamed(id), named.hash);
   return named;
+}
+
+std::vector<std::string> BufferIdentifiers(const std::string& text) {
+  std::vector<std::string> ids;
+  std::set<std::string> seen;
+  MapIdentifiers(text, [&](const std::string& id) {
+    if (StartsWith(id, "b_") && seen.insert(id).second) ids.push_back(id);
+    return id;
+  });
+  return ids;
 }
 
 }  // namespace txla::compiler

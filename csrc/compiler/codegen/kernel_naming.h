@@ -27,6 +27,13 @@ struct NamedKernel {
 // and the include guard TXLA_DEFINED_x_) become <prefix><hash>[_n]; buffers (b_*) and constant
 // tables (c_*) become positional names. String literals are kept as they are: a message that
 // names its HLO instruction stays that instruction's.
-NamedKernel NameByContent(const std::vector<std::string>& pieces);
+// kStep: the texts of a driver step (graph_program.h), which calls kernels by their final names:
+// only its own name (prefix s_) is named by its content; buffers (b_*) and geometry tables (g_*)
+// become positional names.
+enum class NamingScope { kKernel, kStep };
+NamedKernel NameByContent(const std::vector<std::string>& pieces, NamingScope scope = NamingScope::kKernel);
+
+// The buffer names (b_*) `text` uses, in order of first use (string literals skipped).
+std::vector<std::string> BufferIdentifiers(const std::string& text);
 
 }  // namespace txla::compiler

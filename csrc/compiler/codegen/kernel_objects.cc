@@ -117,7 +117,7 @@ bool BuildWhole(const std::string& source, const std::string& tmp, std::string* 
   return ok[0] != 0;
 }
 
-// Kernel objects (reused and new) plus a unit for txla_run, linked.
+// Kernel and step objects (reused and new) plus the graph's program, linked.
 bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::string& tmp, bool reuse,
                             std::set<std::string>* reused, std::string* log) {
   std::vector<const SourceKernel*> fresh;
@@ -145,11 +145,9 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
   std::string base = WorkDirectory() + "/" + UniqueName("graph_kernels_");
   for (size_t k = 0; k < sources.size(); ++k) outputs.push_back(base + "_" + std::to_string(k) + ".o");
   std::vector<std::string> flags(sources.size(), " -c");
-  // txla_run: never reused, so not kept. It is straight-line calls with every buffer pointer live
-  // throughout: -O2 spent 0.3 s of a ResNet-18 graph's build allocating its registers and gains
-  // nothing a step could measure (-O0: 0.07 s).
-  sources.push_back(parts.prelude + parts.run);
-  outputs.push_back(tmp + ".run.o");
+  // The program (graph_program.h): tables only, never reused, so not kept; no prelude (~10 ms).
+  sources.push_back(parts.run);
+  outputs.push_back(tmp + ".program.o");
   flags.push_back(" -c -O0");
   std::vector<char> ok;
   CompileUnits(sources, outputs, flags, &ok, log);

@@ -1,5 +1,5 @@
 // The ABI between generated code and the runtime, declared once: each entry of the support table
-// the runtime hands to txla_run. The C++ side (cpp_emitter.h) expands it into struct TxlaSupport;
+// the runtime hands to the graph's steps. The C++ side (cpp_emitter.h) expands it into struct TxlaSupport;
 // the emitter prints the same entries, as text, into every generated source's prelude.
 #pragma once
 

@@ -59,8 +59,9 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
   EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) acc[o] = "), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t o = lo * 16; o < hi * 16; ++o) buf0[o] = (float)acc[o];"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("support->parallel_for(&t_" + ParseSource(code).kernels.at(0).hash + ", &c, 32)"),
-            std::string::npos) << code;
+  // The program calls its trampoline on the threads, over 32 blocks of the row.
+  EXPECT_NE(code.find("parallel t_" + ParseSource(code).kernels.at(0).hash + "("), std::string::npos) << code;
+  EXPECT_NE(code.find(") on [0, 32)\n"), std::string::npos) << code;
 }
 
 TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
@@ -131,7 +132,7 @@ TEST(CodegenTest, SourceParsesIntoPreludeKernelsAndRun) {
   EXPECT_NE(parts.kernels[0].hash, parts.kernels[1].hash);
   joined += parts.run;
   EXPECT_EQ(joined, code);
-  EXPECT_EQ(parts.run.find("txla_run") != std::string::npos, true);
+  EXPECT_EQ(parts.run.find("txla_program") != std::string::npos, true);
   EXPECT_FALSE(ParseSource("no markers").valid);
 }
 
@@ -151,8 +152,10 @@ TEST(CodegenTest, IdenticalKernelsAreEmittedOnce) {
   SourceParts parts = ParseSource(code);
   ASSERT_TRUE(parts.valid);
   ASSERT_EQ(parts.kernels.size(), 1u) << code;
-  // Both instructions call it, on their own buffers.
-  EXPECT_EQ(Count(parts.run, "  k_" + parts.kernels[0].hash + "("), 2u) << parts.run;
+  // Both instructions call it, on their own buffers: two entries of the program, no step code.
+  EXPECT_EQ(Count(parts.run, "kernel t_" + parts.kernels[0].hash + "("), 2u) << parts.run;
+  EXPECT_NE(parts.run.find("(b_fusion_8, b_q)"), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find("(b_fusion_12, b_p)"), std::string::npos) << parts.run;
   // Value and buffer names are the kernel's own, not the instruction's.
   EXPECT_NE(parts.kernels[0].text.find("buf0[i0] = v"), std::string::npos) << code;
   // The same kernel in another graph has the same name.
@@ -196,16 +199,18 @@ ENTRY %main {
   ASSERT_TRUE(parts.valid);
   ASSERT_EQ(parts.kernels.size(), 2u) << code;
   EXPECT_EQ(flat->Value() - before, 3);
-  const SourceKernel& update = parts.kernels[0].text.find("lo, int64_t hi") != std::string::npos ? parts.kernels[0]
-                                                                                                   : parts.kernels[1];
+  const char* flat_loop = "for (int64_t i0 = lo; i0 < hi; ++i0)\n";
+  const SourceKernel& update =
+      parts.kernels[0].text.find(flat_loop) != std::string::npos ? parts.kernels[0] : parts.kernels[1];
   // One loop over [lo, hi) of the elements, read at its own offset; the length is the call's.
   EXPECT_NE(update.text.find("for (int64_t i0 = lo; i0 < hi; ++i0)\n"), std::string::npos) << update.text;
   EXPECT_EQ(update.text.find("1152"), std::string::npos) << update.text;
-  EXPECT_EQ(Count(parts.run, "  k_" + update.hash + "("), 2u) << parts.run;
-  EXPECT_NE(parts.run.find(", 0, 1152);"), std::string::npos) << parts.run;
-  EXPECT_NE(parts.run.find(", 0, 37);"), std::string::npos) << parts.run;
+  EXPECT_EQ(Count(parts.run, "kernel t_" + update.hash + "("), 2u) << parts.run;
+  EXPECT_NE(parts.run.find(") on [0, 1152)"), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find(") on [0, 37)"), std::string::npos) << parts.run;
   // 90000 elements: on the threads, which split the elements.
-  EXPECT_NE(parts.run.find("support->parallel_for(&t_" + update.hash + ", &c, 90000);"), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find("parallel t_" + update.hash + "("), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find(") on [0, 90000)"), std::string::npos) << parts.run;
   // The exponential runs at one length only: a loop of constant length (cheaper to compile).
   EXPECT_NE(code.find("for (int64_t i0 = 0; i0 < 37; ++i0)"), std::string::npos) << code;
   EXPECT_NO_THROW(BuildSharedObject(code, "flat kernels", WorkDirectory() + "/codegen_test_flat.so", 2));
@@ -226,7 +231,7 @@ TEST(CodegenTest, LaterBuildsLinkKernelsCompiledBefore) {
   EXPECT_EQ(reused->Value() - reused_before, 1);
   EXPECT_EQ(compiled->Value() - compiled_before, 2);
   auto library = NativeLibrary::Load(dir + "/codegen_test_square_add.so");
-  EXPECT_NE(library->Symbol("txla_run"), nullptr);
+  EXPECT_NE(library->Symbol("txla_program"), nullptr);
   ForgetKernelObjects();
 }
 
@@ -236,7 +241,7 @@ TEST(CodegenTest, LargeLoopsSplitTheirOuterLoopAcrossThreads) {
            "] parameter(1)\n  %a = f32[" + dims + "] add(%p, %q)\n  ROOT %t = (f32[" + dims + "]) tuple(%a)\n}\n";
   };
   std::string big = Emit(add("512,512"));
-  EXPECT_NE(big.find("support->parallel_for("), std::string::npos) << big;
+  EXPECT_NE(big.find("parallel t_"), std::string::npos) << big;
   // It builds, as one unit and split in two.
   std::string dir = WorkDirectory();
   EXPECT_NO_THROW(BuildSharedObject(big, "parallel test", dir + "/codegen_test_parallel.so"));
