@@ -91,8 +91,10 @@ namespace {
 //   arena <bytes>
 //   outputs <type> <dims,...> ; <type> <dims,...> ; ...
 //   aliases / parameter_outputs / donations <a>:<b> <a>:<b> ...
+//   the program's two lines (graph_program.h's ProgramText)
 struct GraphEntry {
   std::string library_key;
+  ProgramText program;
   int64_t arena_bytes = 0;
   std::vector<hlo::Shape> outputs;
   std::vector<std::pair<int64_t, int64_t>> aliases, parameter_outputs, donations;
@@ -113,7 +115,7 @@ std::string Describe(const GraphEntry& e) {
     ss << " ;";
   }
   ss << "\naliases" << Pairs(e.aliases) << "\nparameter_outputs" << Pairs(e.parameter_outputs)
-     << "\ndonations" << Pairs(e.donations) << "\n";
+     << "\ndonations" << Pairs(e.donations) << "\n" << FormatProgram(e.program);
   return ss.str();
 }
 
@@ -164,7 +166,9 @@ std::optional<GraphEntry> Parse(const std::string& text) {
   } catch (const std::exception&) {
     return std::nullopt;
   }
-  if (e.library_key.empty()) return std::nullopt;
+  std::optional<ProgramText> program = ParseProgram(text);
+  if (e.library_key.empty() || !program) return std::nullopt;
+  e.program = std::move(*program);
   return e;
 }
 
@@ -188,7 +192,7 @@ std::shared_ptr<runtime::Executable> LoadCachedGraph(uint64_t graph_hash) {
   if (!library) return nullptr;
   metrics::GetCounter("PersistentCacheGraphHit")->Add(1);  // nothing lowered, emitted or built
   metrics::TraceSpan load_span("compile", "dlopen");
-  return std::make_shared<NativeExecutable>(NativeLibrary::Load(*library), e->outputs, e->arena_bytes,
+  return std::make_shared<NativeExecutable>(NativeLibrary::Load(*library), e->program, e->outputs, e->arena_bytes,
                                             e->aliases, e->parameter_outputs, e->donations);
 }
 
@@ -240,12 +244,14 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     if (!cache_key.empty()) PersistentCacheStore(cache_key, library);
   }
   std::vector<hlo::Shape> outputs = module->entry()->root()->shape().tuple_shapes;
+  std::optional<ProgramText> program = ParseProgram(source);
+  if (!program) throw BuildError("the source has no program\nsource: " + base + ".cc");
   if (!cache_key.empty() && graph_hash != 0) {
-    GraphEntry entry{cache_key, plan.arena_bytes, outputs, plan.output_aliases, plan.parameter_outputs,
+    GraphEntry entry{cache_key, *program, plan.arena_bytes, outputs, plan.output_aliases, plan.parameter_outputs,
                      plan.donations};
     PersistentCachePutGraph(PersistentCacheGraphKey(graph_hash), Describe(entry));
   }
-  auto executable = std::make_shared<NativeExecutable>(NativeLibrary::Load(library), std::move(outputs),
+  auto executable = std::make_shared<NativeExecutable>(NativeLibrary::Load(library), *program, std::move(outputs),
                                                        plan.arena_bytes, plan.output_aliases,
                                                        plan.parameter_outputs, plan.donations);
   executable->set_dump_path(base + ".{hlo.txt,cc}");

@@ -1,12 +1,51 @@
 #include "compiler/graph_program.h"
 
+#include <cstdlib>
+#include <sstream>
 #include <stdexcept>
 
 #include "compiler/codegen/cpp_emitter.h"
 
 namespace txla::compiler {
 
-GraphProgram::GraphProgram(const int64_t* words, void* const* functions, const std::string& library) {
+namespace {
+const char kProgramLine[] = "//@@txla program";
+const char kFunctionsLine[] = "//@@txla functions";
+}  // namespace
+
+std::string FormatProgram(const ProgramText& program) {
+  std::string out = kProgramLine;
+  for (int64_t w : program.words) out += " " + std::to_string(w);
+  out += std::string("\n") + kFunctionsLine;
+  for (const std::string& f : program.functions) out += " " + f;
+  return out + "\n";
+}
+
+std::optional<ProgramText> ParseProgram(const std::string& text) {
+  size_t words_at = text.find(std::string(kProgramLine) + " "), functions_at = text.find(kFunctionsLine);
+  if (words_at == std::string::npos || functions_at == std::string::npos) return std::nullopt;
+  ProgramText program;
+  auto line = [&](size_t at, size_t prefix) {
+    size_t end = text.find('\n', at);
+    return text.substr(at + prefix, end == std::string::npos ? std::string::npos : end - at - prefix);
+  };
+  const char* p = text.c_str() + words_at + sizeof(kProgramLine) - 1;
+  for (;;) {
+    while (*p == ' ') ++p;
+    if (*p == '\n' || *p == '\0') break;
+    char* end = nullptr;
+    long long w = std::strtoll(p, &end, 10);
+    if (end == p) return std::nullopt;
+    program.words.push_back(w);
+    p = end;
+  }
+  std::istringstream names(line(functions_at, sizeof(kFunctionsLine) - 1));
+  for (std::string name; names >> name;) program.functions.push_back(name);
+  return program;
+}
+
+GraphProgram::GraphProgram(const std::vector<int64_t>& program, const std::vector<void*>& functions,
+                           const std::string& library) {
   auto bad = [&](const std::string& what) {
     return std::runtime_error("the program of " + library + " does not parse: " + what);
   };
@@ -16,37 +55,44 @@ GraphProgram::GraphProgram(const int64_t* words, void* const* functions, const s
     if (n < 0 || n > kMaxEntries) throw bad(std::string("implausible ") + what + " count");
     return n;
   };
-  int64_t at = 0;
-  if (words[at++] != kProgramFormat) throw bad("format " + std::to_string(words[0]));
-  int64_t functions_count = count(words[at++], "function");
-  int64_t slots = count(words[at++], "slot");
+  size_t at = 0;
+  auto next = [&]() {
+    if (at >= program.size()) throw bad("it ends early");
+    return program[at++];
+  };
+  int64_t format = next();
+  if (format != kProgramFormat) throw bad("format " + std::to_string(format));
+  int64_t functions_count = count(next(), "function");
+  if (functions_count != static_cast<int64_t>(functions.size())) throw bad("it names another count of functions");
+  int64_t slots = count(next(), "slot");
   for (int64_t s = 0; s < slots; ++s) {
-    int64_t kind = words[at++], value = words[at++];
+    int64_t kind = next(), value = next();
     if (kind < 0 || kind > static_cast<int64_t>(SlotKind::kArena) || value < 0) throw bad("slot " + std::to_string(s));
     slots_.push_back({static_cast<SlotKind>(kind), value});
   }
-  int64_t steps = count(words[at++], "step");
+  int64_t steps = count(next(), "step");
   for (int64_t k = 0; k < steps; ++k) {
     Step step{};
-    step.readies = count(words[at++], "ready output");
+    step.readies = count(next(), "ready output");
     step.first_ready = static_cast<int64_t>(ready_.size());
-    for (int64_t r = 0; r < step.readies; ++r) ready_.push_back(words[at++]);
-    int64_t kind = words[at++];
+    for (int64_t r = 0; r < step.readies; ++r) ready_.push_back(next());
+    int64_t kind = next();
     if (kind < 0 || kind > static_cast<int64_t>(StepKind::kParallel)) throw bad("step " + std::to_string(k) + " kind");
     step.kind = static_cast<StepKind>(kind);
-    int64_t fn = words[at++];
+    int64_t fn = next();
     if (fn < 0 || fn >= functions_count) throw bad("step " + std::to_string(k) + " calls function " + std::to_string(fn));
     step.fn = functions[fn];
-    step.extent = words[at++];
-    step.args = count(words[at++], "argument");
+    step.extent = next();
+    step.args = count(next(), "argument");
     step.first_arg = static_cast<int64_t>(arg_slots_.size());
     for (int64_t a = 0; a < step.args; ++a) {
-      int64_t slot = words[at++];
+      int64_t slot = next();
       if (slot < 0 || slot >= slots) throw bad("step " + std::to_string(k) + " names slot " + std::to_string(slot));
       arg_slots_.push_back(slot);
     }
     steps_.push_back(step);
   }
+  if (at != program.size()) throw bad("words follow its last step");
 }
 
 void GraphProgram::Run(const TxlaSupport* support, const void* const* params, void* const* outputs,

@@ -12,15 +12,25 @@
 
 namespace txla::compiler {
 
-NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library,
+namespace {
+
+std::vector<void*> Resolve(const NativeLibrary& library, const std::vector<std::string>& names) {
+  std::vector<void*> addresses;
+  addresses.reserve(names.size());
+  for (const std::string& name : names) addresses.push_back(library.Symbol(name.c_str()));
+  return addresses;
+}
+
+}  // namespace
+
+NativeExecutable::NativeExecutable(std::unique_ptr<NativeLibrary> library, const ProgramText& program,
                                    std::vector<hlo::Shape> outputs, int64_t arena_bytes,
                                    std::vector<std::pair<int64_t, int64_t>> output_aliases,
                                    std::vector<std::pair<int64_t, int64_t>> parameter_outputs,
                                    std::vector<std::pair<int64_t, int64_t>> donations)
     : library_(std::move(library)),
       bind_(reinterpret_cast<void (*)(const TxlaSupport*)>(library_->Symbol("txla_bind"))),
-      program_(static_cast<const int64_t*>(library_->Symbol("txla_program")),
-               static_cast<void* const*>(library_->Symbol("txla_step_fns")), library_->path()),
+      program_(program.words, Resolve(*library_, program.functions), library_->path()),
       outputs_(std::move(outputs)),
       arena_bytes_(arena_bytes),
       output_aliases_(std::move(output_aliases)),

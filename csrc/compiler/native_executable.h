@@ -18,7 +18,8 @@ class NativeExecutable final : public runtime::Executable,
  public:
   // `output_aliases`: (output, earlier output) pairs sharing a buffer; `parameter_outputs`:
   // (output, parameter) pairs where the graph returns a parameter unchanged.
-  NativeExecutable(std::unique_ptr<NativeLibrary> library, std::vector<hlo::Shape> outputs,
+  // `program`: the graph's program (graph_program.h), whose functions `library` defines.
+  NativeExecutable(std::unique_ptr<NativeLibrary> library, const ProgramText& program, std::vector<hlo::Shape> outputs,
                    int64_t arena_bytes, std::vector<std::pair<int64_t, int64_t>> output_aliases,
                    std::vector<std::pair<int64_t, int64_t>> parameter_outputs,
                    std::vector<std::pair<int64_t, int64_t>> donations = {});

@@ -118,7 +118,8 @@ void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBu
   for (size_t k = 0; k < buffers.size(); ++k)
     casts += std::string(k ? ", " : "") + "(" + (buffers[k].output ? "" : "const ") + buffers[k].type + "*)a[" +
              std::to_string(k) + "]";
-  std::string tramp_signature = "TXLA_KERNEL void " + tramp + "(void* p, int64_t lo, int64_t hi)";
+  // Exported, unmangled: the runtime finds it by name (graph_program.h's ProgramText).
+  std::string tramp_signature = "extern \"C\" void " + tramp + "(void* p, int64_t lo, int64_t hi)";
   std::string trampoline = tramp_signature + " { void* const* a = (void* const*)p; " + fn + "(" + casts +
                            (ranged ? ", lo, hi" : "") + "); }\n";
   KernelNames names = AddKernel(name, signature, body, trampoline, tramp_signature + ";\n");

@@ -80,7 +80,8 @@ class Emitter {
   void AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready);
   void AddProgramEntry(const std::string& name, StepKind kind, const std::string& function, int64_t extent,
                        const std::vector<std::string>& buffers, const std::vector<int64_t>& ready);
-  std::string ProgramUnit() const;
+  // The program's listing (a comment line a step) and its ProgramText lines.
+  std::string ProgramListing() const;
   // A buffer as steps see it: its pointer type, and where the run finds it.
   struct BufferRef {
     std::string type;
@@ -230,8 +231,7 @@ class Emitter {
   std::map<std::string, BufferRef> buffers_;  // by buffer name (b_*)
   // The program: its step functions (by content hash), its slots (by buffer name), its words.
   std::map<std::string, int64_t> function_index_;  // by function name
-  std::vector<std::string> step_functions_, trampolines_;  // what the program unit declares
-  std::vector<std::string> functions_order_;                // txla_step_fns, in order
+  std::vector<std::string> functions_order_;  // the functions the program names, in order
   std::set<std::string> emitted_steps_;                    // step content hashes
   std::map<std::string, int64_t> slot_index_;
   std::vector<int64_t> slot_words_, step_words_;

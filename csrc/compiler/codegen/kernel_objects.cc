@@ -117,7 +117,8 @@ bool BuildWhole(const std::string& source, const std::string& tmp, std::string* 
   return ok[0] != 0;
 }
 
-// Kernel and step objects (reused and new) plus the graph's program, linked.
+// Kernel and step objects (reused and new), linked: the graph's program is data
+// (graph_program.h), which no compiler reads.
 bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::string& tmp, bool reuse,
                             std::set<std::string>* reused, std::string* log) {
   std::vector<const SourceKernel*> fresh;
@@ -145,10 +146,6 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
   std::string base = WorkDirectory() + "/" + UniqueName("graph_kernels_");
   for (size_t k = 0; k < sources.size(); ++k) outputs.push_back(base + "_" + std::to_string(k) + ".o");
   std::vector<std::string> flags(sources.size(), " -c");
-  // The program (graph_program.h): tables only, never reused, so not kept; no prelude (~10 ms).
-  sources.push_back(parts.run);
-  outputs.push_back(tmp + ".program.o");
-  flags.push_back(" -c -O0");
   std::vector<char> ok;
   CompileUnits(sources, outputs, flags, &ok, log);
   bool all = std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
@@ -163,9 +160,8 @@ bool BuildFromKernelObjects(const SourceParts& parts, int units, const std::stri
     metrics::TraceSpan span("compile", "link");
     linked = RunCommand(link, tmp + ".log", log);
   }
-  std::remove(outputs.back().c_str());
   if (!linked) {
-    for (size_t k = 0; k + 1 < outputs.size(); ++k) std::remove(outputs[k].c_str());
+    for (const std::string& o : outputs) std::remove(o.c_str());
     return false;
   }
   KernelObjects& objects = Objects();

@@ -4,8 +4,8 @@
 // them: the first training step's graph and the steady step's differ in their optimizer updates,
 // a forward kernel repeats in the evaluation graph. The kernels a build compiles go into
 // kernel-only object files that are remembered by kernel; a later graph links those objects
-// instead of compiling the kernels again, and compiles only its new kernels and its program
-// (graph_program.h). The steps of a program are named by their code too, and reused the same way.
+// instead of compiling the kernels again, and compiles only its new kernels: its program
+// (graph_program.h) is data. The steps of a program are named by their code too, and reused the same way.
 // Objects live in the work directory for the life of the process (never shared across processes:
 // the persistent cache is the cross-process cache, keyed by whole sources).
 #pragma once

@@ -35,7 +35,7 @@ int64_t Kind(StepKind k) { return static_cast<int64_t>(k); }
 int64_t Slot(SlotKind k) { return static_cast<int64_t>(k); }
 
 TEST(GraphProgramTest, StepsRunInOrderOnTheirSlots) {
-  void* functions[] = {reinterpret_cast<void*>(&AddOne), reinterpret_cast<void*>(&Double)};
+  std::vector<void*> functions = {reinterpret_cast<void*>(&AddOne), reinterpret_cast<void*>(&Double)};
   // Slots: parameter 0, arena offset 64, output 0, output 1. Steps: arena = param + 1 (a step
   // function); release output 1; output 0 = 2 * arena on the threads over 1000 elements; output
   // 1 = 2 * param on [0, 3) directly.
@@ -46,7 +46,7 @@ TEST(GraphProgramTest, StepsRunInOrderOnTheirSlots) {
                                 0, Kind(StepKind::kStep), 0, 0, 2, 1, 0,
                                 1, 1, Kind(StepKind::kParallel), 1, 1000, 2, 2, 1,
                                 0, Kind(StepKind::kKernel), 1, 3, 2, 3, 0};
-  GraphProgram program(words.data(), functions, "test");
+  GraphProgram program(words, functions, "test");
   EXPECT_EQ(program.EarlyOutputs(), std::vector<int64_t>{1});
   std::vector<float> param(1000, 1.5f), out0(1000), out1(3);
   std::vector<char> arena(64 + 4000);
@@ -64,10 +64,10 @@ TEST(GraphProgramTest, StepsRunInOrderOnTheirSlots) {
 }
 
 TEST(GraphProgramTest, WordsThatDoNotParseAreRefused) {
-  void* functions[] = {reinterpret_cast<void*>(&AddOne)};
+  std::vector<void*> functions = {reinterpret_cast<void*>(&AddOne)};
   auto refuses = [&](std::vector<int64_t> words, const std::string& why) {
     try {
-      GraphProgram program(words.data(), functions, "lib.so");
+      GraphProgram program(words, functions, "lib.so");
       ADD_FAILURE() << "accepted: " << why;
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("the program of lib.so does not parse: " + why), std::string::npos)
@@ -80,6 +80,21 @@ TEST(GraphProgramTest, WordsThatDoNotParseAreRefused) {
   refuses({kProgramFormat, 1, 0, 1, 0, Kind(StepKind::kStep), 5, 0, 0}, "step 0 calls function 5");
   refuses({kProgramFormat, 1, 0, 1, 0, 9, 0, 0, 0}, "step 0 kind");
   refuses({kProgramFormat, 1, -4}, "implausible slot count");
+  refuses({kProgramFormat, 2, 0, 0}, "it names another count of functions");
+  refuses({kProgramFormat, 1, 1, Slot(SlotKind::kOutput)}, "it ends early");
+  refuses({kProgramFormat, 1, 0, 0, 7}, "words follow its last step");
+}
+
+TEST(GraphProgramTest, ItsTextReadsBackFromASourceOrAGraphEntry) {
+  ProgramText program{{kProgramFormat, 1, 0, 1, -3, 12}, {"t_abc", "s_def"}};
+  std::string text = "// a listing\n" + FormatProgram(program) + "library 0123\n";
+  EXPECT_NE(text.find("//@@txla program 1 1 0 1 -3 12\n//@@txla functions t_abc s_def\n"), std::string::npos) << text;
+  std::optional<ProgramText> read = ParseProgram(text);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->words, program.words);
+  EXPECT_EQ(read->functions, program.functions);
+  EXPECT_FALSE(ParseProgram("library 0123\n"));
+  EXPECT_FALSE(ParseProgram("//@@txla program 1 x\n//@@txla functions\n"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "compiler/codegen/kernel_objects.h"
 #include "compiler/codegen/native_library.h"
 #include "compiler/compile.h"
+#include "compiler/graph_program.h"
 #include "hlo/parser.h"
 #include "metrics/metrics.h"
 
@@ -132,7 +133,7 @@ TEST(CodegenTest, SourceParsesIntoPreludeKernelsAndRun) {
   EXPECT_NE(parts.kernels[0].hash, parts.kernels[1].hash);
   joined += parts.run;
   EXPECT_EQ(joined, code);
-  EXPECT_EQ(parts.run.find("txla_program") != std::string::npos, true);
+  EXPECT_EQ(parts.run.find("//@@txla program ") != std::string::npos, true);
   EXPECT_FALSE(ParseSource("no markers").valid);
 }
 
@@ -227,11 +228,17 @@ TEST(CodegenTest, LaterBuildsLinkKernelsCompiledBefore) {
   EXPECT_EQ(compiled->Value() - compiled_before, 1);
   std::string other = kTwoSquares;
   other.replace(other.find("%b = f32[64,32] multiply(%q, %q)"), 32, "%b = f32[64,32] add(%q, %q)");
-  ASSERT_NO_THROW(BuildSharedObject(Emit(other), "square and sum", dir + "/codegen_test_square_add.so"));
+  std::string other_code = Emit(other);
+  ASSERT_NO_THROW(BuildSharedObject(other_code, "square and sum", dir + "/codegen_test_square_add.so"));
   EXPECT_EQ(reused->Value() - reused_before, 1);
   EXPECT_EQ(compiled->Value() - compiled_before, 2);
   auto library = NativeLibrary::Load(dir + "/codegen_test_square_add.so");
-  EXPECT_NE(library->Symbol("txla_program"), nullptr);
+  // The library defines every function the program names, and the runtime's txla_bind.
+  std::optional<ProgramText> program = ParseProgram(other_code);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->functions.size(), 2u);
+  for (const std::string& name : program->functions) EXPECT_NE(library->FindSymbol(name.c_str()), nullptr) << name;
+  EXPECT_NE(library->FindSymbol("txla_bind"), nullptr);
   ForgetKernelObjects();
 }
 

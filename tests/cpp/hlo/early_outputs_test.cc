@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -102,8 +103,11 @@ TEST(EarlyOutputsTest, TheRunReleasesTheScalarBeforeTheNextKernel) {
   ASSERT_NO_THROW(BuildSharedObject(code, "early outputs", path));
   auto library = NativeLibrary::Load(path);
   auto bind = reinterpret_cast<void (*)(const TxlaSupport*)>(library->Symbol("txla_bind"));
-  GraphProgram program(static_cast<const int64_t*>(library->Symbol("txla_program")),
-                       static_cast<void* const*>(library->Symbol("txla_step_fns")), path);
+  std::optional<ProgramText> text = ParseProgram(code);
+  ASSERT_TRUE(text);
+  std::vector<void*> functions;
+  for (const std::string& name : text->functions) functions.push_back(library->Symbol(name.c_str()));
+  GraphProgram program(text->words, functions, path);
   EXPECT_EQ(program.EarlyOutputs(), std::vector<int64_t>{1});
   std::vector<float> x(64 * 64, 0.5f), y(64 * 64, 0.01f), e(64 * 64), s(1);
   const void* params[] = {x.data(), y.data()};

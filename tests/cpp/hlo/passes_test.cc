@@ -495,7 +495,7 @@ TEST(CodegenTest, LongChainsThatReadEachValueTwiceCompileInLinearTime) {
     auto module = hlo::ParseModule(ReconvergingChain(60, "multiply", reverse));
     RunPipeline(*module);
     std::string source = EmitCpp(*module, AssignBuffers(*module));
-    EXPECT_NE(source.find("txla_program"), std::string::npos);
+    EXPECT_NE(source.find("//@@txla program "), std::string::npos);
   }
 }
 
