@@ -1,6 +1,5 @@
 #include "compiler/graph_program.h"
 
-#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -16,31 +15,27 @@ const char kFunctionsLine[] = "//@@txla functions";
 std::string FormatProgram(const ProgramText& program) {
   std::string out = kProgramLine;
   for (int64_t w : program.words) out += " " + std::to_string(w);
-  out += std::string("\n") + kFunctionsLine;
-  for (const std::string& f : program.functions) out += " " + f;
+  // The space after the prefix stays when there are no functions: ParseProgram looks for it.
+  out += std::string("\n") + kFunctionsLine + " ";
+  for (size_t k = 0; k < program.functions.size(); ++k) out += (k ? " " : "") + program.functions[k];
   return out + "\n";
 }
 
 std::optional<ProgramText> ParseProgram(const std::string& text) {
-  size_t words_at = text.find(std::string(kProgramLine) + " "), functions_at = text.find(kFunctionsLine);
-  if (words_at == std::string::npos || functions_at == std::string::npos) return std::nullopt;
-  ProgramText program;
-  auto line = [&](size_t at, size_t prefix) {
-    size_t end = text.find('\n', at);
-    return text.substr(at + prefix, end == std::string::npos ? std::string::npos : end - at - prefix);
+  // The rest of the line that begins with `prefix` and a space; nullopt without such a line.
+  auto line = [&](const std::string& prefix) -> std::optional<std::string> {
+    size_t at = text.find(prefix + " ");
+    if (at == std::string::npos) return std::nullopt;
+    at += prefix.size();
+    return text.substr(at, text.find('\n', at) - at);
   };
-  const char* p = text.c_str() + words_at + sizeof(kProgramLine) - 1;
-  for (;;) {
-    while (*p == ' ') ++p;
-    if (*p == '\n' || *p == '\0') break;
-    char* end = nullptr;
-    long long w = std::strtoll(p, &end, 10);
-    if (end == p) return std::nullopt;
-    program.words.push_back(w);
-    p = end;
-  }
-  std::istringstream names(line(functions_at, sizeof(kFunctionsLine) - 1));
-  for (std::string name; names >> name;) program.functions.push_back(name);
+  std::optional<std::string> words = line(kProgramLine), functions = line(kFunctionsLine);
+  if (!words || !functions) return std::nullopt;
+  ProgramText program;
+  std::istringstream word_stream(*words), name_stream(*functions);
+  for (int64_t w; word_stream >> w;) program.words.push_back(w);
+  if (!word_stream.eof()) return std::nullopt;  // stopped at something not a number
+  for (std::string name; name_stream >> name;) program.functions.push_back(name);
   return program;
 }
 

@@ -12,9 +12,11 @@
 // left per graph is numbers, which no compiler reads (a data unit of them took ~20 ms to build).
 //
 // Encoding (int64 words, written by the emitter, read here; kProgramFormat changes with it):
-//   kProgramFormat, step function count, slot count, per slot (SlotKind, parameter/output index or arena offset),
+//   kProgramFormat, function count, slot count,
+//   per slot (SlotKind, parameter/output index or arena offset),
 //   step count, per step (count of outputs released before it, their indices, StepKind,
-//                         index into txla_step_fns, extent, argument count, argument slots).
+//                         index into the program's functions, extent, argument count,
+//                         argument slots).
 // Outputs released by no step are released when the run returns.
 #pragma once
 

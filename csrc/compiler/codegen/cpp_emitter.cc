@@ -100,10 +100,7 @@ std::string Emitter::Emit() {
   // with the rest when the run returns.
   std::vector<int64_t> finished;
   for (const Instruction* i : entry.instructions()) {
-    out_.str("");
-    step_tables_.str("");
-    step_prototypes_.clear();
-    call_ = KernelCall{};
+    BeginStep();
     EmitKernel(*i);
     std::string chunk = out_.str();
     if (!chunk.empty()) {
@@ -130,12 +127,24 @@ std::string Emitter::Emit() {
     buffers_[buffer] = {StorageType(t), false, SlotKind::kOutput, k};
     copies << "  *" << buffer << " = " << Stored(t, Literal(value->attrs().literal, 0, t)) << ";\n";
   }
-  step_tables_.str("");
-  step_prototypes_.clear();
+  BeginStep();
   if (!copies.str().empty()) AddStep("output_copies", copies.str(), {});
   std::ostringstream unit;
   unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << ProgramListing();
   return unit.str();
+}
+
+void Emitter::BeginStep() {
+  out_.str("");
+  step_tables_.str("");
+  step_prototypes_.clear();
+  call_ = KernelCall{};
+}
+
+const Emitter::BufferRef& Emitter::StepBuffer(const std::string& step, const std::string& id) const {
+  auto ref = buffers_.find(id);
+  if (ref == buffers_.end()) throw std::invalid_argument("codegen: " + step + " names " + id + ", which has no buffer");
+  return ref->second;
 }
 
 void Emitter::AddStep(const std::string& name, const std::string& chunk, const std::vector<int64_t>& ready) {
@@ -144,9 +153,8 @@ void Emitter::AddStep(const std::string& name, const std::string& chunk, const s
   std::ostringstream fn;
   fn << "extern \"C\" void s_" << Sanitize(name) << "(const TxlaSupport* support, void* const* a) {\n";
   for (size_t k = 0; k < ids.size(); ++k) {
-    auto ref = buffers_.find(ids[k]);
-    if (ref == buffers_.end()) throw std::invalid_argument("codegen: " + name + " names " + ids[k] + ", which has no buffer");
-    std::string type = (ref->second.read_only ? "const " : "") + ref->second.type + "*";
+    const BufferRef& ref = StepBuffer(name, ids[k]);
+    std::string type = (ref.read_only ? "const " : "") + ref.type + "*";
     fn << "  " << type << " " << ids[k] << " = (" << type << ")a[" << k << "];\n";
   }
   fn << body << "}\n";
@@ -183,12 +191,11 @@ void Emitter::AddProgramEntry(const std::string& name, StepKind kind, const std:
   step_words_.push_back(extent);
   step_words_.push_back(static_cast<int64_t>(buffers.size()));
   for (const std::string& id : buffers) {
-    auto ref = buffers_.find(id);
-    if (ref == buffers_.end()) throw std::invalid_argument("codegen: a step names " + id + ", which has no buffer");
     auto [slot, fresh] = slot_index_.emplace(id, static_cast<int64_t>(slot_index_.size()));
     if (fresh) {
-      slot_words_.push_back(static_cast<int64_t>(ref->second.kind));
-      slot_words_.push_back(ref->second.value);
+      const BufferRef& ref = StepBuffer(name, id);
+      slot_words_.push_back(static_cast<int64_t>(ref.kind));
+      slot_words_.push_back(ref.value);
     }
     step_words_.push_back(slot->second);
   }

@@ -1,11 +1,10 @@
 // Emits the entry computation of a fused, buffer-assigned HLO module as one self-contained C++
 // translation unit with no #includes at all, so the system compiler builds it in a
 // fraction of a second: its kernels, the step functions that call libraries, and the graph's
-// program (graph_program.h), which lists what runs in order:
+// program (graph_program.h): comment lines at its end that list what runs in order, read by the
+// runtime, not by the compiler. The library exports the functions the program names and
 //
-//   extern "C" void txla_bind(const TxlaSupport* support);  // before each run
-//   extern "C" void* txla_step_fns[];                         // kernels' trampolines and steps
-//   extern "C" int64_t txla_program[];                        // the words GraphProgram reads
+//   extern "C" void txla_bind(const TxlaSupport* support);  // called before each run
 //
 // Each fusion is one loop nest over its output; the values inside it are expressions at the loop
 // index (broadcast, transpose, reshape and slice only remap the index). A reduce-rooted fusion
@@ -48,7 +47,7 @@ struct SourceParts {
   bool valid = false;
   std::string prelude;  // what every translation unit starts with
   std::vector<SourceKernel> kernels;
-  std::string run;  // the program: a unit of its own, no prelude needed
+  std::string run;  // the program: comment lines, nothing to compile
 };
 SourceParts ParseSource(const std::string& source);
 

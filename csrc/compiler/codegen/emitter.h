@@ -1,6 +1,6 @@
 // The C++ emitter's internals, shared by the files that emit each kind of code: cpp_emitter.cc
-// (the graph's program, its steps and the translation unit), emit_loops.cc, emit_reductions.cc, emit_expressions.cc and
-// emit_library_calls.cc. Nothing outside compiler/codegen includes it; cpp_emitter.h is the
+// (the graph's program, its steps and the translation unit), emit_loops.cc, emit_reductions.cc,
+// emit_expressions.cc and emit_library_calls.cc. Nothing outside compiler/codegen includes it; cpp_emitter.h is the
 // interface.
 #pragma once
 
@@ -64,6 +64,8 @@ class Emitter {
   static std::string Sanitize(const std::string& name);
   void RecordBuffer(const Instruction& i);
   bool Materialized(const Instruction& i);
+  // Clears what the previous instruction's driver code left (out_, its tables and prototypes).
+  void BeginStep();
   // What `chunk` (the driver code of `name`: kernel calls, library calls) becomes: a step
   // function named by its code, and the program's entry that calls it on its buffers after
   // releasing the outputs `ready`.
@@ -89,6 +91,8 @@ class Emitter {
     SlotKind kind;
     int64_t value;
   };
+  // The buffer `id` that step `step` names; throws when there is none.
+  const BufferRef& StepBuffer(const std::string& step, const std::string& id) const;
 
   // emit_loops.cc: loop kernels, their parallel split, the kernel functions they become
   void EmitKernel(const Instruction& i);
@@ -130,8 +134,9 @@ class Emitter {
                         const std::string& after = "", const std::string& prototype_extra = "");
   std::string SourceComment(const std::string& name);
   // A kernel function over `buffers` (outputs first, in the call's order) with `body`, its
-  // trampoline, and its call in the driver code of the instruction (call_). kOutermost: direct, or with parallel_extent > 0 through
-  // support->parallel_for, the kernel then taking a range [lo, hi) of its outermost loop. kFlat:
+  // trampoline, and its call in the driver code of the instruction (call_). kOutermost: direct,
+  // or with parallel_extent > 0 through support->parallel_for, the kernel then taking a range
+  // [lo, hi) of its outermost loop. kFlat:
   // the kernel always takes [lo, hi) of its parallel_extent elements (its length is the call's,
   // not the kernel's), on the threads from kParallelElements.
   struct KernelBuffer {
@@ -229,10 +234,10 @@ class Emitter {
   std::ostringstream step_tables_;  // geometry tables of the instruction being emitted
   std::string step_prototypes_;     // prototypes of the kernels it calls
   std::map<std::string, BufferRef> buffers_;  // by buffer name (b_*)
-  // The program: its step functions (by content hash), its slots (by buffer name), its words.
+  // The program: its functions, its slots (by buffer name), its words.
   std::map<std::string, int64_t> function_index_;  // by function name
-  std::vector<std::string> functions_order_;  // the functions the program names, in order
-  std::set<std::string> emitted_steps_;                    // step content hashes
+  std::vector<std::string> functions_order_;       // the functions the program names, in order
+  std::set<std::string> emitted_steps_;            // step content hashes
   std::map<std::string, int64_t> slot_index_;
   std::vector<int64_t> slot_words_, step_words_;
   std::ostringstream listing_;  // the program, one comment line a step

@@ -26,9 +26,8 @@ class Renamer {
     if (it != renamed_.end()) return it->second;
     std::string name;
     // A step names kernels by their final names: only its own name is renamed after its content.
-    static const std::vector<const char*> kKernelLevel = {"TXLA_DEFINED_x_", "k_", "x_", "t_"};
+    static const std::vector<const char*> kKernelLevel = {"k_", "t_"};
     static const std::vector<const char*> kStepLevel = {"s_"};
-    // The guard's prefix first: it begins with no other prefix, but is itself an x_ name's guard.
     for (const char* prefix : scope_ == NamingScope::kKernel ? kKernelLevel : kStepLevel) {
       if (StartsWith(id, prefix)) {
         int n = kernel_level_[prefix]++;

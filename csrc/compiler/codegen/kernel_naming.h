@@ -18,13 +18,13 @@ struct NamedKernel {
   std::vector<std::string> pieces;
   // The content hash shared by identical kernels (also the suffix of the kernel-level names).
   std::string hash;
-  // Each renamed kernel-level identifier (k_*, x_*, t_*, TXLA_DEFINED_x_*) -> its new name.
+  // Each renamed kernel-level identifier (k_* and t_*, or a step's s_*) -> its new name.
   std::map<std::string, std::string> names;
 };
 
 // `pieces` are texts of one kernel (its function, its trampoline, its prototypes, ...), renamed
-// consistently across all of them. Identifiers renamed: kernel-level names (prefixes k_, x_, t_
-// and the include guard TXLA_DEFINED_x_) become <prefix><hash>[_n]; buffers (b_*) and constant
+// consistently across all of them. Identifiers renamed: kernel-level names (the kernel k_ and
+// its trampoline t_) become <prefix><hash>[_n]; buffers (b_*) and constant
 // tables (c_*) become positional names. String literals are kept as they are: a message that
 // names its HLO instruction stays that instruction's.
 // kStep: the texts of a driver step (graph_program.h), which calls kernels by their final names:
