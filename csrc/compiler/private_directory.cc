@@ -1,6 +1,7 @@
 #include "compiler/private_directory.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +72,16 @@ void RemoveFilesOlderThan(const std::string& dir, const std::vector<std::string>
       break;
     }
   }
+}
+
+bool TouchIfOlderThan(const std::string& path, int64_t seconds) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && std::time(nullptr) - st.st_mtime <= seconds) return false;
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  futimens(fd, nullptr);
+  close(fd);
+  return true;
 }
 
 int64_t CapDirectorySize(const std::string& dir, const std::string& suffix, uint64_t cap_bytes) {

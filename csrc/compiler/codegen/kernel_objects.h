@@ -6,8 +6,9 @@
 // kernel-only object files that are remembered by kernel; a later graph links those objects
 // instead of compiling the kernels again, and compiles only its new kernels: its program
 // (graph_program.h) is data. The steps of a program are named by their code too, and reused the same way.
-// Objects live in the work directory for the life of the process (never shared across processes:
-// the persistent cache is the cross-process cache, keyed by whole sources).
+// Objects live in the work directory for the life of the process and are removed at its exit
+// (never shared across processes: the persistent cache is the cross-process cache, keyed by whole
+// sources).
 #pragma once
 
 #include <string>

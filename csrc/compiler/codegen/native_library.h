@@ -34,7 +34,8 @@ std::string KernelLinkLibraries();
 bool WriteFileAtomically(const std::string& path, const std::string& data);
 // A per-user scratch directory for generated sources and objects (created on first use).
 std::string WorkDirectory();
-// Removes the work directory's day-old files, once per process (the first build calls it).
-void CleanWorkDirectoryOnce();
+// Arranges for the work directory's day-old files to be removed when this process exits (the first
+// build calls it), at most once an hour among all the processes sharing the directory.
+void CleanWorkDirectoryAtExit();
 
 }  // namespace txla::compiler
