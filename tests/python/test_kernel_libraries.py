@@ -693,3 +693,84 @@ def test_mkl_is_installed_and_loads_and_float64_stays_on_openblas(dev, xla_env):
         got = (a.to(dev) @ b.to(dev)).cpu()
     torch.testing.assert_close(got, a @ b, rtol=1e-12, atol=1e-12)
     assert d['MklGemmCalls'] == 0
+
+
+def _cpu_has_avx512_core():
+    try:
+        with open('/proc/cpuinfo') as f:
+            flags = next((line.split() for line in f if line.startswith('flags')), [])
+    except OSError:
+        return False
+    return all(f in flags for f in ('avx512f', 'avx512bw', 'avx512vl', 'avx512dq'))
+
+
+def _close_to_largest(got, want, limit):
+    """Winograd's error is a fraction of the largest result (~2e-6 measured), not of each one:
+    compared element by element a small result near a large one would fail at any tolerance."""
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if want.numel() == 0:
+        return
+    scale = want.abs().max().clamp_min(1e-30)
+    assert ((got - want).abs().max() / scale).item() < limit
+
+
+# 3x3 stride-1 convolutions with outputs of at least 16 pixels a side (TXLA_CONV_WINOGRAD_MIN) run
+# oneDNN's Winograd kernels on AVX-512 CPUs: odd sizes (partial tiles), no padding, a bias, a
+# batch split over threads and a channel split (one image).
+WINOGRAD_GEOMETRIES = [
+    # (input shape, weight shape, conv kwargs, bias)
+    ((4, 16, 16, 16), (32, 16, 3, 3), dict(padding=1), False),
+    ((2, 32, 19, 17), (16, 32, 3, 3), dict(padding=1), True),
+    ((3, 16, 18, 20), (16, 16, 3, 3), dict(), False),  # 16x18 outputs
+    ((1, 64, 24, 24), (64, 64, 3, 3), dict(padding=1), True),
+]
+
+
+@pytest.mark.parametrize('geometry', WINOGRAD_GEOMETRIES, ids=lambda g: 'x'.join(map(str, g[0])) + str(g[2]))
+def test_winograd_convolutions_match_eager(dev, xla_env, geometry):
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    xs, ws, kwargs, with_bias = geometry
+    torch.manual_seed(3)
+    x, w = torch.randn(xs), torch.randn(ws) / 10
+    b = torch.randn(ws[0]) if with_bias else None
+
+    def run(x, w, b):
+        x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+        y = F.conv2d(x, w, b, **kwargs)
+        g = torch.linspace(-1, 1, y.numel()).reshape(y.shape).to(y.device)
+        (y * g).sum().backward()
+        return [t.cpu() for t in (y, x.grad, w.grad)]
+
+    exact = run(x.double(), w.double(), None if b is None else b.double())
+    for minimum, expect in (('16', _cpu_has_avx512_core()), ('0', False)):
+        xla_env(TXLA_CONV_WINOGRAD_MIN=minimum)
+        with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
+            got = run(x.to(dev), w.to(dev), None if b is None else b.to(dev))
+        assert d['OneDnnConvolution'] == 3
+        assert d['OneDnnConvolutionWinograd'] == (3 if expect else 0)
+        for a, e in zip(got, exact):
+            _close_to_largest(a.double(), e, 2e-5)
+
+
+def test_winograd_keeps_nan_and_inf_where_eager_has_them(dev):
+    """Winograd's transforms spread a NaN or an infinity over a whole tile; a pass that gives any
+    non-finite result is computed again with the direct algorithm, so the results and their
+    NaN/Inf positions are eager's."""
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    torch.manual_seed(4)
+    x, w = torch.randn(2, 16, 20, 20), torch.randn(16, 16, 3, 3) / 10
+    x[0, 3, 5, 7] = float('nan')
+    x[1, 0, 12, 2] = float('inf')
+    want = _conv_and_grads(x, w, dict(padding=1))
+    with CounterDelta('OneDnnConvolutionWinograd', 'OneDnnConvolutionWinogradRedone') as d:
+        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), dict(padding=1))]
+    for a, b in zip(got, want):
+        assert torch.equal(a.isnan(), b.isnan()) and torch.equal(a.isinf(), b.isinf())
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=2e-3, equal_nan=True)
+    if _cpu_has_avx512_core():
+        assert d['OneDnnConvolutionWinograd'] == 3
+        # The forward pass and the filter gradient read x; the input gradient (of finite dy and
+        # w) is finite and stays Winograd's.
+        assert d['OneDnnConvolutionWinogradRedone'] == 2
