@@ -696,6 +696,11 @@ def test_mkl_is_installed_and_loads_and_float64_stays_on_openblas(dev, xla_env):
 
 
 def _cpu_has_avx512_core():
+    """Whether oneDNN may use AVX-512 kernels here: the CPU has them and ONEDNN_MAX_CPU_ISA (a
+    cap on what oneDNN dispatches to) does not rule them out."""
+    cap = os.environ.get('ONEDNN_MAX_CPU_ISA', 'ALL').upper()
+    if cap != 'ALL' and not cap.startswith('AVX512') and not cap.startswith('AVX10'):
+        return False
     try:
         with open('/proc/cpuinfo') as f:
             flags = next((line.split() for line in f if line.startswith('flags')), [])
