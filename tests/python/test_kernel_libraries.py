@@ -779,3 +779,16 @@ def test_winograd_keeps_nan_and_inf_where_eager_has_them(dev):
         # The forward pass and the filter gradient read x; the input gradient (of finite dy and
         # w) is finite and stays Winograd's.
         assert d['OneDnnConvolutionWinogradRedone'] == 2
+
+
+def test_winograd_geometry_with_an_empty_batch(dev):
+    """A Winograd-sized convolution over no images: empty results and gradients, no library call."""
+    x = torch.randn(0, 16, 18, 18)
+    w = torch.randn(16, 16, 3, 3)
+    want = _conv_and_grads(x, w, dict(padding=1))
+    with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
+        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), dict(padding=1))]
+    for a, b in zip(got, want):
+        assert a.shape == b.shape
+        torch.testing.assert_close(a, b)
+    assert d['OneDnnConvolutionWinograd'] == 0
