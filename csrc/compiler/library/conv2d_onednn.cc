@@ -342,14 +342,31 @@ std::array<float*, 3> PartPointers(Pass pass, const Conv2dGeometry& g, const Par
   return {};
 }
 
+// Elements of a pass's output: the images it produces, or the filter's gradient.
+int64_t OutputElements(Pass pass, const Conv2dGeometry& g) {
+  switch (pass) {
+    case Pass::kForward:
+      return g.batch * g.out_channels * g.out_h * g.out_w;
+    case Pass::kBackwardInput:
+      return g.batch * g.in_channels * g.in_h * g.in_w;
+    case Pass::kBackwardFilter:
+      return g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w;
+  }
+  return 0;
+}
+
+// Image parts of a filter gradient each write a whole gradient: the first into `out`, the others
+// into scratch, summed in part order afterwards (the same sums for the same threads).
+bool SumsPartials(Pass pass, const Conv2dGeometry& g, const std::vector<Part>& parts) {
+  return pass == Pass::kBackwardFilter && parts.size() > 1 && parts[0].n1 < g.batch;
+}
+
 // Every part of a pass, each on its own thread, with the plans made for them.
 void RunParts(Pass pass, const Conv2dGeometry& g, const std::vector<Part>& parts,
               const std::vector<std::shared_ptr<Plan>>& plans, const float* in0, const float* in1, float* out,
               const float* bias) {
-  // Image parts of a filter gradient each write a whole gradient: the first into `out`, the
-  // others into scratch, summed in part order afterwards (the same sums for the same threads).
-  const bool partial_sums = pass == Pass::kBackwardFilter && parts.size() > 1 && parts[0].n1 < g.batch;
-  const int64_t gradient = g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w;
+  const bool partial_sums = SumsPartials(pass, g, parts);
+  const int64_t gradient = OutputElements(Pass::kBackwardFilter, g);
   std::vector<runtime::PooledBlock> partials;
   for (size_t i = 1; partial_sums && i < parts.size(); ++i) partials.emplace_back(gradient * sizeof(float));
   ParallelChunks(static_cast<int64_t>(parts.size()), NumThreads(), [&](int, int64_t begin, int64_t end) {
@@ -363,18 +380,6 @@ void RunParts(Pass pass, const Conv2dGeometry& g, const std::vector<Part>& parts
     const float* add = static_cast<const float*>(partial.data());
     for (int64_t i = 0; i < gradient; ++i) out[i] += add[i];
   }
-}
-
-int64_t OutputElements(Pass pass, const Conv2dGeometry& g) {
-  switch (pass) {
-    case Pass::kForward:
-      return g.batch * g.out_channels * g.out_h * g.out_w;
-    case Pass::kBackwardInput:
-      return g.batch * g.in_channels * g.in_h * g.in_w;
-    case Pass::kBackwardFilter:
-      return g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w;
-  }
-  return 0;
 }
 
 // Whether no value is NaN or infinite: their magnitudes' bits are the largest. 16 lanes where the
@@ -396,8 +401,13 @@ __attribute__((target("avx512f"))) uint32_t LargestMagnitudeBitsAvx512(const flo
   const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
   __m512i lanes = _mm512_setzero_si512();
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) lanes = _mm512_max_epu32(lanes, _mm512_and_si512(_mm512_loadu_si512(p + i), magnitude));
-  return std::max<uint32_t>(_mm512_reduce_max_epu32(lanes), LargestMagnitudeBits(p, i, n));
+  // The masked max with every lane set, and the reduction through memory: GCC 12's
+  // _mm512_max_epu32 and _mm512_reduce_max_epu32 start from an undefined register and warn of it.
+  for (; i + 16 <= n; i += 16)
+    lanes = _mm512_mask_max_epu32(lanes, 0xffff, lanes, _mm512_and_si512(_mm512_loadu_si512(p + i), magnitude));
+  alignas(64) uint32_t lane[16];
+  _mm512_store_si512(lane, lanes);
+  return std::max(*std::max_element(lane, lane + 16), LargestMagnitudeBits(p, i, n));
 }
 #endif
 
@@ -433,10 +443,10 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
   TXLA_COUNTER("OneDnnConvolution", 1);
   if (plans[0]->channels_last) TXLA_COUNTER("OneDnnConvolutionNhwc", 1);
   if (parts.size() > 1) TXLA_COUNTER("OneDnnConvolutionParts", static_cast<int64_t>(parts.size()));
-  if (pass == Pass::kBackwardFilter && parts.size() > 1 && parts[0].n1 < g.batch)
-    TXLA_COUNTER("OneDnnFilterGradientPartialSums", 1);
+  if (SumsPartials(pass, g, parts)) TXLA_COUNTER("OneDnnFilterGradientPartialSums", 1);
   RunParts(pass, g, parts, plans, in0, in1, out, bias);
-  if (!plans[0]->winograd) return true;
+  // Parts of unequal extents have plans of their own, and oneDNN may refuse Winograd for one.
+  if (std::none_of(plans.begin(), plans.end(), [](const auto& plan) { return plan->winograd; })) return true;
   TXLA_COUNTER("OneDnnConvolutionWinograd", 1);
   // Winograd's transforms spread a NaN or an infinity over the whole tile (and make infinities
   // NaN), where the direct algorithm reaches only the outputs whose window holds it. Any
