@@ -16,6 +16,22 @@ import torch_xla.core.xla_model as xm  # noqa: E402
 import torch_xla.debug.metrics as met  # noqa: E402
 
 
+def cpu_flags():
+    """The instruction-set flags /proc/cpuinfo lists for this CPU (empty where it cannot be read)."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            return set(next((line.split(':', 1)[1].split() for line in f if line.startswith('flags')), []))
+    except OSError:
+        return set()
+
+
+def deviation_from_largest(got, want):
+    """The largest difference of `got` from `want`, as a fraction of `want`'s largest magnitude:
+    the error of algorithms that reassociate sums (Winograd, blocked reductions) is a fraction of
+    the largest value, not of each one."""
+    return ((got.double() - want.double()).abs().max() / want.double().abs().max().clamp_min(1e-30)).item()
+
+
 @pytest.fixture
 def dev():
     xm.mark_step()  # nothing pending from an earlier test leaks into this one

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 import torch_xla
 import torch_xla.core.xla_model as xm
 
-from conftest import CounterDelta
+from conftest import CounterDelta, cpu_flags, deviation_from_largest
 
 GEOMETRIES = [
     # (input shape, weight shape, conv kwargs)
@@ -701,22 +701,7 @@ def _cpu_has_avx512_core():
     cap = os.environ.get('ONEDNN_MAX_CPU_ISA', 'ALL').upper()
     if cap != 'ALL' and not cap.startswith('AVX512') and not cap.startswith('AVX10'):
         return False
-    try:
-        with open('/proc/cpuinfo') as f:
-            flags = next((line.split() for line in f if line.startswith('flags')), [])
-    except OSError:
-        return False
-    return all(f in flags for f in ('avx512f', 'avx512bw', 'avx512vl', 'avx512dq'))
-
-
-def _close_to_largest(got, want, limit):
-    """Winograd's error is a fraction of the largest result (~2e-6 measured), not of each one:
-    compared element by element a small result near a large one would fail at any tolerance."""
-    assert got.shape == want.shape and got.dtype == want.dtype
-    if want.numel() == 0:
-        return
-    scale = want.abs().max().clamp_min(1e-30)
-    assert ((got - want).abs().max() / scale).item() < limit
+    return {'avx512f', 'avx512bw', 'avx512vl', 'avx512dq'} <= cpu_flags()
 
 
 # 3x3 stride-1 convolutions with outputs of at least 16 pixels a side (TXLA_CONV_WINOGRAD_MIN) run
@@ -755,7 +740,8 @@ def test_winograd_convolutions_match_eager(dev, xla_env, geometry):
         assert d['OneDnnConvolution'] == 3
         assert d['OneDnnConvolutionWinograd'] == (3 if expect else 0)
         for a, e in zip(got, exact):
-            _close_to_largest(a.double(), e, 2e-5)
+            # Winograd's error is ~2e-6 of the largest result, not of each one.
+            assert a.shape == e.shape and deviation_from_largest(a, e) < 2e-5
 
 
 def test_winograd_keeps_nan_and_inf_where_eager_has_them(dev):

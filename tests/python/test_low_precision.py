@@ -12,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
-from conftest import CounterDelta
+from conftest import CounterDelta, cpu_flags
 
 LOW = [torch.bfloat16, torch.float16]
 
@@ -204,9 +204,7 @@ def test_autocast_disabled_and_f16_dtype(dev):
 
 
 def _has_bf16_instructions():
-    with open('/proc/cpuinfo') as f:
-        flags = f.read()
-    return 'amx_bf16' in flags or 'avx512_bf16' in flags
+    return bool({'amx_bf16', 'avx512_bf16'} & cpu_flags())
 
 
 GEMM_CASES = [

@@ -16,7 +16,7 @@ import torch
 import torch.nn as nn
 
 import torch_xla.core.xla_model as xm
-from conftest import CounterDelta
+from conftest import CounterDelta, deviation_from_largest
 
 torchvision = pytest.importorskip('torchvision')
 
@@ -33,9 +33,7 @@ def parameter_deviation(model, reference):
     ref = state(reference)
     worst = 0.0
     for name, p in state(model).items():
-        r = ref[name].detach()
-        d = (p.detach().cpu().double() - r).abs().max() / r.abs().max().clamp_min(1e-30)
-        worst = max(worst, d.item())
+        worst = max(worst, deviation_from_largest(p.detach().cpu(), ref[name].detach()))
     return worst
 
 
