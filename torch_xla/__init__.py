@@ -44,6 +44,10 @@ from . import _torch113 as _torch113
 
 _torch113.install()
 
+from ._internal import shared_parameters as _shared_parameters  # noqa: E402
+
+_shared_parameters.install()
+
 # torch.distributed._functional_collectives on xla tensors record graph collectives.
 from .distributed import functional_collectives as _functional_collectives  # noqa: E402,F401
 
