@@ -63,8 +63,10 @@ namespace txla::debug {
   V(std::string, conv_library, "TXLA_CONV_LIBRARY", "onednn", false,                              \
     "float32 convolutions: onednn (when built with it) or im2col (im2col + OpenBLAS)")            \
   V(int64_t, conv_winograd_min, "TXLA_CONV_WINOGRAD_MIN", 16, false,                              \
-    "float32 3x3 stride-1 convolutions with outputs at least this wide and high run oneDNN's "     \
-    "Winograd kernels where the CPU has them (AVX-512); 0: never")                                 \
+    "where reduced precision is allowed (torch_xla.backends.set_mat_mul_precision, "             \
+    "torch.set_float32_matmul_precision, torch.backends.mkldnn.conv.fp32_precision), float32 "    \
+    "3x3 stride-1 convolutions with outputs at least this wide and high run oneDNN's Winograd "   \
+    "kernels where the CPU has them (AVX-512); 0: never")                                          \
   V(std::string, gemm_library, "TXLA_GEMM_LIBRARY", "auto", false,                                \
     "float32 products: mkl (PyPI's MKL), onednn, openblas, or auto: mkl on CPUs without AVX-512 "  \
     "(fastest measured on an EPYC Milan), onednn on those with it; each falls back when absent")   \

@@ -21,6 +21,7 @@ std::shared_ptr<CapturedGraph> CapturedGraph::Capture(const std::vector<ir::Valu
   graph->device_ = device;
   GraphCut cut = CutGraph(values, root_index);
   graph->hash_ = cut.hash;
+  graph->precision_ = cut.convolution_precision;
   std::unordered_map<const runtime::Buffer*, size_t> input_index;
   for (size_t i = 0; i < inputs.size(); ++i) input_index.emplace(inputs[i].get(), i);
   std::unordered_map<const runtime::Buffer*, size_t> seed_index;
@@ -131,7 +132,7 @@ std::shared_ptr<runtime::Executable> CapturedGraph::GetExecutable(
     std::vector<ir::Value> values = Build([&](size_t parameter, const ir::Shape& shape) {
       return ir::Value{ir::Node::DeviceData(parameters[parameter], shape), 0};
     });
-    GraphCut cut = CutGraph(values, nullptr);
+    GraphCut cut = CutGraph(values, nullptr, precision_);
     TORCH_CHECK(cut.hash == hash_ && cut.parameters.size() == parameters.size(),
                 "captured graph: the recorded nodes do not make the traced graph again");
     executable_ = GetOrCompile(cut, /*op_by_op=*/false);

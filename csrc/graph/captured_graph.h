@@ -99,6 +99,7 @@ class CapturedGraph {
   size_t seed_count_ = 0;
   int device_ = 0;
   ir::hash_t hash_ = 0;
+  hlo::Precision precision_ = hlo::Precision::kHighest;  // the trace's, kept for its compile
 };
 
 }  // namespace txla::graph

@@ -9,8 +9,10 @@ namespace {
 std::atomic<uint64_t> walk_epoch{1};
 }
 
-GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* root_index) {
+GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* root_index,
+                  hlo::Precision precision) {
   GraphCut cut;
+  cut.convolution_precision = precision;
   uint64_t epoch = walk_epoch.fetch_add(1);
   // Roots, deduplicated by (node, output).
   std::unordered_map<const ir::Node*, std::vector<std::pair<uint32_t, size_t>>> seen_roots;
@@ -64,7 +66,7 @@ GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* roo
   // Node hashes describe ops, attributes and shapes but not identity: two inputs of one shape
   // hash alike, so (x + y) * x and (x + y) * y did too, and the second ran the first's program.
   // The wiring (each operand's and each root's position in the post-order) completes the key.
-  ir::hash_t h = ir::Mix(0x67726170ULL, cut.roots.size());
+  ir::hash_t h = ir::Mix(ir::Mix(0x67726170ULL, cut.roots.size()), static_cast<uint64_t>(precision));
   for (const ir::Value& root : cut.roots) h = ir::Mix(ir::Mix(h, root.hash()), root.node->cut_index);
   for (const ir::Node* node : cut.nodes)
     for (const ir::Value& operand : node->operands()) h = ir::Mix(ir::Mix(h, operand.node->cut_index), operand.index);

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "graph/numerics.h"
+#include "hlo/instruction.h"
 #include "ir/node.h"
 
 namespace txla::graph {
@@ -14,9 +16,13 @@ struct GraphCut {
   // The device-data nodes' buffers in post-order; a buffer two nodes hold appears twice.
   std::vector<runtime::BufferPtr> parameters;
   ir::hash_t hash = 0;
+  // What the graph's convolutions are lowered with (graph/numerics.h); part of the hash.
+  hlo::Precision convolution_precision = hlo::Precision::kHighest;
 };
 
 // `values` may repeat; `root_index` (if given) receives, for each value, its index in roots.
-GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* root_index);
+// `precision`: the user's setting now, or the one a captured graph was traced under.
+GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* root_index,
+                  hlo::Precision precision = UserConvolutionPrecision());
 
 }  // namespace txla::graph

@@ -51,6 +51,25 @@ void Instruction::ReplaceAllUsesWith(Instruction* replacement) {
   if (parent_ && parent_->root() == this) parent_->set_root(replacement);
 }
 
+const char* PrecisionName(Precision p) {
+  switch (p) {
+    case Precision::kDefault: return "default";
+    case Precision::kHigh: return "high";
+    case Precision::kHighest: return "highest";
+  }
+  return "default";
+}
+
+bool PrecisionFromName(const std::string& name, Precision* p) {
+  for (Precision candidate : {Precision::kDefault, Precision::kHigh, Precision::kHighest}) {
+    if (name == PrecisionName(candidate)) {
+      *p = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 bool Instruction::IdenticalTo(const Instruction& o) const {
   if (opcode_ != o.opcode_ || shape_ != o.shape_ || operands_ != o.operands_) return false;
   const Attributes& a = attrs_;
@@ -60,7 +79,8 @@ bool Instruction::IdenticalTo(const Instruction& o) const {
          a.comparison == b.comparison && a.dot == b.dot && a.window == b.window &&
          a.conv == b.conv && a.feature_group_count == b.feature_group_count &&
          a.literal == b.literal && a.called == b.called && a.fusion_kind == b.fusion_kind &&
-         a.custom_call_target == b.custom_call_target && a.replica_groups == b.replica_groups;
+         a.custom_call_target == b.custom_call_target && a.replica_groups == b.replica_groups &&
+         a.precision == b.precision;
 }
 
 Instruction* Computation::Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands,

@@ -63,6 +63,16 @@ struct ConvDims {
 
 enum class FusionKind { kLoop, kInput, kOutput };
 
+// XLA's PrecisionConfig of a dot's or a convolution's operands (`operand_precision={...}`).
+// kDefault lets the compiler choose an algorithm that rounds differently from summing the
+// products in float32 (XLA's bf16 passes on TPUs; oneDNN's Winograd convolutions here); kHighest
+// asks for float32 products and sums throughout. The lowering writes the user's choice
+// (graph/numerics.h), kHighest unless they opted in.
+enum class Precision { kDefault, kHigh, kHighest };
+const char* PrecisionName(Precision p);
+// "default", "high", "highest"; false for another word.
+bool PrecisionFromName(const std::string& name, Precision* p);
+
 // Everything an instruction may carry besides operands; each opcode uses its own few fields.
 struct Attributes {
   std::vector<int64_t> dimensions;  // broadcast, transpose, reduce, reverse, concatenate
@@ -79,6 +89,7 @@ struct Attributes {
   std::vector<Computation*> called;  // to_apply (reduce, reduce-window, ...) or calls (fusion)
   FusionKind fusion_kind = FusionKind::kLoop;
   std::string custom_call_target;
+  Precision precision = Precision::kDefault;  // convolutions, dots
   // all-reduce, all-gather, reduce-scatter: lists of replica ids; empty = one group of all.
   std::vector<std::vector<int64_t>> replica_groups;
   // Where the instruction comes from (XLA's OpMetadata; XLA_HLO_DEBUG): the lazy IR op and the

@@ -389,6 +389,16 @@ class Parser {
       a.index = m == "select" ? 0 : 1;
     } else if (key == "stream") {
       a.index = Int();
+    } else if (key == "operand_precision") {  // {highest,highest}: the operands' highest wins
+      Expect("{");
+      a.precision = Precision::kDefault;
+      do {
+        std::string name = Name();
+        Precision p;
+        if (!PrecisionFromName(name, &p)) Fail("unknown operand precision " + name);
+        if (static_cast<int>(p) > static_cast<int>(a.precision)) a.precision = p;
+      } while (Accept(","));
+      Expect("}");
     } else if (key == "custom_call_target") {
       a.custom_call_target = Quoted();
     } else if (key == "metadata") {  // {op_type="..." op_name="..." source_file="..." source_line=12}

@@ -158,6 +158,11 @@ std::string AttributesToText(const Instruction& i) {
     default:
       break;
   }
+  if (a.precision != Precision::kDefault) {
+    // One entry per multiplied operand, as XLA prints it.
+    const std::string name = PrecisionName(a.precision);
+    parts.push_back("operand_precision={" + name + "," + name + "}");
+  }
   return Joined(parts, ", ", [](const std::string& s) { return s; });
 }
 

@@ -40,6 +40,7 @@ ConvParams ConvAttrs(LoweringContext& c, const ir::Node& n, size_t first, int64_
   }
   p.attrs.conv = Nchw2d();
   p.attrs.feature_group_count = c.ConstArg(n, first + 5).toInt();
+  p.attrs.precision = c.convolution_precision();
   for (int s = 0; s < 2; ++s) {
     hlo::WindowDim w;
     w.stride = stride.at(s), w.pad_lo = w.pad_hi = padding.at(s), w.rhs_dilation = dilation.at(s);

@@ -467,6 +467,7 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
   auto module = std::make_unique<hlo::Module>("graph");
   hlo::Computation* entry = module->AddComputation("main", /*is_entry=*/true);
   LoweringContext ctx(module.get(), entry);
+  ctx.set_convolution_precision(cut.convolution_precision);
   std::vector<Instruction*> params;
   for (size_t i = 0; i < cut.parameters.size(); ++i) {
     const runtime::Buffer& b = *cut.parameters[i];

@@ -27,6 +27,9 @@ class LoweringContext {
       : module_(module), entry_(entry) {}
 
   hlo::Module* module() const { return module_; }
+  // What convolutions are lowered with (GraphCut::convolution_precision).
+  hlo::Precision convolution_precision() const { return convolution_precision_; }
+  void set_convolution_precision(hlo::Precision p) { convolution_precision_ = p; }
   hlo::Computation* computation() const { return entry_; }
 
   // The lowered value of an IR value (its node must have been lowered already).
@@ -91,6 +94,7 @@ class LoweringContext {
 
   hlo::Module* module_;
   hlo::Computation* entry_;
+  hlo::Precision convolution_precision_ = hlo::Precision::kHighest;
   std::unordered_map<const ir::Node*, std::vector<hlo::Instruction*>> values_;
   std::unordered_map<std::string, hlo::Computation*> reducers_;
 };

@@ -293,16 +293,10 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_get_rng_seed", [](const std::string& device) {
     return aten::GetDeviceRngState(ParseDevice(device));
   }, py::arg("device") = "");
-  // PyTorch/XLA's f32 matmul/convolution precision ('default', 'high', 'highest'). TPUs trade
-  // precision for speed with it; this CPU backend computes f32 products in f32 at every setting,
-  // so the value is kept (and read back) but changes no result.
-  static std::string mat_mul_precision = "highest";
-  m.def("_xla_set_mat_mul_precision", [](const std::string& precision) {
-    TORCH_CHECK(precision == "default" || precision == "high" || precision == "highest",
-                "mat mul precision must be 'default', 'high' or 'highest', not '", precision, "'");
-    mat_mul_precision = precision;
-  });
-  m.def("_xla_get_mat_mul_precision", [] { return mat_mul_precision; });
+  // PyTorch/XLA's f32 matmul/convolution precision ('default', 'high', 'highest'): below
+  // 'highest', convolutions may run algorithms that round differently (graph/numerics.h).
+  m.def("_xla_set_mat_mul_precision", &graph::SetMatMulPrecision);
+  m.def("_xla_get_mat_mul_precision", &graph::MatMulPrecision);
   m.def("_xla_live_tensor_count", [](const std::string& device) {
     return registry::LiveCount(ParseDevice(device));
   }, py::arg("device") = "");

@@ -3,12 +3,15 @@ build found it) and through im2col + GEMM (TXLA_CONV_LIBRARY=im2col, float64, th
 oneDNN cannot express, and the filter gradients of convolutions whose weights outweigh their
 images); float32 products through MKL, oneDNN and OpenBLAS
 (TXLA_GEMM_LIBRARY); each against eager, values and gradients."""
+import contextlib
 import os
+import warnings
 
 import pytest
 import torch
 import torch.nn.functional as F
 import torch_xla
+import torch_xla.backends
 import torch_xla.core.xla_model as xm
 
 from conftest import CounterDelta, cpu_flags, deviation_from_largest
@@ -704,9 +707,31 @@ def _cpu_has_avx512_core():
     return {'avx512f', 'avx512bw', 'avx512vl', 'avx512dq'} <= cpu_flags()
 
 
-# 3x3 stride-1 convolutions with outputs of at least 16 pixels a side (TXLA_CONV_WINOGRAD_MIN) run
-# oneDNN's Winograd kernels on AVX-512 CPUs: odd sizes (partial tiles), no padding, a bias, a
-# batch split over threads and a channel split (one image).
+@contextlib.contextmanager
+def reduced_precision(how):
+    """Allows reduced-precision float32 convolutions the way a user does (`how`: 'torch_xla',
+    'torch_matmul', 'mkldnn_conv', or None for the default, exact), and restores the setting."""
+    saved = (torch_xla.backends.get_mat_mul_precision(), torch.backends.mkldnn.conv.fp32_precision,
+             torch.backends.mkldnn.matmul.fp32_precision)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # set_float32_matmul_precision's deprecation notice
+        try:
+            if how == 'torch_xla':
+                torch_xla.backends.set_mat_mul_precision('default')
+            elif how == 'torch_matmul':
+                torch.set_float32_matmul_precision('high')
+            elif how == 'mkldnn_conv':
+                torch.backends.mkldnn.conv.fp32_precision = 'tf32'
+            yield
+        finally:
+            torch_xla.backends.set_mat_mul_precision(saved[0])
+            torch.backends.mkldnn.conv.fp32_precision = saved[1]
+            torch.backends.mkldnn.matmul.fp32_precision = saved[2]
+
+
+# Where the user allows reduced precision, 3x3 stride-1 convolutions with outputs of at least 16
+# pixels a side (TXLA_CONV_WINOGRAD_MIN) run oneDNN's Winograd kernels on AVX-512 CPUs: odd sizes
+# (partial tiles), no padding, a bias, a batch split over threads and a channel split (one image).
 WINOGRAD_GEOMETRIES = [
     # (input shape, weight shape, conv kwargs, bias)
     ((4, 16, 16, 16), (32, 16, 3, 3), dict(padding=1), False),
@@ -733,9 +758,10 @@ def test_winograd_convolutions_match_eager(dev, xla_env, geometry):
         return [t.cpu() for t in (y, x.grad, w.grad)]
 
     exact = run(x.double(), w.double(), None if b is None else b.double())
-    for minimum, expect in (('16', _cpu_has_avx512_core()), ('0', False)):
+    for how, minimum, expect in (('torch_xla', '16', _cpu_has_avx512_core()), ('torch_xla', '0', False),
+                                 (None, '16', False)):
         xla_env(TXLA_CONV_WINOGRAD_MIN=minimum)
-        with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
+        with reduced_precision(how), CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
             got = run(x.to(dev), w.to(dev), None if b is None else b.to(dev))
         assert d['OneDnnConvolution'] == 3
         assert d['OneDnnConvolutionWinograd'] == (3 if expect else 0)
@@ -755,7 +781,7 @@ def test_winograd_keeps_nan_and_inf_where_eager_has_them(dev):
     x[0, 3, 5, 7] = float('nan')
     x[1, 0, 12, 2] = float('inf')
     want = _conv_and_grads(x, w, dict(padding=1))
-    with CounterDelta('OneDnnConvolutionWinograd', 'OneDnnConvolutionWinogradRedone') as d:
+    with reduced_precision('torch_xla'), CounterDelta('OneDnnConvolutionWinograd', 'OneDnnConvolutionWinogradRedone') as d:
         got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), dict(padding=1))]
     for a, b in zip(got, want):
         assert torch.equal(a.isnan(), b.isnan()) and torch.equal(a.isinf(), b.isinf())
@@ -772,9 +798,47 @@ def test_winograd_geometry_with_an_empty_batch(dev):
     x = torch.randn(0, 16, 18, 18)
     w = torch.randn(16, 16, 3, 3)
     want = _conv_and_grads(x, w, dict(padding=1))
-    with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
+    with reduced_precision('torch_xla'), CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
         got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), dict(padding=1))]
     for a, b in zip(got, want):
         assert a.shape == b.shape
         torch.testing.assert_close(a, b)
     assert d['OneDnnConvolutionWinograd'] == 0
+
+
+@pytest.mark.parametrize('batch,how', [(2, 'torch_xla'), (3, 'torch_matmul'), (4, 'mkldnn_conv')])
+def test_each_precision_switch_opts_in_and_a_switch_compiles_again(dev, batch, how):
+    """PyTorch/XLA's and PyTorch's own switches allow Winograd; the graph traced under the other
+    setting is compiled again (its precision is part of the graph's key), not reused. (A batch
+    of its own per switch: graphs no other case compiled.)"""
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    x, w = torch.randn(batch, 16, 18, 18), torch.randn(16, 16, 3, 3) / 10
+    with CounterDelta('OneDnnConvolutionWinograd', 'UncachedCompile') as exact:
+        F.conv2d(x.to(dev), w.to(dev), padding=1).cpu()
+    with reduced_precision(how), CounterDelta('OneDnnConvolutionWinograd', 'UncachedCompile') as fast:
+        y = F.conv2d(x.to(dev), w.to(dev), padding=1)
+        assert 'operand_precision={highest,highest}' not in torch_xla._XLAC._get_xla_tensors_hlo([y])
+        y.cpu()
+    assert exact['OneDnnConvolutionWinograd'] == 0
+    assert fast['OneDnnConvolutionWinograd'] == (1 if _cpu_has_avx512_core() else 0)
+    assert fast['UncachedCompile'] >= 1
+
+
+def test_winograd_sized_convolutions_round_as_eager_by_default(dev):
+    """Exact by default: a Winograd-eligible convolution, its input and its filter gradient stay
+    as close to float64 as eager float32's are, with no reduced-precision switch set (Winograd's
+    rounding would be several times further off), and the HLO says `highest`."""
+    if not _onednn_built():
+        pytest.skip('built without oneDNN')
+    torch.manual_seed(5)
+    x, w = torch.randn(8, 64, 32, 32), torch.randn(64, 64, 3, 3) / 10
+    exact = _conv_and_grads(x.double(), w.double(), dict(padding=1))
+    eager = _conv_and_grads(x, w, dict(padding=1))
+    y = F.conv2d(x.to(dev), w.to(dev), padding=1)
+    assert 'operand_precision={highest,highest}' in torch_xla._XLAC._get_xla_tensors_hlo([y])
+    with CounterDelta('OneDnnConvolution', 'OneDnnConvolutionWinograd') as d:
+        got = [t.cpu() for t in _conv_and_grads(x.to(dev), w.to(dev), dict(padding=1))]
+    assert d['OneDnnConvolution'] == 3 and d['OneDnnConvolutionWinograd'] == 0
+    for g, e, want in zip(got, eager, exact):
+        assert deviation_from_largest(g, want) <= 2 * deviation_from_largest(e, want) + 1e-7

@@ -170,7 +170,8 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
       throw std::invalid_argument("codegen: only 2-D NCHW/OIHW convolutions without base dilation are supported");
     geometry = {x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
                 a.window[0].stride, a.window[1].stride, a.window[0].pad_lo, a.window[1].pad_lo,
-                a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count};
+                a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count,
+                a.precision == hlo::Precision::kHighest ? 0 : 1};
     routine = forward ? "conv2d" : target.substr(5);
   } else if (target == "txla.max_pool2d_indices" || target == "txla.max_pool2d_backward" ||
              target == "txla.max_pool2d_backward_from_input") {

@@ -95,7 +95,7 @@ void Col2ImAdd(const Conv2dGeometry& g, int64_t channels, const T* cols, int64_t
 }  // namespace
 
 Conv2dGeometry Conv2dGeometryFrom(const int64_t* f) {
-  return {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15]};
+  return {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15], f[16]};
 }
 
 Conv2dFootprint FootprintOf(const Conv2dGeometry& g) {

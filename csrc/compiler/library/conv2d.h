@@ -12,8 +12,11 @@ struct Conv2dGeometry {
   int64_t batch, in_channels, in_h, in_w;
   int64_t out_channels, kernel_h, kernel_w, out_h, out_w;
   int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+  // 1: the user allowed algorithms that round differently from eager's direct sums (the HLO's
+  // operand_precision is not `highest`), so oneDNN's Winograd kernels may run; 0: exact.
+  int64_t fast_algorithms;
 };
-constexpr int kConv2dGeometryFields = 16;
+constexpr int kConv2dGeometryFields = 17;
 Conv2dGeometry Conv2dGeometryFrom(const int64_t* fields);
 
 // Elements of the weights and of the images (input and output) a convolution touches: which

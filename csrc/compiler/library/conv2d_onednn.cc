@@ -90,7 +90,9 @@ tag ActivationsTag(Pass pass, const Part& part) {
 }
 
 // oneDNN's Winograd F(4x4, 3x3) kernels (AVX-512 only: elsewhere PlanFor falls back to direct)
-// for 3x3 stride-1 convolutions whose outputs are at least TXLA_CONV_WINOGRAD_MIN pixels a side.
+// for 3x3 stride-1 convolutions whose outputs are at least TXLA_CONV_WINOGRAD_MIN pixels a side,
+// where the user allowed reduced precision (Conv2dGeometry::fast_algorithms): they round
+// differently from eager, which alone is enough to make a trained model drift from it.
 // Forward and both gradients of a 3x3 64->64 convolution over 16 images on a 2-core Zen 5 EPYC:
 // 1.75-1.80 against 2.19-2.38 ms at 16x16, 7.1 against 9.8 at 32x32, 22.7 against 29.6 at 56x56;
 // 128 channels at 28x28 17.6-17.8 against 26.6, 256 at 14x14 18.8-19.6 against 25.7-25.9. At 8x8
@@ -99,7 +101,7 @@ tag ActivationsTag(Pass pass, const Part& part) {
 // up only. Its results differ from the exact ones by ~2e-6 of their largest value (direct: ~3e-7).
 bool UseWinograd(const Conv2dGeometry& g) {
   const int64_t min = debug::GetConfig().conv_winograd_min;
-  return min > 0 && g.groups == 1 && g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 && g.stride_w == 1 &&
+  return g.fast_algorithms != 0 && min > 0 && g.groups == 1 && g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 && g.stride_w == 1 &&
          g.dilation_h == 1 && g.dilation_w == 1 && g.out_h >= min && g.out_w >= min;
 }
 

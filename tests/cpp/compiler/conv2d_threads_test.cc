@@ -31,7 +31,7 @@ TEST(Conv2dThreadsTest, AConvolutionsFirstCallOnAThreadStartsNoThreadsOfItsOwn) 
   if (!OneDnnAvailable()) GTEST_SKIP() << "built without oneDNN";
   // A geometry no other test plans (plans are shared by geometry), 11 output channels: the
   // filter gradient splits its images and sums the parts.
-  const std::vector<int64_t> geometry = {64, 1, 27, 27, 11, 5, 5, 23, 23, 1, 1, 0, 0, 1, 1, 1};
+  const std::vector<int64_t> geometry = {64, 1, 27, 27, 11, 5, 5, 23, 23, 1, 1, 0, 0, 1, 1, 1, 0};
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry.data());
   std::vector<float> x(g.batch * g.in_channels * g.in_h * g.in_w, 0.5f);
   std::vector<float> dy(g.batch * g.out_channels * g.out_h * g.out_w, 0.25f);

@@ -153,6 +153,35 @@ ENTRY %main {
   EXPECT_EQ(ToText(*module->entry()->root()), "ROOT %n = f32[2,2]{1,0} negate(f32[2,2]{1,0} %p0)");
 }
 
+// XLA's operand_precision on convolutions and the library calls that carry their geometry;
+// operands of two precisions read as the higher (exact wins), an unknown word is an error.
+TEST(HloTextTest, OperandPrecisionRoundTripsAndTheHighestWins) {
+  ExpectRoundTrip(R"(HloModule m
+
+ENTRY %main (x: f32[1,4,9,9], w: f32[6,4,3,3]) -> (f32[1,6,7,7], f32[1,4,9,9]) {
+  %x = f32[1,4,9,9]{3,2,1,0} parameter(0)
+  %w = f32[6,4,3,3]{3,2,1,0} parameter(1)
+  %conv = f32[1,6,7,7]{3,2,1,0} convolution(f32[1,4,9,9]{3,2,1,0} %x, f32[6,4,3,3]{3,2,1,0} %w), window={size=3x3}, dim_labels=bf01_oi01->bf01, operand_precision={highest,highest}
+  %dx = f32[1,4,9,9]{3,2,1,0} custom-call(f32[1,6,7,7]{3,2,1,0} %conv, f32[6,4,3,3]{3,2,1,0} %w), custom_call_target="txla.conv2d_backward_input", window={size=3x3}, dim_labels=bf01_oi01->bf01, operand_precision={high,high}
+  ROOT %tuple = (f32[1,6,7,7]{3,2,1,0}, f32[1,4,9,9]{3,2,1,0}) tuple(f32[1,6,7,7]{3,2,1,0} %conv, f32[1,4,9,9]{3,2,1,0} %dx)
+}
+)");
+  const std::string mixed = R"(HloModule m
+ENTRY %main {
+  %x = f32[1,4,9,9] parameter(0)
+  %w = f32[6,4,3,3] parameter(1)
+  ROOT %conv = f32[1,6,7,7] convolution(%x, %w), window={size=3x3}, dim_labels=bf01_oi01->bf01, operand_precision={default,highest}
+}
+)";
+  EXPECT_EQ(ParseModule(mixed)->entry()->root()->attrs().precision, Precision::kHighest);
+  std::string unknown = mixed;
+  unknown.replace(unknown.find("default,highest"), 15, "default,fastest");
+  EXPECT_THROW(ParseModule(unknown), std::invalid_argument);
+  std::string absent = mixed;
+  absent.erase(absent.find(", operand_precision"), std::string(", operand_precision={default,highest}").size());
+  EXPECT_EQ(ParseModule(absent)->entry()->root()->attrs().precision, Precision::kDefault);
+}
+
 TEST(HloTextTest, ErrorsNameTheLine) {
   try {
     ParseModule("HloModule m\nENTRY %main {\n  %p0 = f32[2] parameter(0)\n  ROOT %n = f32[2] frobnicate(%p0)\n}\n");
