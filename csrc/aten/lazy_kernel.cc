@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "aten/cpu_fallback.h"
+#include "aten/memory_bound.h"
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/debug_analysis.h"
@@ -430,6 +431,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   }
   for (const ir::Shape& s : shapes)
     if (s.dtype != c10::ScalarType::Undefined) ir::ToElementType(s.dtype);  // rejects e.g. complex
+  CheckResultsFitInMemory(schema, shapes);
 
   bool has_tensor_input = false;
   NodeBuilder builder(schema, device, info.constant_scalars);

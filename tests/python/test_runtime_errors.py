@@ -105,3 +105,28 @@ def test_integer_division_by_zero_raises_like_eager_and_the_device_goes_on(name,
         ok = torch.tensor([2, -3, -1], dtype=dtype)
         assert torch.equal(fn(x.to(dev), ok.to(dev)).cpu(), fn(x, ok))
     assert torch.equal((torch.arange(4, dtype=dtype).to(dev) * 2).cpu(), torch.arange(4, dtype=dtype) * 2)
+
+
+HUGE = (1024, 1024, 1024, 1024, 1024)  # 4.5 PB of float32
+
+
+@pytest.mark.parametrize('make', [
+    lambda dev: torch.rand(HUGE, device=dev).sum(),
+    lambda dev: torch.ones(HUGE, device=dev),
+    lambda dev: torch.empty(HUGE, device=dev),
+    lambda dev: torch.zeros(1, device=dev).expand(HUGE) + 1,
+], ids=['rand_sum', 'ones', 'empty', 'add_to_an_expanded_view'])
+def test_a_result_larger_than_the_machine_raises_out_of_memory_at_its_op(make, dev):
+    """Eager cannot allocate it either: the op raises at once (PyTorch/XLA's
+    test_construct_large_tensor_raises_error ran for ten minutes here), never a fused loop over
+    2^50 elements, and the device goes on."""
+    with pytest.raises(torch.OutOfMemoryError, match='Out of memory allocating 4503599627370496 bytes'):
+        make(dev)
+    assert torch.equal((torch.ones(3, device=dev) * 2).cpu(), torch.full((3,), 2.0))
+
+
+def test_a_huge_view_is_no_allocation(dev):
+    """Views allocate nothing in eager: an expanded view of any size is fine, and so is reading a
+    few of its elements."""
+    view = torch.arange(3.0, device=dev).expand(*HUGE[:-1], 3)
+    assert torch.equal(view[5, 6, 7, 8].cpu(), torch.arange(3.0))
