@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "metrics/metrics.h"
 #include "runtime/host_activity.h"
 
 namespace txla::compiler::library {
@@ -123,19 +124,38 @@ TEST(ParallelTest, ABalancedRegionBegunDuringATraceIsJoinedWhenTheHostStops) {
   EXPECT_TRUE(joined_after);
 }
 
+// Whether a region sees the host tracing depends on the scheduler (a tracer descheduled for
+// longer than the trace window counts as idle), so each attempt reads the region's own decision
+// (ParallelYieldedToHost) and checks what it must imply: yielded, one part on the calling
+// thread; not yielded, a part per thread. Only "some attempt saw the tracer" needs the tracer to
+// run, and it has many attempts to.
 TEST(ParallelTest, APerThreadRegionBegunDuringATraceRunsOnOneThreadFewer) {
   if (NumThreads() != 2) GTEST_SKIP() << "checked on two threads";
   ParallelChunks(64, NumThreads(), [](int, int64_t, int64_t) {});
   Tracer tracer;
   const std::thread::id caller = std::this_thread::get_id();
-  std::atomic<int> elsewhere{0}, calls{0};
-  ParallelChunks(64, NumThreads(), [&](int, int64_t begin, int64_t end) {
-    calls.fetch_add(1);
-    if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
-    EXPECT_EQ(end - begin, 64);  // one part, the whole range
-  }, Chunking::kOnePerThread);
-  EXPECT_EQ(calls.load(), 1);
-  EXPECT_EQ(elsewhere.load(), 0);
+  metrics::Counter* yields = metrics::GetCounter("ParallelYieldedToHost");
+  int yielded_attempts = 0;
+  for (int attempt = 0; attempt < 2000 && yielded_attempts < 20; ++attempt) {
+    const int64_t yields_before = yields->Value();
+    std::atomic<int> elsewhere{0}, calls{0};
+    std::atomic<int64_t> largest{0};
+    ParallelChunks(64, NumThreads(), [&](int, int64_t begin, int64_t end) {
+      calls.fetch_add(1);
+      if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+      if (end - begin > largest.load()) largest.store(end - begin);
+    }, Chunking::kOnePerThread);
+    const bool yielded = yields->Value() > yields_before;
+    yielded_attempts += yielded ? 1 : 0;
+    if (yielded) {
+      ASSERT_EQ(calls.load(), 1) << "attempt " << attempt;
+      ASSERT_EQ(elsewhere.load(), 0) << "attempt " << attempt;
+      ASSERT_EQ(largest.load(), 64) << "one part, the whole range";
+    } else {
+      ASSERT_EQ(calls.load(), 2) << "attempt " << attempt;
+    }
+  }
+  EXPECT_GT(yielded_attempts, 0) << "no region saw the tracer in 2000 attempts";
 }
 
 }  // namespace
