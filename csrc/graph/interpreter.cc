@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ir/op_table.h"
+#include "metrics/metrics.h"
 #include "runtime/collectives.h"
 #include "tensor/bridge.h"
 
@@ -227,6 +228,7 @@ void RunInstruction(const Instruction& instr, std::vector<at::Tensor>& slots) {
 std::vector<runtime::BufferPtr> InterpreterProgram::Execute(
     const std::vector<runtime::BufferPtr>& parameters, int device) {
   TORCH_INTERNAL_ASSERT(parameters.size() == num_parameters_);
+  TXLA_COUNTER("InterpretedExecution", 1);  // every run; InterpretedGraph counts compiles
   CpuReplayScope cpu;
   runtime::ScopedExecutingDevice executing(device);  // which replica a collective runs for
   std::vector<at::Tensor> slots(num_slots_);

@@ -1,8 +1,10 @@
-// Lowering of indexing: index_select, embedding, gather, take, single-tensor advanced indexing, and
-// the scatters (scatter, scatter_add, index_add, index_copy, index_fill, put, index_put, embedding
-// backward). Indices come from data: the generated code clamps them into range (memory stays
+// Lowering of indexing: index_select, embedding, gather, take, advanced indexing (any number of
+// integer index tensors, adjacent or not), and the scatters (scatter, scatter_add, index_add,
+// index_copy, index_fill, put, index_put, embedding backward). Indices come from data: the generated code clamps them into range (memory stays
 // safe), where eager raises for an out-of-range index.
 #include <ATen/ATen.h>
+
+#include <algorithm>
 
 #include "ir/op_table.h"
 #include "lower/lowering.h"
@@ -81,31 +83,104 @@ Outs GatherOp(LoweringContext& c, const ir::Node& n) {  // gather(self, dim, ind
   return {c.Reshape(Gather(c, a.self, a.index, a.dim, kAlongMode, a.index->shape().dims), n.shape().sizes)};
 }
 
-// The one index tensor of an advanced index (x[idx] or x[:, idx]) and its position.
-std::pair<Instruction*, int64_t> SingleIndex(LoweringContext& c, const ir::Node& n, size_t arg) {
+// An advanced index (x[i], x[:, i, j], x[i, :, j]) as rows of one dimension: the indexed
+// dimensions moved together and merged into one, and each element of the broadcast index
+// tensors turned into a row of it. With the indexed dimensions adjacent, they stay in place;
+// otherwise they move to the front, where ATen puts the broadcast dimensions of the result.
+struct AdvancedIndex {
+  std::vector<int64_t> perm;     // of self's dimensions (identity when adjacent)
+  std::vector<int64_t> permuted;  // self's dimensions after perm
+  int64_t dim = 0;               // where the indexed block starts in `permuted`
+  int64_t count = 0;             // how many dimensions it spans
+  std::vector<int64_t> broadcast;  // the index tensors' broadcast shape
+  Instruction* rows = nullptr;   // 1-D s64 rows of the merged dimension; -1 where out of range
+
+  // `permuted` with the block merged into one dimension of `merged` elements.
+  std::vector<int64_t> Merged(int64_t merged) const {
+    std::vector<int64_t> dims(permuted.begin(), permuted.begin() + dim);
+    dims.push_back(merged);
+    dims.insert(dims.end(), permuted.begin() + dim + count, permuted.end());
+    return dims;
+  }
+};
+
+AdvancedIndex ReadAdvancedIndex(LoweringContext& c, const ir::Node& n, size_t arg, const std::vector<int64_t>& self_dims) {
   const ir::Arg& a = n.args().at(arg);
   if (a.kind != ir::Arg::Kind::kOptionalTensorList && a.kind != ir::Arg::Kind::kTensorList)
     throw std::invalid_argument("expected a list of index tensors");
-  Instruction* index = nullptr;
-  int64_t position = -1;
+  std::vector<Instruction*> indices;
+  std::vector<int64_t> positions;
   uint32_t next = a.operand;
-  for (uint32_t k = 0; k < static_cast<uint32_t>(a.kind == ir::Arg::Kind::kOptionalTensorList ? a.present.size() : a.count); ++k) {
-    bool present = a.kind == ir::Arg::Kind::kTensorList || a.present[k];
-    if (!present) continue;
-    if (index) throw NotLowered("advanced indexing with more than one index tensor");
-    index = c.Get(n.operands().at(next++));
-    position = k;
+  const uint32_t listed = static_cast<uint32_t>(a.kind == ir::Arg::Kind::kOptionalTensorList ? a.present.size() : a.count);
+  for (uint32_t k = 0; k < listed; ++k) {
+    if (a.kind == ir::Arg::Kind::kOptionalTensorList && !a.present[k]) continue;
+    Instruction* index = c.Get(n.operands().at(next++));
+    if (index->shape().type == ElementType::kPred) throw NotLowered("boolean-mask indexing (a data-dependent shape)");
+    indices.push_back(Indices(c, index));
+    positions.push_back(k);
   }
-  if (!index) throw NotLowered("advanced indexing without an index tensor");
-  if (index->shape().type == ElementType::kPred) throw NotLowered("boolean-mask indexing (a data-dependent shape)");
-  return {Indices(c, index), position};
+  if (indices.empty()) throw NotLowered("advanced indexing without an index tensor");
+  const int64_t rank = static_cast<int64_t>(self_dims.size());
+  AdvancedIndex r;
+  bool adjacent = true;
+  for (size_t j = 1; j < positions.size(); ++j) adjacent &= positions[j] == positions[j - 1] + 1;
+  r.count = static_cast<int64_t>(positions.size());
+  r.dim = adjacent ? positions[0] : 0;
+  if (adjacent) {
+    for (int64_t d = 0; d < rank; ++d) r.perm.push_back(d);
+  } else {
+    r.perm = positions;
+    for (int64_t d = 0; d < rank; ++d)
+      if (std::find(positions.begin(), positions.end(), d) == positions.end()) r.perm.push_back(d);
+  }
+  for (int64_t d : r.perm) r.permuted.push_back(self_dims.at(d));
+  // numpy broadcasting of the index tensors.
+  for (Instruction* index : indices) {
+    const auto& d = index->shape().dims;
+    if (d.size() > r.broadcast.size()) r.broadcast.insert(r.broadcast.begin(), d.size() - r.broadcast.size(), 1);
+    for (size_t k = 0; k < d.size(); ++k) {
+      int64_t& out = r.broadcast[r.broadcast.size() - d.size() + k];
+      if (out == 1) out = d[k];
+      else if (d[k] != 1 && d[k] != out) throw std::invalid_argument("index tensors that do not broadcast");
+    }
+  }
+  // row = sum of each index (negatives from the end) times the merged dimension's stride for it;
+  // any index out of its own range makes the row -1, which the gather or scatter reports as eager
+  // does (a merged row could otherwise land inside the tensor).
+  Instruction* row = nullptr;
+  Instruction* in_range = nullptr;
+  int64_t stride = 1;
+  for (size_t j = indices.size(); j-- > 0;) {
+    const int64_t size = self_dims.at(positions[j]);
+    Instruction* index = WrapNegative(c, Flat(c, c.BroadcastTo(indices[j], r.broadcast)), size);
+    Instruction* ok = c.Elementwise(
+        Opcode::kAnd,
+        {c.Elementwise(Opcode::kCompare, {index, c.Constant(0, ElementType::kS64)}, ElementType::kS64, Comparison::kGe),
+         c.Elementwise(Opcode::kCompare, {index, c.Constant(static_cast<double>(size), ElementType::kS64)},
+                       ElementType::kS64, Comparison::kLt)},
+        ElementType::kPred);
+    in_range = in_range ? c.Elementwise(Opcode::kAnd, {in_range, ok}, ElementType::kPred) : ok;
+    Instruction* term = stride == 1 ? index
+                                    : c.Elementwise(Opcode::kMultiply, {index, c.Constant(static_cast<double>(stride), ElementType::kS64)},
+                                                    ElementType::kS64);
+    row = row ? c.Elementwise(Opcode::kAdd, {row, term}, ElementType::kS64) : term;
+    stride *= size;
+  }
+  r.rows = indices.size() == 1 ? row : c.Elementwise(Opcode::kSelect, {in_range, row, c.Constant(-1, ElementType::kS64)}, ElementType::kS64);
+  return r;
+}
+
+// self transposed as the index asks and its indexed block merged into one dimension.
+Instruction* MergedSelf(LoweringContext& c, Instruction* self, const AdvancedIndex& r) {
+  int64_t merged = 1;
+  for (int64_t k = 0; k < r.count; ++k) merged *= r.permuted[r.dim + k];
+  return c.Reshape(c.Transpose(self, r.perm), r.Merged(merged));
 }
 
 Outs IndexTensor(LoweringContext& c, const ir::Node& n) {  // index.Tensor(self, indices)
   Instruction* x = c.Operand(n, 0);
-  auto [index, dim] = SingleIndex(c, n, 1);
-  Instruction* rows = WrapNegative(c, Flat(c, index), x->shape().dims.at(dim));
-  return {c.Reshape(SelectRows(c, x, rows, dim), n.shape().sizes)};
+  AdvancedIndex r = ReadAdvancedIndex(c, n, 1, x->shape().dims);
+  return {c.Reshape(SelectRows(c, MergedSelf(c, x, r), r.rows, r.dim), n.shape().sizes)};
 }
 
 Instruction* Scatter(LoweringContext& c, Instruction* self, Instruction* index, Instruction* updates, int64_t dim,
@@ -214,16 +289,22 @@ Outs Put(LoweringContext& c, const ir::Node& n) {
 
 Outs IndexPut(LoweringContext& c, const ir::Node& n) {  // index_put(self, indices, values, accumulate)
   Instruction* self = c.Operand(n, 0);
-  auto [index, dim] = SingleIndex(c, n, 1);
-  if (index->shape().rank() != 1) throw NotLowered("index_put with a multi-dimensional index");
   ElementType t = self->shape().type;
-  Instruction* rows = WrapNegative(c, index, self->shape().dims.at(dim));
-  std::vector<int64_t> dims = self->shape().dims;
-  dims[dim] = rows->shape().dims[0];
-  Instruction* values = c.BroadcastTo(c.Convert(c.Operand(n, 2), t), dims);
+  AdvancedIndex r = ReadAdvancedIndex(c, n, 1, self->shape().dims);
+  // The values broadcast to what self[indices] would be, with its broadcast block as one row
+  // dimension.
+  std::vector<int64_t> indexed(r.permuted.begin(), r.permuted.begin() + r.dim);
+  indexed.insert(indexed.end(), r.broadcast.begin(), r.broadcast.end());
+  indexed.insert(indexed.end(), r.permuted.begin() + r.dim + r.count, r.permuted.end());
+  Instruction* values = c.Reshape(c.BroadcastTo(c.Convert(c.Operand(n, 2), t), indexed),
+                                  r.Merged(r.rows->shape().dims[0]));
   bool accumulate = c.ConstArg(n, 3).toBool();
-  return {Scatter(c, self, rows, values, dim, kSelectMode,
-                  accumulate ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t))};
+  Instruction* merged = MergedSelf(c, self, r);
+  Instruction* updated = Scatter(c, merged, r.rows, values, r.dim, kSelectMode,
+                                 accumulate ? c.ReducerComputation(RK::kSum, t) : c.AssignComputation(t));
+  std::vector<int64_t> inverse(r.perm.size());
+  for (size_t k = 0; k < r.perm.size(); ++k) inverse[r.perm[k]] = static_cast<int64_t>(k);
+  return {c.Transpose(c.Reshape(updated, r.permuted), inverse)};
 }
 
 // embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
