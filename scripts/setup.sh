@@ -38,9 +38,11 @@ if [ ! -x "$PYTHON" ]; then
   "$BASE_PYTHON" -m venv "$VENV"
 fi
 
-# The pins live in pyproject.toml (torch and mkl in dependencies, torchvision with the test extras).
-pin() { sed -n "s/.*\"\($1==[^\"]*\)\".*/\1/p" "$ROOT/pyproject.toml" | head -1; }
-REQUIREMENTS=("$(pin torch)" "$(pin torchvision)" "$(pin mkl)" numpy pytest scikit-build-core)
+# The pins live in pyproject.toml (torch and mkl in dependencies; torchvision and the model zoo's
+# libraries with the test extras).
+pin() { grep -o "\"$1==[^\"]*\"" "$ROOT/pyproject.toml" | head -1 | tr -d '"'; }
+REQUIREMENTS=("$(pin torch)" "$(pin torchvision)" "$(pin mkl)" "$(pin transformers)" "$(pin timm)" "$(pin diffusers)"
+              numpy pytest scikit-build-core)
 if ! "$PYTHON" - "${REQUIREMENTS[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version
