@@ -13,6 +13,11 @@ INDEX_OPS = {
     'embedding': lambda x, i: F.embedding(i, x),
     'gather': lambda x, i: torch.gather(x, 0, i.view(-1, 1).expand(-1, 3)),
     'advanced_index': lambda x, i: x[i],
+    # Two index tensors merge into one row index: either one out of its own range must fail, not
+    # land on another element (x[0, 5] of a 4x3 tensor would be element 5 = x[1, 2]).
+    'advanced_index_two': lambda x, i: x[i.flip(0), i.remainder(3)],
+    'advanced_index_two_columns': lambda x, i: x[i.remainder(ROWS), i],
+    'index_put_two': lambda x, i: x.index_put((i.remainder(ROWS), i), torch.ones(1, device=x.device), accumulate=True),
     'scatter_add': lambda x, i: torch.zeros(ROWS, 3, device=x.device).scatter_add(
         0, i.view(-1, 1).expand(-1, 3), torch.ones(i.numel(), 3, device=x.device)),
     'index_put': lambda x, i: x.index_put((i,), torch.ones(3, device=x.device), accumulate=True),
@@ -41,7 +46,8 @@ def test_out_of_range_index_raises_like_eager(name, index, dev):
 def test_in_range_and_negative_indices_match_eager(name, dev):
     fn = INDEX_OPS[name]
     x = torch.randn(ROWS, 3)
-    for index in ([1, 3], [0, 0, 2]) + (([-1, 2],) if name in ('advanced_index', 'index_put') else ()):
+    negatives = name.startswith('advanced_index') or name.startswith('index_put')
+    for index in ([1, 2], [0, 0, 2]) + (([-1, 2],) if negatives else ()):
         i = torch.tensor(index)
         torch.testing.assert_close(fn(x.to(dev), i.to(dev)).cpu(), fn(x, i))
 
