@@ -77,7 +77,21 @@ def workload(name, batch):
         tokens = torch.randint(0, 512, (batch or 8, 64))
         return (Decoder(), tokens, tokens, lambda logits, t: next_token_loss(logits, t),
                 lambda p: torch.optim.AdamW(p, lr=1e-3))
+    zoo = zoo_models()
+    if name in zoo:
+        # A model of the test zoo (tests/python/model_zoo.py): its batch is the model's keyword
+        # inputs and its loss reads the batch (labels inside); its own optimizer, without the
+        # zoo's clipping and schedule.
+        entry = zoo[name]()
+        torch.manual_seed(0)
+        return entry.build(), entry.batch(), None, entry.loss, entry.optimizer
     raise SystemExit(f'unknown model {name}')
+
+
+def zoo_models():
+    sys.path.insert(0, os.path.join(ROOT, 'tests', 'python'))
+    import model_zoo
+    return {name: make for name, make in model_zoo.ZOO.items() if make().train}
 
 
 def child(system, model_name, steps, batch, autocast=''):
@@ -107,10 +121,16 @@ def child(system, model_name, steps, batch, autocast=''):
     # oneDNN's bf16 kernels; the xla systems: 'xla').
     mixed = (lambda: torch.autocast(device.type, dtype=getattr(torch, autocast))) if autocast else contextlib.nullcontext
 
+    def forward_loss():
+        if isinstance(data, dict):  # a zoo model: keyword inputs, the loss reads them
+            inputs = {k: v.to(device) for k, v in data.items()}
+            return loss_fn(run(**inputs), inputs)
+        return loss_fn(run(data.to(device)), target.to(device))
+
     def step():
         opt.zero_grad()
         with mixed():
-            loss = loss_fn(run(data.to(device)), target.to(device))
+            loss = forward_loss()
         loss.backward()
         opt.step()
         barrier()
@@ -200,7 +220,8 @@ def cpu_name():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--models', default=','.join(MODELS))
+    parser.add_argument('--models', default=','.join(MODELS),
+                        help="comma-separated; 'zoo' adds every trained model of tests/python/model_zoo.py")
     parser.add_argument('--systems', default=','.join(SYSTEMS))
     parser.add_argument('--rounds', type=int, default=1)
     # 60: twelve blocks of each kind per process. With 20, the piped median was one of four
@@ -215,7 +236,8 @@ def main():
         print(json.dumps(child(args.child[0], args.child[1], args.steps, args.batch, args.autocast)))
         return
 
-    models, systems = args.models.split(','), args.systems.split(',')
+    models = [m for name in args.models.split(',') for m in (zoo_models() if name == 'zoo' else [name])]
+    systems = args.systems.split(',')
     env = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
     pythons = {s: sys.executable for s in systems}
     if any(s.startswith('ptxla') for s in systems):

@@ -24,6 +24,7 @@
 #include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
+#include "python/signals.h"
 #include "runtime/buffer.h"
 #include "runtime/collectives.h"
 #include "runtime/device.h"
@@ -126,6 +127,7 @@ PYBIND11_MODULE(_XLAC, m) {
   debug::SetFramesProvider(&PythonFrames);
   debug::SetFrameListProvider(&PythonFrameList);
   metrics::NameThisThread("python (the importing thread)");
+  InstallWaitInterrupts();
   debug::GetConfig();  // the environment switches are read at import
   compiler::PrefetchPersistentCacheKeys();
   compiler::library::WarmUpGemm();

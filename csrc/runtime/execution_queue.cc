@@ -1,6 +1,7 @@
 #include "runtime/execution_queue.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <stdexcept>
 #include <utility>
@@ -42,12 +43,27 @@ void Readiness::AddFollower(std::shared_ptr<Readiness> follower) {
   follower->Mark(!error_.empty(), error_, root_);  // done: error_ no longer changes
 }
 
+namespace {
+std::atomic<void (*)()> wait_interrupt_check{nullptr};
+}  // namespace
+
+void SetWaitInterruptCheck(void (*check)()) { wait_interrupt_check.store(check); }
+
 void Readiness::Wait() const {
   HostWaitScope waiting;
   std::unique_lock<std::mutex> lock(mu_);
-  ++waiters_;
-  cv_.wait(lock, [&] { return done_; });
-  --waiters_;
+  struct Waiter {  // counted while blocked, also when the interrupt check throws
+    int& waiters;
+    explicit Waiter(int& w) : waiters(w) { ++waiters; }
+    ~Waiter() { --waiters; }
+  } waiter(waiters_);
+  while (!cv_.wait_for(lock, kWaitInterruptPoll, [&] { return done_; })) {
+    if (void (*check)() = wait_interrupt_check.load()) {
+      lock.unlock();
+      check();
+      lock.lock();
+    }
+  }
   if (!error_.empty()) throw ExecutionFailed(error_, root_);
 }
 

@@ -6,6 +6,7 @@
 // the outputs' readiness and raised where they are read.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -30,6 +31,13 @@ class ExecutionFailed : public std::runtime_error {
   std::string root_;
 };
 
+// A host thread waiting for a run (Readiness::Wait) calls `check` this often; `check` may throw
+// to abandon the wait, and the exception leaves Wait. The Python layer raises a pending signal's
+// exception there (Ctrl-C, a test runner's timeout), which a blocked wait would otherwise hold
+// off until the run ends. The run goes on, and its outputs stay pending. One hook; null: none.
+constexpr std::chrono::milliseconds kWaitInterruptPoll{100};
+void SetWaitInterruptCheck(void (*check)());
+
 // Ready, or not yet, or failed with a message; shared by the outputs of one submission.
 class Readiness {
  public:
@@ -37,7 +45,7 @@ class Readiness {
   void MarkReady();
   // `root`: the original error when this failure comes from another ("" when it is its own).
   void MarkFailed(std::string error, std::string root = "");
-  // Blocks until ready; throws ExecutionFailed if it failed.
+  // Blocks until ready; throws ExecutionFailed if it failed, or what the interrupt check throws.
   void Wait() const;
   bool IsReady() const;
   // Whether a thread is blocked in Wait now.

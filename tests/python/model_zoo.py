@@ -15,9 +15,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import torch_xla.core.xla_model as xm
-import torch_xla.debug.metrics as met
-
 
 @dataclasses.dataclass
 class ZooModel:
@@ -274,6 +271,7 @@ def _output_deviation(got, want):
 
 
 def _device_counters():
+    import torch_xla.debug.metrics as met
     return {name: met.counter_value(name) or 0 for name in met.counter_names()}
 
 
@@ -283,6 +281,7 @@ def train_three_ways(zoo, seed=0):
     its loss), and
     the device's new compilations and graph runs on the interpreter; the CPU fallbacks (aten ops) the
     device ran over all steps."""
+    import torch_xla.core.xla_model as xm
     torch.manual_seed(seed)
     base = zoo.build()
     batch = zoo.batch()

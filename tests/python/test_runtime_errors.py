@@ -136,3 +136,38 @@ def test_a_huge_view_is_no_allocation(dev):
     few of its elements."""
     view = torch.arange(3.0, device=dev).expand(*HUGE[:-1], 3)
     assert torch.equal(view[5, 6, 7, 8].cpu(), torch.arange(3.0))
+
+
+class _Interrupted(Exception):
+    pass
+
+
+def test_a_signal_interrupts_a_read_waiting_on_a_long_run_and_the_value_stays_readable(dev):
+    """Ctrl-C or a test runner's timeout (SIGALRM) reaches Python while the main thread waits for a
+    run: the read raises the handler's exception instead of waiting for the run, and the run goes
+    on, so the value can be read afterwards. (The run is ten float64 GEMMs of 2048x2048, seconds
+    of work; the alarm comes after 0.1 s.)"""
+    import signal
+    torch.manual_seed(0)
+    a = torch.randn(2048, 2048, dtype=torch.float64) / 2048 ** 0.5
+    w = a.to(dev)
+    x = w
+    for _ in range(10):
+        x = x @ w
+    torch_xla.sync()
+
+    def handler(signum, frame):
+        raise _Interrupted()
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)
+        with pytest.raises(_Interrupted):
+            x.cpu()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    want = a
+    for _ in range(10):
+        want = want @ a
+    torch.testing.assert_close(x.cpu(), want)
