@@ -35,6 +35,23 @@ CASES = [
     ('hardtanh_', lambda: (-0.3, 0.3), {}, F), ('leaky_relu_', lambda: (0.2,), {}, F),
     ('threshold_', lambda: (0.1, 9.0), {}, F),
     ('fill_', lambda: (2.5,), {}, F), ('fill_', lambda: (torch.tensor(-3.0),), {}, F),
+    ('hardswish_', lambda: (), {}, F), ('hardsigmoid_', lambda: (), {}, F), ('elu_', lambda: (), {}, F),
+    ('celu_', lambda: (0.7,), {}, F), ('selu_', lambda: (), {}, F), ('mish_', lambda: (), {}, F),
+    ('gelu_', lambda: (), {'approximate': 'tanh'}, F), ('sin_', lambda: (), {}, F), ('cos_', lambda: (), {}, F),
+    ('tan_', lambda: (), {}, F), ('atan_', lambda: (), {}, F), ('sinh_', lambda: (), {}, F),
+    ('cosh_', lambda: (), {}, F), ('erf_', lambda: (), {}, F), ('expm1_', lambda: (), {}, F),
+    ('exp2_', lambda: (), {}, F), ('trunc_', lambda: (), {}, F), ('ceil_', lambda: (), {}, F),
+    ('frac_', lambda: (), {}, F),
+    ('log1p_', lambda: (), {}, (torch.float64,)), ('log2_', lambda: (), {}, (torch.float64,)),
+    ('erfinv_', lambda: (), {}, (torch.float64,)), ('logit_', lambda: (), {}, (torch.float64,)),
+    ('digamma_', lambda: (), {}, (torch.float64,)), ('lgamma_', lambda: (), {}, (torch.float64,)),
+    ('remainder_', lambda: (1.5,), {}, F), ('remainder_', lambda: (torch.rand(4) + 0.5,), {}, F),
+    ('fmod_', lambda: (1.5,), {}, F), ('fmod_', lambda: (torch.rand(3, 4) + 0.5,), {}, F),
+    ('clamp_min_', lambda: (torch.zeros(4),), {}, F), ('clamp_max_', lambda: (torch.zeros(3, 1),), {}, F),
+    ('copysign_', lambda: (torch.randn(4),), {}, F), ('hypot_', lambda: (torch.randn(3, 4),), {}, F),
+    ('nan_to_num_', lambda: (), {'nan': 0.5}, F), ('xlogy_', lambda: (torch.rand(3, 4) + 0.1,), {}, F),
+    ('addmm_', lambda: (torch.randn(3, 5), torch.randn(5, 4)), {'beta': 0.5, 'alpha': 2}, F),
+    ('tril_', lambda: (1,), {}, F), ('triu_', lambda: (-1,), {}, F),
 ]
 
 
