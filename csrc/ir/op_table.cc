@@ -107,7 +107,9 @@ const OpDecl kOps[] = {
     {"aten::clamp.Tensor", nullptr, nullptr},
     {"aten::clamp_min", nullptr, nullptr},
     {"aten::clamp_max", nullptr, nullptr},
-    {"aten::pow.Tensor_Scalar", PowTensorScalar, nullptr},
+    // The exponent is part of the graph: ATen computes x**2, x**3, x**-2, x**0.5, x**-0.5 and
+    // x**-1 without pow, and so does the lowering (lower_ops.cc), which must know it.
+    {"aten::pow.Tensor_Scalar", PowTensorScalar, nullptr, nullptr, false, /*constant_scalars=*/true},
     {"aten::pow.Tensor_Tensor", nullptr, nullptr},
     {"aten::pow.Scalar", nullptr, nullptr},
     // Activations and their backwards.

@@ -97,9 +97,27 @@ Outs Where(LoweringContext& c, const ir::Node& n) {
                         OutType(n))};
 }
 
+// ATen's CPU kernel for floating point (PowKernel.cpp, and pow's 0 and 1 in its out= impl): the
+// exponents it computes without pow, computed the same way here, so results match eager's to the
+// bit and a square in a norm (T5's RMS norm, GPT-2's GELU cube) costs a multiply, not a powf.
 Outs PowTensorScalar(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
-  return {c.Elementwise(Opcode::kPower, {c.Operand(n, 0), c.ScalarArg(n, 1, t)}, t)};
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  const c10::IValue& exponent = c.ConstArg(n, 1);
+  if (hlo::IsFloating(t) && (exponent.isDouble() || exponent.isInt())) {
+    const double e = exponent.toScalar().toDouble();
+    auto mul = [&](Instruction* a, Instruction* b) { return c.Elementwise(Opcode::kMultiply, {a, b}, t); };
+    auto one_over = [&](Instruction* a) { return c.Elementwise(Opcode::kDivide, {c.Constant(1, t), a}, t); };
+    if (e == 0) return {c.BroadcastTo(c.Constant(1, t), n.shape().sizes)};
+    if (e == 1) return {x};
+    if (e == 0.5) return {c.Elementwise(Opcode::kSqrt, {x}, t)};
+    if (e == -0.5) return {c.Elementwise(Opcode::kRsqrt, {x}, t)};
+    if (e == -1) return {one_over(x)};
+    if (e == 2) return {mul(x, x)};
+    if (e == 3) return {mul(mul(x, x), x)};
+    if (e == -2) return {one_over(mul(x, x))};
+  }
+  return {c.Elementwise(Opcode::kPower, {x, c.ScalarArg(n, 1, t)}, t)};
 }
 
 template <Opcode kOp>

@@ -154,3 +154,19 @@ def test_integer_powers(dtype, dev):
 ])
 def test_ops_that_crashed_now_match_eager(fn, args, dev):
     _same(fn, *args, atol=1e-5, rtol=1e-5, dev=dev)
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_pow_by_the_exponents_aten_computes_without_pow_matches_eager_to_the_bit(dtype, dev):
+    """x**2, x**3, x**-2 and x**-1 are products and quotients in ATen's CPU kernel (x**0 is one,
+    x**1 a copy); the device computes them the same way, so they agree to the bit, NaN and
+    infinities included; each exponent is its own graph (the exponent is part of the graph)."""
+    torch.manual_seed(0)
+    x = torch.randn(257, dtype=dtype) * 4
+    x[:5] = torch.tensor([float('nan'), float('inf'), -float('inf'), 0.0, -0.0], dtype=dtype)
+    for e in (0, 1, 2, 3, -2, -1, 2.0, 3.0):
+        want = x ** e
+        got = (x.to(dev) ** e).cpu()
+        assert torch.equal(got.isnan(), want.isnan()), e
+        assert torch.equal(torch.nan_to_num(got), torch.nan_to_num(want)), e
+        assert torch.equal(torch.signbit(got), torch.signbit(want)), e
