@@ -36,6 +36,25 @@ void MoveOptionalTensorListsToCpu(const c10::FunctionSchema& schema, torch::jit:
   }
 }
 
+// A tensor the op writes must be on the device: an in-place op on a CPU tensor reaches the xla
+// kernels when another argument is an xla tensor (`cpu.index_copy_(0, xla_index, xla_values)`),
+// and the fallback could not copy its result back into a CPU tensor anyway. Eager raises this
+// for tensors on two devices.
+void CheckWrittenArgumentsOnTheDevice(const c10::FunctionSchema& schema, const torch::jit::Stack& stack) {
+  const size_t num_args = schema.arguments().size();
+  for (size_t i = 0; i < num_args; ++i) {
+    const c10::Argument& arg = schema.arguments()[i];
+    if (arg.alias_info() == nullptr || !arg.alias_info()->isWrite()) continue;
+    const c10::IValue& v = stack[stack.size() - num_args + i];
+    if (!v.isTensor() || !v.toTensor().defined()) continue;
+    const c10::Device device = v.toTensor().device();
+    TORCH_CHECK(device.type() == c10::DeviceType::XLA,
+                "Expected all tensors to be on the same device, but found at least two devices, xla and ",
+                device, "! (", schema.name(), " writes its argument '", arg.name(), "', a ", device,
+                " tensor, with xla operands: move it to the xla device first)");
+  }
+}
+
 }  // namespace
 
 void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -43,6 +62,7 @@ void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
               " reached the xla device on unwrapped tensors (from an ATen composite kernel "
               "running below functionalization); it cannot run through the CPU fallback without "
               "losing writes. Record the calling op whole: add it to csrc/ir/op_table.cc");
+  CheckWrittenArgumentsOnTheDevice(op.schema(), *stack);
   // PyTorch/XLA names these counters by op name without overload: aten::nonzero.
   metrics::GetCounter(op.schema().name())->Add(1);
   metrics::TraceSpan span("fallback", op.schema().name() + " (CPU fallback)");

@@ -171,3 +171,18 @@ def test_a_signal_interrupts_a_read_waiting_on_a_long_run_and_the_value_stays_re
     for _ in range(10):
         want = want @ a
     torch.testing.assert_close(x.cpu(), want)
+
+
+@pytest.mark.parametrize('write', [
+    lambda cpu, i, v: cpu.index_copy_(2, i, v),
+    lambda cpu, i, v: cpu.index_add_(2, i, v),
+], ids=['index_copy_', 'index_add_'])
+def test_a_cpu_tensor_written_with_xla_operands_raises_at_the_op(write, dev):
+    """Eager raises for tensors on two devices; an in-place op on a CPU tensor with xla operands
+    says so at the op (it used to fail inside the CPU fallback's copy back, naming neither), and
+    the CPU tensor is left as it was."""
+    cpu = torch.zeros(1, 4, 16, 8)
+    index, values = torch.tensor([3, 4], device=dev), torch.ones(1, 4, 2, 8, device=dev)
+    with pytest.raises(RuntimeError, match='Expected all tensors to be on the same device'):
+        write(cpu, index, values)
+    assert torch.equal(cpu, torch.zeros(1, 4, 16, 8))
