@@ -8,17 +8,6 @@ namespace txla::aten {
 
 namespace {
 
-// A view op returns an alias of its input; run on CPU it would return a copy, and a later write
-// through it would be lost. On the device views are functionalized before they reach a kernel, so
-// one arriving here comes from an ATen composite running below functionalization: the composite
-// has to be recorded whole (listed in the op table) instead.
-bool IsViewOp(const c10::FunctionSchema& schema) {
-  for (const c10::Argument& ret : schema.returns()) {
-    if (ret.alias_info() != nullptr && !ret.alias_info()->isWrite()) return true;
-  }
-  return false;
-}
-
 // PyTorch's cpu_fallback moves Tensor and Tensor[] arguments to the CPU, but not Tensor?[] (the
 // indices of index/index_put); those are moved here. They are inputs, never written.
 void MoveOptionalTensorListsToCpu(const c10::FunctionSchema& schema, torch::jit::Stack* stack) {
@@ -56,6 +45,17 @@ void CheckWrittenArgumentsOnTheDevice(const c10::FunctionSchema& schema, const t
 }
 
 }  // namespace
+
+// A view op returns an alias of its input; run on CPU it would return a copy, and a later write
+// through it would be lost. On the device views are functionalized before they reach a kernel, so
+// one arriving here comes from an ATen composite running below functionalization: the composite
+// has to be recorded whole (listed in the op table) instead.
+bool IsViewOp(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& ret : schema.returns()) {
+    if (ret.alias_info() != nullptr && !ret.alias_info()->isWrite()) return true;
+  }
+  return false;
+}
 
 void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   TORCH_CHECK(!IsViewOp(op.schema()), "the view op ", op.schema().name(),

@@ -9,4 +9,7 @@ namespace txla::aten {
 
 void CpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
+// Whether the op returns an alias of an input (a view), as its schema says.
+bool IsViewOp(const c10::FunctionSchema& schema);
+
 }  // namespace txla::aten

@@ -1,5 +1,7 @@
 #include "aten/memory_bound.h"
 
+#include "aten/cpu_fallback.h"
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/util/Exception.h>
 #include <sys/sysinfo.h>
@@ -26,9 +28,7 @@ bool IsViewCopy(const c10::FunctionSchema& schema) {
     return false;
   auto view = c10::Dispatcher::singleton().findSchema(
       {name.substr(0, name.size() - suffix.size()), schema.overload_name()});
-  if (!view) return false;
-  const auto& returns = view->schema().returns();
-  return !returns.empty() && returns[0].alias_info() != nullptr && !returns[0].alias_info()->isWrite();
+  return view && IsViewOp(view->schema());
 }
 
 }  // namespace

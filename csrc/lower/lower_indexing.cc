@@ -1,7 +1,8 @@
 // Lowering of indexing: index_select, embedding, gather, take, advanced indexing (any number of
 // integer index tensors, adjacent or not), and the scatters (scatter, scatter_add, index_add,
-// index_copy, index_fill, put, index_put, embedding backward). Indices come from data: the generated code clamps them into range (memory stays
-// safe), where eager raises for an out-of-range index.
+// index_copy, index_fill, put, index_put, embedding backward). Indices come from data: the
+// generated code clamps them into range (memory stays safe), where eager raises for an
+// out-of-range index.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -134,39 +135,35 @@ AdvancedIndex ReadAdvancedIndex(LoweringContext& c, const ir::Node& n, size_t ar
       if (std::find(positions.begin(), positions.end(), d) == positions.end()) r.perm.push_back(d);
   }
   for (int64_t d : r.perm) r.permuted.push_back(self_dims.at(d));
-  // numpy broadcasting of the index tensors.
-  for (Instruction* index : indices) {
-    const auto& d = index->shape().dims;
-    if (d.size() > r.broadcast.size()) r.broadcast.insert(r.broadcast.begin(), d.size() - r.broadcast.size(), 1);
-    for (size_t k = 0; k < d.size(); ++k) {
-      int64_t& out = r.broadcast[r.broadcast.size() - d.size() + k];
-      if (out == 1) out = d[k];
-      else if (d[k] != 1 && d[k] != out) throw std::invalid_argument("index tensors that do not broadcast");
-    }
-  }
-  // row = sum of each index (negatives from the end) times the merged dimension's stride for it;
-  // any index out of its own range makes the row -1, which the gather or scatter reports as eager
-  // does (a merged row could otherwise land inside the tensor).
+  for (Instruction* index : indices) r.broadcast = at::infer_size(r.broadcast, index->shape().dims);
+  // row = sum of each index (negatives from the end) times the merged dimension's stride for it.
+  // With several indices, one out of its own range makes the row -1, which the gather or scatter
+  // reports as eager does (the merged row could otherwise land inside the tensor); a single one
+  // is checked there as it is.
+  const bool several = indices.size() > 1;
   Instruction* row = nullptr;
   Instruction* in_range = nullptr;
   int64_t stride = 1;
   for (size_t j = indices.size(); j-- > 0;) {
     const int64_t size = self_dims.at(positions[j]);
     Instruction* index = WrapNegative(c, Flat(c, c.BroadcastTo(indices[j], r.broadcast)), size);
-    Instruction* ok = c.Elementwise(
-        Opcode::kAnd,
-        {c.Elementwise(Opcode::kCompare, {index, c.Constant(0, ElementType::kS64)}, ElementType::kS64, Comparison::kGe),
-         c.Elementwise(Opcode::kCompare, {index, c.Constant(static_cast<double>(size), ElementType::kS64)},
-                       ElementType::kS64, Comparison::kLt)},
-        ElementType::kPred);
-    in_range = in_range ? c.Elementwise(Opcode::kAnd, {in_range, ok}, ElementType::kPred) : ok;
+    if (several) {
+      auto compare = [&](Comparison how, double bound) {
+        return c.Elementwise(Opcode::kCompare, {index, c.Constant(bound, ElementType::kS64)}, ElementType::kS64, how);
+      };
+      Instruction* ok = c.Elementwise(Opcode::kAnd, {compare(Comparison::kGe, 0), compare(Comparison::kLt, size)},
+                                      ElementType::kPred);
+      in_range = in_range ? c.Elementwise(Opcode::kAnd, {in_range, ok}, ElementType::kPred) : ok;
+    }
     Instruction* term = stride == 1 ? index
-                                    : c.Elementwise(Opcode::kMultiply, {index, c.Constant(static_cast<double>(stride), ElementType::kS64)},
+                                    : c.Elementwise(Opcode::kMultiply,
+                                                    {index, c.Constant(static_cast<double>(stride), ElementType::kS64)},
                                                     ElementType::kS64);
     row = row ? c.Elementwise(Opcode::kAdd, {row, term}, ElementType::kS64) : term;
     stride *= size;
   }
-  r.rows = indices.size() == 1 ? row : c.Elementwise(Opcode::kSelect, {in_range, row, c.Constant(-1, ElementType::kS64)}, ElementType::kS64);
+  r.rows = several ? c.Elementwise(Opcode::kSelect, {in_range, row, c.Constant(-1, ElementType::kS64)}, ElementType::kS64)
+                   : row;
   return r;
 }
 

@@ -230,22 +230,22 @@ def _to(batch, device=None, dtype=None):
     return out
 
 
+def _relative_deviation(got, want):
+    """The largest difference of `got` from `want`, relative to `want`'s largest magnitude, or to
+    1e-3 where that is smaller: a tensor whose exact gradient is zero (attention's key bias, under
+    softmax's shift invariance) stays at 1e-18 in float64 and gathers 1e-9 of rounding noise in
+    float32, which relative to its own size would read as a deviation of 1e9."""
+    want = want.detach().double()
+    return ((got.detach().cpu().double() - want).abs().max() / want.abs().max().clamp_min(1e-3)).item()
+
+
 def _deviation(model, reference):
-    """Largest deviation of any parameter or floating buffer from the reference's, relative to the
-    reference tensor's largest magnitude, or to 1e-3 where that is smaller: a tensor whose exact
-    gradient is zero (attention's key bias, under softmax's shift invariance) stays at 1e-18 in
-    float64 and gathers 1e-9 of rounding noise in float32, which relative to its own size would
-    read as a deviation of 1e9."""
+    """The largest relative deviation of any parameter or floating buffer from the reference's."""
     ref = dict(reference.named_parameters())
     ref.update(reference.named_buffers())
-    worst = 0.0
-    for name, p in list(model.named_parameters()) + list(model.named_buffers()):
-        if not p.is_floating_point():
-            continue
-        want = ref[name].detach().double()
-        got = p.detach().cpu().double()
-        worst = max(worst, ((got - want).abs().max() / want.abs().max().clamp_min(1e-3)).item())
-    return worst
+    return max((_relative_deviation(p, ref[name])
+                for name, p in list(model.named_parameters()) + list(model.named_buffers())
+                if p.is_floating_point()), default=0.0)
 
 
 def _step(zoo, model, optimizer, scheduler, batch):
@@ -265,11 +265,6 @@ def _step(zoo, model, optimizer, scheduler, batch):
     return loss, None
 
 
-def _output_deviation(got, want):
-    want = want.detach().double()
-    return ((got.detach().cpu().double() - want).abs().max() / want.abs().max().clamp_min(1e-3)).item()
-
-
 def _device_counters():
     import torch_xla.debug.metrics as met
     return {name: met.counter_value(name) or 0 for name in met.counter_names()}
@@ -278,9 +273,8 @@ def _device_counters():
 def train_three_ways(zoo, seed=0):
     """Per step: losses, eager float32's and the device's parameter deviation from float64 (output
     deviation, for an evaluated model; a trained one ends with an evaluation whose entry compares
-    its loss), and
-    the device's new compilations and graph runs on the interpreter; the CPU fallbacks (aten ops) the
-    device ran over all steps."""
+    its loss), and the device's new compilations and graph runs on the interpreter. Also the CPU
+    fallbacks (aten ops) and the ops without a lowering the device met over all steps."""
     import torch_xla.core.xla_model as xm
     torch.manual_seed(seed)
     base = zoo.build()
@@ -307,7 +301,7 @@ def train_three_ways(zoo, seed=0):
         if zoo.train:
             deviation = {k: _deviation(models[k], models['f64']) for k in ('f32', 'xla')}
         else:
-            deviation = {k: _output_deviation(outputs[k], outputs['f64']) for k in ('f32', 'xla')}
+            deviation = {k: _relative_deviation(outputs[k], outputs['f64']) for k in ('f32', 'xla')}
         history.append({
             'losses': losses,
             **deviation,

@@ -24,24 +24,25 @@ _state = threading.local()
 
 
 def _shared_parameter_slots(module):
-    """[(module, name), ...] per parameter object that more than one slot holds."""
+    """(parameter, [(module, name), ...]) per parameter object that more than one slot holds."""
     slots = {}
     for m in module.modules():  # a submodule held twice is listed once
         for name, param in m._parameters.items():
             if param is not None:
-                slots.setdefault(id(param), []).append((m, name))
-    return [group for group in slots.values() if len(group) > 1]
+                slots.setdefault(id(param), (param, []))[1].append((m, name))
+    return [(param, group) for param, group in slots.values() if len(group) > 1]
 
 
-def _retie(groups, was_on_xla):
-    for group, before in zip(groups, was_on_xla):
+def _retie(groups):
+    """`groups` as they were before the conversion: slots of one parameter that a move onto or
+    off xla left holding different ones get the first slot's."""
+    for before, group in groups:
         first_module, first_name = group[0]
         kept = first_module._parameters[first_name]
-        if kept is None or not (before or kept.device.type == 'xla'):
+        if kept is None or 'xla' not in (before.device.type, kept.device.type):
             continue
         for module, name in group[1:]:
-            if module._parameters[name] is not kept:
-                module._parameters[name] = kept
+            module._parameters[name] = kept
 
 
 def install():
@@ -55,13 +56,12 @@ def install():
         groups = _shared_parameter_slots(self)
         if not groups:
             return original(self, fn, recurse)
-        was_on_xla = [m._parameters[name].device.type == 'xla' for (m, name), *_ in groups]
         _state.inside = True
         try:
             result = original(self, fn, recurse)
         finally:
             _state.inside = False
-        _retie(groups, was_on_xla)
+        _retie(groups)
         return result
 
     _apply._txla_keeps_shared_parameters = True

@@ -101,8 +101,9 @@ tag ActivationsTag(Pass pass, const Part& part) {
 // up only. Its results differ from the exact ones by ~2e-6 of their largest value (direct: ~3e-7).
 bool UseWinograd(const Conv2dGeometry& g) {
   const int64_t min = debug::GetConfig().conv_winograd_min;
-  return g.fast_algorithms != 0 && min > 0 && g.groups == 1 && g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 && g.stride_w == 1 &&
-         g.dilation_h == 1 && g.dilation_w == 1 && g.out_h >= min && g.out_w >= min;
+  return g.fast_algorithms != 0 && min > 0 && g.groups == 1 && g.kernel_h == 3 && g.kernel_w == 3 &&
+         g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.out_h >= min &&
+         g.out_w >= min;
 }
 
 bool MakeDescs(Pass pass, const Conv2dGeometry& g, const Part& part, bool winograd, Descs* d) {
