@@ -1,7 +1,7 @@
 // The schemas of our own operators (namespace txla), declared once for every file that
-// implements them: collectives (collective_ops.cc) and the max-pooling gradient read from the
-// input (max_pool_autograd.cc). On xla tensors each is recorded through the op table like an
-// aten op (ir/op_table.cc) and lowered in lower/.
+// implements them: collectives (collective_ops.cc), the max-pooling gradient read from the input
+// (max_pool_autograd.cc) and recurrent layers (recurrent_layers.cc). On xla tensors each is
+// recorded through the op table like an aten op (ir/op_table.cc) and lowered in lower/.
 #include <torch/library.h>
 
 TORCH_LIBRARY(txla, m) {
@@ -12,6 +12,13 @@ TORCH_LIBRARY(txla, m) {
         "Tensor? token=None) -> Tensor");
   // max_pool2d's gradient with each window's maximum found in `self` again, as
   // max_pool2d_with_indices_backward with the indices max_pool2d_with_indices(self, ...) gives.
+  // One LSTM (cell 0) or GRU (cell 1) layer's recurrence in one direction over a sequence, and
+  // its gradient: the layouts of compiler/library/recurrent.h. What nn.LSTM and nn.GRU record on
+  // xla tensors (recurrent_layers.cc).
+  m.def("rnn_layer(Tensor input_gates, Tensor w_hh, Tensor b_hh, Tensor h0, Tensor c0, int cell, "
+        "bool reverse) -> Tensor");
+  m.def("rnn_layer_backward(Tensor grad_h, Tensor grad_hn, Tensor grad_cn, Tensor w_hh, Tensor h0, "
+        "Tensor c0, Tensor forward, int cell, bool reverse) -> Tensor");
   m.def("max_pool2d_backward_from_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
         "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor");
 }

@@ -9,6 +9,7 @@
 #include "compiler/library/gemm_bf16.h"
 #include "compiler/library/parallel.h"
 #include "compiler/library/pool2d.h"
+#include "compiler/library/recurrent.h"
 #include "compiler/library/sort.h"
 #include "metrics/metrics.h"
 #include "metrics/trace.h"
@@ -128,6 +129,10 @@ const TxlaSupport* GetSupportTable() {
                                  &SortIndices<double>,
                                  &SortIndices<int32_t>,
                                  &SortIndices<int64_t>,
+                                 &RnnLayer<float>,
+                                 &RnnLayer<double>,
+                                 &RnnLayerBackward<float>,
+                                 &RnnLayerBackward<double>,
                                  &ParallelFor,
                                  &KernelBegin,
                                  &KernelEnd,

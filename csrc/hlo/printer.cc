@@ -149,6 +149,7 @@ std::string AttributesToText(const Instruction& i) {
       break;
     case Opcode::kCustomCall:
       parts.push_back("custom_call_target=\"" + a.custom_call_target + "\"");
+      if (!a.dimensions.empty()) parts.push_back("dimensions=" + IntList(a.dimensions));
       // Library calls with a window (pooling, convolution gradients) carry it as XLA's do.
       if (!a.window.empty()) parts.push_back("window=" + WindowToText(a.window));
       if (!a.conv.input_spatial.empty()) parts.push_back("dim_labels=" + DimLabels(a.conv, i.shape().rank()));

@@ -264,6 +264,8 @@ const OpDecl kOps[] = {
     {"aten::max_pool2d_with_indices", nullptr, nullptr},
     {"aten::max_pool2d_with_indices_backward", nullptr, nullptr},
     {"txla::max_pool2d_backward_from_input", LikeSelfOfBackward},  // recorded by max_pool2d's autograd
+    {"txla::rnn_layer", RnnLayer},  // recorded by LSTM's and GRU's autograd (aten/recurrent_layers.cc)
+    {"txla::rnn_layer_backward", RnnLayerBackward},
     {"aten::avg_pool2d", nullptr, nullptr},
     {"aten::avg_pool2d_backward", nullptr, nullptr},
     {"aten::_adaptive_avg_pool2d", nullptr, nullptr},

@@ -54,6 +54,12 @@ std::optional<std::vector<Shape>> BucketizeScalar(c10::ArrayRef<c10::IValue> arg
 std::optional<std::vector<Shape>> Arange(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> Eye(c10::ArrayRef<c10::IValue> args);
 
+// txla::rnn_layer(input_gates, w_hh, b_hh, h0, c0, cell, reverse) and
+// txla::rnn_layer_backward(grad_h, grad_hn, grad_cn, w_hh, h0, c0, forward, cell, reverse): the
+// layouts of compiler/library/recurrent.h, with the arguments checked against each other.
+std::optional<std::vector<Shape>> RnnLayer(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> RnnLayerBackward(c10::ArrayRef<c10::IValue> args);
+
 // txla::all_gather(self, dim, groups, group_size) / txla::reduce_scatter(self, reduce_type, dim,
 // groups, group_size): `dim` grows / shrinks by the group size.
 std::optional<std::vector<Shape>> AllGather(c10::ArrayRef<c10::IValue> args);

@@ -444,7 +444,7 @@ const std::unordered_map<std::string, LowerFn>& Table() {
   static const bool merged = [] {
     for (auto list : {ConvLowerings(), NnLowerings(), NormLowerings(), ElementwiseLowerings(), ReductionLowerings(), ShapeLowerings(),
                       LossLowerings(), RandomLowerings(), IndexingLowerings(),
-                      ResampleLowerings(), SpecialLowerings(), CollectiveLowerings(), SortedLowerings(), PatchLowerings(), AdaptiveMaxLowerings(), GridSampleLowerings(), BesselLowerings()})
+                      ResampleLowerings(), SpecialLowerings(), CollectiveLowerings(), SortedLowerings(), PatchLowerings(), RecurrentLowerings(), AdaptiveMaxLowerings(), GridSampleLowerings(), BesselLowerings()})
       for (const auto& [name, fn] : list) table->emplace(name, fn);
     return true;
   }();

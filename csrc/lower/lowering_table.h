@@ -35,6 +35,7 @@ std::vector<LoweringEntry> AdaptiveMaxLowerings();  // lower_adaptive_max.cc: ad
 std::vector<LoweringEntry> BesselLowerings();       // lower_bessel.cc: i0, i0e, i1, i1e
 std::vector<LoweringEntry> GridSampleLowerings();   // lower_grid_sample.cc: grid_sampler_2d
 std::vector<LoweringEntry> PatchLowerings();        // lower_patches.cc: im2col / col2im (F.unfold, F.fold)
+std::vector<LoweringEntry> RecurrentLowerings();    // lower_recurrent.cc: LSTM and GRU layers
 
 // Adaptive average pooling of the last `spatial` dimensions to `out_dims` (any sizes), and its
 // adjoint back to `in_dims` (lower_resample.cc).

@@ -76,6 +76,18 @@ def unary(name, fn, op, cases=UNARY, grad_ops=(), dtypes=FLOAT, grad=True, **kw)
     return Spec(name, fn, cases, ops=(op,), grad_ops=grad_ops, dtypes=dtypes, grad=grad, **kw)
 
 
+def _lstm_outputs(x, h, c, params):
+    """One LSTM layer with biases: its output and final states, summed into one tensor."""
+    out, h_n, c_n = torch.lstm(x, (h, c), params, True, 1, 0.0, False, False, False)
+    return out + h_n[0] + 2 * c_n[0]
+
+
+def _gru_outputs(x, h, params):
+    """One bidirectional GRU layer without biases: its output and final states."""
+    out, h_n = torch.gru(x, h, params, False, 1, 0.0, False, True, False)
+    return out + torch.cat([h_n[0], 2 * h_n[1]], -1)
+
+
 SPECS = [
     # Elementwise, unary.
     unary('abs', torch.abs, 'aten::abs', dtypes=FLOAT + INTS),
@@ -439,6 +451,14 @@ SPECS += [
     Spec('max_pool2d', lambda x: F.max_pool2d(x, 2), [[rnd(2, 3, 8, 8)], [rnd(3, 6, 4)]],
          ops=('aten::max_pool2d_with_indices',),
          grad_ops=('txla::max_pool2d_backward_from_input',)),
+    # nn.LSTM / nn.GRU (aten/recurrent_layers.cc): each layer and direction one fused recurrence;
+    # the output and the final states, with gradients for the input, states and weights.
+    Spec('lstm', lambda x, h, c, wi, wh, bi, bh: _lstm_outputs(x, h, c, (wi, wh, bi, bh)),
+         [[rnd(4, 3, 5), rnd(1, 3, 6), rnd(1, 3, 6), rnd(24, 5), rnd(24, 6), rnd(24), rnd(24)]],
+         ops=('txla::rnn_layer',), grad_ops=('txla::rnn_layer_backward',), atol=1e-4),
+    Spec('gru_bidirectional', lambda x, h, wi, wh, wi_r, wh_r: _gru_outputs(x, h, (wi, wh, wi_r, wh_r)),
+         [[rnd(4, 3, 5), rnd(2, 3, 6), rnd(18, 5), rnd(18, 6), rnd(18, 5), rnd(18, 6)]],
+         ops=('txla::rnn_layer',), grad_ops=('txla::rnn_layer_backward',), atol=1e-4),
     Spec('max_pool2d_margin', lambda x: F.max_pool2d(x, 2), [[rnd(1, 2, 7, 9)]],
          ops=('aten::max_pool2d_with_indices',),
          grad_ops=('aten::max_pool2d_with_indices_backward',)),

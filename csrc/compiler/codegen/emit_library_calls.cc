@@ -1,8 +1,10 @@
 // Calls into the support table: GEMM, convolution, pooling and collectives, with their geometry.
 #include "compiler/codegen/emitter.h"
 
+#include <optional>
 #include <stdexcept>
 
+#include "compiler/library/recurrent.h"
 #include "hlo/shape_inference.h"
 #include "runtime/collectives.h"
 #include "runtime/element_type.h"
@@ -121,6 +123,17 @@ bool Emitter::EmitPoolBackwardFromInput(const Instruction& i) {
   return true;
 }
 
+namespace {
+
+// The cell of a recurrent layer's call (txla.lstm_layer, txla.gru_layer and their _backward).
+std::optional<library::RnnCell> RecurrentCell(const std::string& target) {
+  if (target.rfind("txla.lstm_layer", 0) == 0) return library::RnnCell::kLstm;
+  if (target.rfind("txla.gru_layer", 0) == 0) return library::RnnCell::kGru;
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Emitter::EmitLibraryCall(const Instruction& i) {
   if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
   if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target == "txla.max_pool2d_indices" &&
@@ -186,6 +199,16 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
     geometry = {planes, x.dims[r - 2], x.dims[r - 1], y.dims[r - 2], y.dims[r - 1], h.size, w.size,
                 h.stride, w.stride, h.pad_lo, w.pad_lo, h.rhs_dilation, w.rhs_dilation};
     routine = target.substr(5);
+  } else if (auto cell = RecurrentCell(target)) {
+    // txla.{lstm,gru}_layer(input_gates, w_hh, b_hh, h0, c0) and their _backward(grad_h,
+    // grad_hn, grad_cn, w_hh, h0, c0, forward); dimensions={0}: the layer runs from the last step.
+    const bool backward = target.size() > 9 && target.compare(target.size() - 9, 9, "_backward") == 0;
+    const hlo::Shape& w_hh = i.operand(backward ? 3 : 1)->shape();
+    const hlo::Shape& h0 = i.operand(backward ? 4 : 3)->shape();
+    const int64_t steps = backward ? i.operand(0)->shape().dims.at(0) : i.shape().dims.at(0);
+    geometry = {steps, h0.dims.at(0), w_hh.dims.at(1), static_cast<int64_t>(*cell),
+                a.dimensions == std::vector<int64_t>{0} ? 1 : 0};
+    routine = backward ? "rnn_layer_backward" : "rnn_layer";
   } else if (target == "txla.sort_indices") {
     // dimensions={d}; index=1 for descending
     const hlo::Shape& x = i.operand(0)->shape();

@@ -34,6 +34,17 @@
   V(void, sort_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry))                    \
   V(void, sort_indices_s32, (const int32_t* x, int64_t* indices, const int64_t* geometry))                   \
   V(void, sort_indices_s64, (const int64_t* x, int64_t* indices, const int64_t* geometry))                   \
+  /* one LSTM or GRU layer's recurrence over its sequence, and its gradient (library/recurrent.h) */         \
+  V(void, rnn_layer_f32, (const float* input_gates, const float* w_hh, const float* b_hh, const float* h0,   \
+                          const float* c0, float* forward, const int64_t* geometry))                         \
+  V(void, rnn_layer_f64, (const double* input_gates, const double* w_hh, const double* b_hh, const double* h0, \
+                          const double* c0, double* forward, const int64_t* geometry))                       \
+  V(void, rnn_layer_backward_f32, (const float* grad_h, const float* grad_hn, const float* grad_cn,          \
+                                   const float* w_hh, const float* h0, const float* c0, const float* forward, \
+                                   float* backward, const int64_t* geometry))                                \
+  V(void, rnn_layer_backward_f64, (const double* grad_h, const double* grad_hn, const double* grad_cn,       \
+                                   const double* w_hh, const double* h0, const double* c0,                   \
+                                   const double* forward, double* backward, const int64_t* geometry))       \
   /* Runs fn(ctx, lo, hi) over [0, count) split across the runtime's threads. */                             \
   V(void, parallel_for, (void (*fn)(void* ctx, int64_t lo, int64_t hi), void* ctx, int64_t count))           \
   /* Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end. */                 \
