@@ -227,6 +227,36 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   std::vector<runtime::BufferPtr> results;
   AdvanceExecutionEpoch();
   const bool checked = CheckedExecutionEnabled() && executable->kind() == "native";
+  // A value read whose inputs are all written already (a model's Python code reading its batch's
+  // attention mask mid-step, as transformers' `padding_mask.all()`) runs now, on this thread,
+  // beside the queued steps. Behind them, the host would wait for the previous step to end
+  // before tracing the rest of this one, and host and device would take turns instead of
+  // overlapping. Queued runs donate no buffer a tensor still holds, so its inputs stay intact.
+  const bool inputs_written = std::all_of(cut.parameters.begin(), cut.parameters.end(),
+                                          [](const runtime::BufferPtr& p) { return p->IsReady(); });
+  if (for_read && !ends_step && !checked && runtime::AsyncExecution() && inputs_written) {
+    TXLA_COUNTER("ReadRanBesideQueuedSteps", 1);
+    try {
+      TXLA_TIMED("ExecuteTime");
+      results = executable->Execute(cut.parameters, device);
+    } catch (const std::exception& e) {
+      // As a queued run's failure: the tensors hold buffers that raise it when read, and this
+      // read raises it now (so no barrier does again).
+      auto failed = std::make_shared<runtime::Readiness>();
+      failed->MarkFailed(e.what());
+      for (const LazyTensorPtr& t : pending) {
+        auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(t->shape().dtype), t->shape().sizes,
+                                                        device, runtime::Buffer::Deferred{});
+        buffer->set_readiness(failed);
+        t->SetData(buffer);
+      }
+      RebaseDeferredViews(deferred);
+      return;
+    }
+    for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+    RebaseDeferredViews(deferred);
+    return;
+  }
   if (runtime::AsyncExecution() && !checked) {
     // The run starts once this sync has dropped the graph (and the tensors their old values), so
     // a parameter only the run still holds can be donated to an output.

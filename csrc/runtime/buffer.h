@@ -56,6 +56,8 @@ class Buffer {
   void WaitReady() const {
     if (readiness_) readiness_->Wait();
   }
+  // Written (or failed) already: reading it waits for nothing.
+  bool IsReady() const { return !readiness_ || readiness_->IsReady(); }
 
  private:
   ElementType type_;
