@@ -7,6 +7,7 @@
 #include <memory>
 #include <future>
 #include <mutex>
+#include <unordered_set>
 
 #include "compiler/compile.h"
 #include "compiler/content_hash.h"
@@ -183,6 +184,35 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
   return executable;
 }
 
+namespace {
+
+// A value read computes what it needs; the live tensors among those intermediates are outputs
+// of its graph too (their values are computed anyway), so they stop being pending. Otherwise a
+// loop that reads a value every iteration without a barrier (transformers' generate checks
+// for finished sequences every token) traces each iteration on top of the last: the KV cache,
+// the tokens so far, stay pending, and every read's graph recomputes them all, larger each time
+// (a compile per token, work growing with the square of the length). Adds them to `pending` and
+// `values`; true if it added any.
+bool AddLiveIntermediates(const GraphCut& cut, int device, std::vector<LazyTensorPtr>* pending,
+                          std::vector<ir::Value>* values) {
+  std::unordered_set<const ir::Node*> nodes(cut.nodes.begin(), cut.nodes.end());
+  std::unordered_set<const LazyTensor*> read(pending->size());
+  for (const LazyTensorPtr& t : *pending) read.insert(t.get());
+  bool added = false;
+  for (const LazyTensorPtr& t : registry::PendingTensors(device)) {
+    if (read.count(t.get())) continue;
+    const ir::Value value = t->pending();
+    if (!value.node || !nodes.count(value.node.get())) continue;
+    pending->push_back(t);
+    values->push_back(value);
+    added = true;
+  }
+  if (added) TXLA_COUNTER("ReadMaterializedLiveIntermediates", 1);
+  return added;
+}
+
+}  // namespace
+
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step) {
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
@@ -212,6 +242,8 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     metrics::TraceSpan cut_span("host", "CutGraph");
     std::lock_guard<std::mutex> lock(GraphWalkMutex());
     cut = CutGraph(values, &root_index);
+    if (for_read && !ends_step && AddLiveIntermediates(cut, device, &pending, &values))
+      cut = CutGraph(values, &root_index);
     DumpGraphIfRequested(cut, frames);
   }
   // The seeds' debugging modes: run every node on its own (the interpreter) when values are

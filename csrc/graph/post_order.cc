@@ -11,6 +11,7 @@ std::atomic<uint64_t> walk_epoch{1};
 
 GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* root_index,
                   hlo::Precision precision) {
+  if (root_index) root_index->clear();
   GraphCut cut;
   cut.convolution_precision = precision;
   uint64_t epoch = walk_epoch.fetch_add(1);

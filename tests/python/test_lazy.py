@@ -406,6 +406,24 @@ def test_a_read_of_written_inputs_does_not_wait_for_queued_steps(dev):
     torch.testing.assert_close(y.cpu(), _reference_chain(x.cpu()), rtol=1e-3, atol=1e-3)
 
 
+def test_a_loop_reading_a_value_every_iteration_does_not_retrace_its_history(dev):
+    # No barrier, a read every iteration (as generate checks for finished sequences): the read
+    # materializes the live state it computes on the way, so the next read's graph starts from
+    # it. Otherwise each graph would hold every iteration so far: a compile each, growing.
+    x = torch.ones(4, device=dev)
+    state = torch.zeros(4, device=dev)
+    with CounterDelta('UncachedCompile', 'ReadMaterializedLiveIntermediates') as d:
+        for i in range(8):
+            state = state * 0.5 + x
+            assert not bool((state > 100).any())
+            assert not pending(state)
+            if i == 2:
+                warm = counter('UncachedCompile')
+    assert counter('UncachedCompile') == warm  # iterations 4-8 reuse iteration 3's graph
+    assert d['ReadMaterializedLiveIntermediates'] == 8
+    torch.testing.assert_close(state.cpu(), torch.full((4,), 2 - 0.5 ** 7))
+
+
 def _reference_chain(x):
     y = x
     for _ in range(4):
