@@ -1,5 +1,7 @@
 #include "graph/graph_executor.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -268,6 +270,14 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
                                           [](const runtime::BufferPtr& p) { return p->IsReady(); });
   if (for_read && !ends_step && !checked && runtime::AsyncExecution() && inputs_written) {
     TXLA_COUNTER("ReadRanBesideQueuedSteps", 1);
+    // Library calls set their thread's OpenMP team (oneDNN's, to one thread): on the user's
+    // thread that would change torch.get_num_threads() for eager ops (and dynamo's guards).
+    struct KeepThreadCount {
+      int threads = at::get_num_threads();
+      ~KeepThreadCount() {
+        if (at::get_num_threads() != threads) at::set_num_threads(threads);
+      }
+    } keep_thread_count;
     try {
       TXLA_TIMED("ExecuteTime");
       results = executable->Execute(cut.parameters, device);

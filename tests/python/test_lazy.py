@@ -403,6 +403,14 @@ def test_a_read_of_written_inputs_does_not_wait_for_queued_steps(dev):
         assert not bool(mask.all())
         assert bool(mask[1].all())
     assert d['ReadRanBesideQueuedSteps'] == 2
+    # Run on the reading thread, a convolution's library call leaves the thread's torch thread
+    # count as it was (oneDNN sets its OpenMP team to one thread where it runs).
+    threads = torch.get_num_threads()
+    image, weight = torch.randn(2, 3, 16, 16).to(dev), torch.randn(8, 3, 3, 3).to(dev)
+    xm.wait_device_ops()
+    want = torch.nn.functional.conv2d(image.cpu(), weight.cpu()).sum()
+    torch.testing.assert_close(torch.nn.functional.conv2d(image, weight).sum().cpu(), want, rtol=1e-4, atol=1e-3)
+    assert torch.get_num_threads() == threads
     torch.testing.assert_close(y.cpu(), _reference_chain(x.cpu()), rtol=1e-3, atol=1e-3)
 
 
