@@ -27,6 +27,7 @@
 #include "hlo/instruction.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
+#include "runtime/collectives.h"
 #include "runtime/execution_queue.h"
 #include "runtime/host_activity.h"
 #include "tensor/bridge.h"
@@ -268,7 +269,10 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   // overlapping. Queued runs donate no buffer a tensor still holds, so its inputs stay intact.
   const bool inputs_written = std::all_of(cut.parameters.begin(), cut.parameters.end(),
                                           [](const runtime::BufferPtr& p) { return p->IsReady(); });
-  if (for_read && !ends_step && !checked && runtime::AsyncExecution() && inputs_written) {
+  // Not once collectives are set up: a queued run's collectives and the host's own (a process
+  // group's, in program order) would then interleave differently on each replica.
+  if (for_read && !ends_step && !checked && runtime::AsyncExecution() && inputs_written &&
+      runtime::SingleReplicaCollectives()) {
     TXLA_COUNTER("ReadRanBesideQueuedSteps", 1);
     // Library calls set their thread's OpenMP team (oneDNN's, to one thread): on the user's
     // thread that would change torch.get_num_threads() for eager ops (and dynamo's guards).

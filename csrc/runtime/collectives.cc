@@ -236,6 +236,11 @@ std::shared_ptr<CollectiveBackend> GetCollectiveBackend() {
   return Backend();
 }
 
+bool SingleReplicaCollectives() {
+  std::lock_guard<std::mutex> lock(backend_mu);
+  return dynamic_cast<const SingleReplicaBackend*>(Backend().get()) != nullptr;
+}
+
 std::shared_ptr<CollectiveBackend> MakeInProcessBackend(std::vector<int> devices) {
   if (devices.empty()) throw std::invalid_argument("an in-process collective needs at least one device");
   return std::make_shared<InProcessBackend>(std::move(devices));

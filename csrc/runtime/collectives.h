@@ -50,6 +50,8 @@ int64_t PositionIn(const std::vector<int64_t>& group, int64_t replica);
 // The transport graphs use from now on (nullptr restores the single-replica default).
 void SetCollectiveBackend(std::shared_ptr<CollectiveBackend> backend);
 std::shared_ptr<CollectiveBackend> GetCollectiveBackend();
+// Whether the transport is the single-replica default (no other replica to stay in step with).
+bool SingleReplicaCollectives();
 // These devices of this process as the replicas (replica k runs on devices[k]), meeting in memory.
 std::shared_ptr<CollectiveBackend> MakeInProcessBackend(std::vector<int> devices);
 
