@@ -17,6 +17,8 @@
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
+#include "compiler/library/recurrent.h"
+
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -27,8 +29,10 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// The cells, as txla::rnn_layer's `cell` argument numbers them (library::RnnCell).
-enum Cell : int64_t { kLstm = 0, kGru = 1 };
+using compiler::library::RnnCell;
+
+// The cells, as txla::rnn_layer's `cell` argument numbers them.
+constexpr int64_t kLstm = static_cast<int64_t>(RnnCell::kLstm), kGru = static_cast<int64_t>(RnnCell::kGru);
 
 
 // The forward layout's state columns: h at [0, H), LSTM's c at [H, 2H).
@@ -42,7 +46,7 @@ at::Tensor StateColumns(const at::Tensor& forward, int64_t which, int64_t hidden
 at::Tensor RnnLayerReference(const at::Tensor& input_gates, const at::Tensor& w_hh, const at::Tensor& b_hh,
                              const at::Tensor& h0, const at::Tensor& c0, int64_t cell, bool reverse) {
   const int64_t steps = input_gates.size(0), hidden = w_hh.size(1);
-  const int64_t width = (cell == kLstm ? 6 : 5) * hidden;
+  const int64_t width = compiler::library::RnnForwardWidth(static_cast<RnnCell>(cell), hidden);
   if (steps == 0) return at::empty({0, h0.size(0), width}, input_gates.options());
   std::vector<at::Tensor> rows(steps);
   at::Tensor h = h0, c = c0;
@@ -69,8 +73,8 @@ at::Tensor RnnLayerReference(const at::Tensor& input_gates, const at::Tensor& w_
 at::Tensor RnnLayerBackwardReference(const at::Tensor& grad_h, const at::Tensor& grad_hn, const at::Tensor& grad_cn,
                                      const at::Tensor& w_hh, const at::Tensor& h0, const at::Tensor& c0,
                                      const at::Tensor& forward, int64_t cell, bool reverse) {
-  const int64_t steps = grad_h.size(0), hidden = w_hh.size(1), gates = w_hh.size(0);
-  const int64_t width = cell == kLstm ? gates : 2 * gates;
+  const int64_t steps = grad_h.size(0), hidden = w_hh.size(1);
+  const int64_t width = compiler::library::RnnBackwardWidth(static_cast<RnnCell>(cell), hidden);
   std::vector<at::Tensor> rows(steps + 1);
   at::Tensor dh = grad_hn, dc = grad_cn;
   for (int64_t t = steps - 1; t >= 0; --t) {
@@ -198,7 +202,7 @@ bool Fusable(const at::Tensor& input, at::TensorList states, at::TensorList para
 
 // ATen's layer stack (RNN.cpp's apply_layer_stack): each layer's directions side by side, dropout
 // between layers while training. Returns the last layer's output and every final state.
-std::tuple<at::Tensor, at::Tensor, at::Tensor> RunStack(Cell cell, const at::Tensor& input, const at::Tensor& h0,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> RunStack(int64_t cell, const at::Tensor& input, const at::Tensor& h0,
                                                         const at::Tensor& c0, at::TensorList params, bool has_biases,
                                                         int64_t layers, double dropout, bool train, bool bidirectional,
                                                         bool batch_first) {

@@ -267,43 +267,13 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   // beside the queued steps. Behind them, the host would wait for the previous step to end
   // before tracing the rest of this one, and host and device would take turns instead of
   // overlapping. Queued runs donate no buffer a tensor still holds, so its inputs stay intact.
-  const bool inputs_written = std::all_of(cut.parameters.begin(), cut.parameters.end(),
-                                          [](const runtime::BufferPtr& p) { return p->IsReady(); });
   // Not once collectives are set up: a queued run's collectives and the host's own (a process
   // group's, in program order) would then interleave differently on each replica.
-  if (for_read && !ends_step && !checked && runtime::AsyncExecution() && inputs_written &&
-      runtime::SingleReplicaCollectives()) {
-    TXLA_COUNTER("ReadRanBesideQueuedSteps", 1);
-    // Library calls set their thread's OpenMP team (oneDNN's, to one thread): on the user's
-    // thread that would change torch.get_num_threads() for eager ops (and dynamo's guards).
-    struct KeepThreadCount {
-      int threads = at::get_num_threads();
-      ~KeepThreadCount() {
-        if (at::get_num_threads() != threads) at::set_num_threads(threads);
-      }
-    } keep_thread_count;
-    try {
-      TXLA_TIMED("ExecuteTime");
-      results = executable->Execute(cut.parameters, device);
-    } catch (const std::exception& e) {
-      // As a queued run's failure: the tensors hold buffers that raise it when read, and this
-      // read raises it now (so no barrier does again).
-      auto failed = std::make_shared<runtime::Readiness>();
-      failed->MarkFailed(e.what());
-      for (const LazyTensorPtr& t : pending) {
-        auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(t->shape().dtype), t->shape().sizes,
-                                                        device, runtime::Buffer::Deferred{});
-        buffer->set_readiness(failed);
-        t->SetData(buffer);
-      }
-      RebaseDeferredViews(deferred);
-      return;
-    }
-    for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
-    RebaseDeferredViews(deferred);
-    return;
-  }
-  if (runtime::AsyncExecution() && !checked) {
+  const bool beside_queue = for_read && !ends_step && !checked && runtime::AsyncExecution() &&
+                            runtime::SingleReplicaCollectives() &&
+                            std::all_of(cut.parameters.begin(), cut.parameters.end(),
+                                        [](const runtime::BufferPtr& p) { return p->IsReady(); });
+  if (runtime::AsyncExecution() && !checked && !beside_queue) {
     // The run starts once this sync has dropped the graph (and the tensors their old values), so
     // a parameter only the run still holds can be donated to an output.
     struct Gate {
@@ -320,11 +290,37 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
       return;  // ~Gate opens the run
     }
   }
-  // Synchronous: the inputs may still be being written by queued work.
-  runtime::QueueFor(device).Drain();
+  // On this thread: synchronously (the inputs may still be being written by queued work), or a
+  // read beside the queue.
+  if (beside_queue) TXLA_COUNTER("ReadRanBesideQueuedSteps", 1);
+  else runtime::QueueFor(device).Drain();
   {
+    // Library calls set their thread's OpenMP team (oneDNN's, to one thread): on the user's
+    // thread that would change torch.get_num_threads() for eager ops (and dynamo's guards).
+    struct KeepThreadCount {
+      int threads = at::get_num_threads();
+      ~KeepThreadCount() {
+        if (at::get_num_threads() != threads) at::set_num_threads(threads);
+      }
+    } keep_thread_count;
     TXLA_TIMED("ExecuteTime");
-    results = executable->Execute(cut.parameters, device);
+    try {
+      results = executable->Execute(cut.parameters, device);
+    } catch (const std::exception& e) {
+      if (!beside_queue) throw;
+      // As a queued run's failure: the tensors hold buffers that raise it when read, and this
+      // read raises it now (so no barrier does again).
+      auto failed = std::make_shared<runtime::Readiness>();
+      failed->MarkFailed(e.what());
+      for (const LazyTensorPtr& t : pending) {
+        auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(t->shape().dtype), t->shape().sizes,
+                                                        device, runtime::Buffer::Deferred{});
+        buffer->set_readiness(failed);
+        t->SetData(buffer);
+      }
+      RebaseDeferredViews(deferred);
+      return;
+    }
   }
   if (checked) {
     std::vector<runtime::BufferPtr> reference;

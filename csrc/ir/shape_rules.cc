@@ -498,62 +498,58 @@ namespace {
 
 // The sizes of a recurrent layer's call: steps, batch, hidden, its cell; every tensor checked.
 struct RnnSizes {
-  int64_t steps, batch, hidden;
+  int64_t steps, batch, hidden, gates;
   compiler::library::RnnCell cell;
   c10::ScalarType dtype;
 };
 
-RnnSizes CheckRnnLayer(const at::Tensor& input_gates, const at::Tensor& w_hh, const at::Tensor& b_hh,
-                       const at::Tensor& h0, const at::Tensor& c0, int64_t cell_arg) {
+// `t` is `sizes`, of `dtype`; `name` says which argument (or arguments) it is.
+void CheckRnnArgument(const char* op, const char* name, const at::Tensor& t, std::vector<int64_t> sizes,
+                      c10::ScalarType dtype) {
+  TORCH_CHECK(t.sizes() == c10::IntArrayRef(sizes), op, ": ", name, " must be ", c10::IntArrayRef(sizes), ", got ",
+              t.sizes());
+  TORCH_CHECK(t.scalar_type() == dtype, op, ": every tensor must be ", dtype, ", got ", t.scalar_type());
+}
+
+// What both calls share: the cell, the hidden weights, the states, and steps, batch and dtype
+// from `sequence` ([steps, batch, ...]: the forward's input gates, the backward's grad_h).
+RnnSizes CheckRnnCall(const char* op, const at::Tensor& sequence, const at::Tensor& w_hh, const at::Tensor& h0,
+                      const at::Tensor& c0, int64_t cell_arg) {
   using compiler::library::RnnCell;
-  TORCH_CHECK(cell_arg == 0 || cell_arg == 1, "rnn_layer: cell must be 0 (LSTM) or 1 (GRU), got ", cell_arg);
+  TORCH_CHECK(cell_arg == 0 || cell_arg == 1, op, ": cell must be 0 (LSTM) or 1 (GRU), got ", cell_arg);
+  TORCH_CHECK(sequence.dim() == 3, op, ": expected a [steps, batch, ...] sequence, got ", sequence.sizes());
+  const c10::ScalarType dtype = sequence.scalar_type();
+  TORCH_CHECK(dtype == c10::kFloat || dtype == c10::kDouble, op, ": float32 or float64 only, got ", dtype);
+  TORCH_CHECK(w_hh.dim() == 2, op, ": w_hh must be 2-D, got ", w_hh.sizes());
   const auto cell = static_cast<RnnCell>(cell_arg);
-  TORCH_CHECK(w_hh.dim() == 2, "rnn_layer: w_hh must be 2-D, got ", w_hh.sizes());
-  const int64_t hidden = w_hh.size(1), gates = compiler::library::RnnGates(cell) * hidden;
-  TORCH_CHECK(w_hh.size(0) == gates, "rnn_layer: w_hh must be [", gates, ", ", hidden, "], got ", w_hh.sizes());
-  TORCH_CHECK(input_gates.dim() == 3 && input_gates.size(2) == gates,
-              "rnn_layer: input_gates must be [steps, batch, ", gates, "], got ", input_gates.sizes());
-  const int64_t batch = input_gates.size(1);
-  TORCH_CHECK(b_hh.dim() == 1 && b_hh.size(0) == gates, "rnn_layer: b_hh must be [", gates, "], got ", b_hh.sizes());
-  for (const at::Tensor* state : {&h0, &c0})
-    TORCH_CHECK(state->dim() == 2 && state->size(0) == batch && state->size(1) == hidden,
-                "rnn_layer: h0 and c0 must be [", batch, ", ", hidden, "], got ", state->sizes());
-  const c10::ScalarType dtype = input_gates.scalar_type();
-  TORCH_CHECK(dtype == c10::kFloat || dtype == c10::kDouble, "rnn_layer: float32 or float64 only, got ", dtype);
-  for (const at::Tensor* t : {&w_hh, &b_hh, &h0, &c0})
-    TORCH_CHECK(t->scalar_type() == dtype, "rnn_layer: every tensor must be ", dtype, ", got ", t->scalar_type());
-  return {input_gates.size(0), batch, hidden, cell, dtype};
+  const int64_t batch = sequence.size(1), hidden = w_hh.size(1), gates = compiler::library::RnnGates(cell) * hidden;
+  CheckRnnArgument(op, "w_hh", w_hh, {gates, hidden}, dtype);
+  CheckRnnArgument(op, "h0 and c0", h0, {batch, hidden}, dtype);
+  CheckRnnArgument(op, "h0 and c0", c0, {batch, hidden}, dtype);
+  return {sequence.size(0), batch, hidden, gates, cell, dtype};
 }
 
 }  // namespace
 
 Shapes RnnLayer(c10::ArrayRef<c10::IValue> args) {
-  const RnnSizes s = CheckRnnLayer(args[0].toTensor(), args[1].toTensor(), args[2].toTensor(), args[3].toTensor(),
-                                   args[4].toTensor(), args[5].toInt());
+  const at::Tensor& input_gates = args[0].toTensor();
+  const RnnSizes s =
+      CheckRnnCall("rnn_layer", input_gates, args[1].toTensor(), args[3].toTensor(), args[4].toTensor(), args[5].toInt());
+  CheckRnnArgument("rnn_layer", "input_gates", input_gates, {s.steps, s.batch, s.gates}, s.dtype);
+  CheckRnnArgument("rnn_layer", "b_hh", args[2].toTensor(), {s.gates}, s.dtype);
   return std::vector<Shape>{
       Shape(s.dtype, {s.steps, s.batch, compiler::library::RnnForwardWidth(s.cell, s.hidden)})};
 }
 
 Shapes RnnLayerBackward(c10::ArrayRef<c10::IValue> args) {
-  const at::Tensor &grad_h = args[0].toTensor(), &w_hh = args[3].toTensor(), &forward = args[6].toTensor();
-  TORCH_CHECK(grad_h.dim() == 3, "rnn_layer_backward: grad_h must be [steps, batch, hidden], got ", grad_h.sizes());
-  const int64_t cell_arg = args[7].toInt();
-  // The forward's gates, as rnn_layer would have been called, for one check of every size.
-  const int64_t gates = (cell_arg == 0 ? 4 : 3) * w_hh.size(-1);
-  const at::Tensor input_gates = at::empty({grad_h.size(0), grad_h.size(1), gates}, grad_h.options().device(at::kMeta));
-  const at::Tensor b_hh = at::empty({gates}, w_hh.options().device(at::kMeta));
-  const RnnSizes s = CheckRnnLayer(input_gates, w_hh, b_hh, args[4].toTensor(), args[5].toTensor(), cell_arg);
-  TORCH_CHECK(grad_h.size(2) == s.hidden, "rnn_layer_backward: grad_h must be [", s.steps, ", ", s.batch, ", ",
-              s.hidden, "], got ", grad_h.sizes());
-  for (size_t k : {1, 2}) {
-    const at::Tensor& g = args[k].toTensor();
-    TORCH_CHECK(g.dim() == 2 && g.size(0) == s.batch && g.size(1) == s.hidden,
-                "rnn_layer_backward: grad_hn and grad_cn must be [", s.batch, ", ", s.hidden, "], got ", g.sizes());
-  }
-  const int64_t width = compiler::library::RnnForwardWidth(s.cell, s.hidden);
-  TORCH_CHECK(forward.dim() == 3 && forward.size(0) == s.steps && forward.size(1) == s.batch &&
-                  forward.size(2) == width,
-              "rnn_layer_backward: forward must be [", s.steps, ", ", s.batch, ", ", width, "], got ", forward.sizes());
+  const char* op = "rnn_layer_backward";
+  const at::Tensor& grad_h = args[0].toTensor();
+  const RnnSizes s = CheckRnnCall(op, grad_h, args[3].toTensor(), args[4].toTensor(), args[5].toTensor(), args[7].toInt());
+  CheckRnnArgument(op, "grad_h", grad_h, {s.steps, s.batch, s.hidden}, s.dtype);
+  CheckRnnArgument(op, "grad_hn and grad_cn", args[1].toTensor(), {s.batch, s.hidden}, s.dtype);
+  CheckRnnArgument(op, "grad_hn and grad_cn", args[2].toTensor(), {s.batch, s.hidden}, s.dtype);
+  CheckRnnArgument(op, "forward", args[6].toTensor(),
+                   {s.steps, s.batch, compiler::library::RnnForwardWidth(s.cell, s.hidden)}, s.dtype);
   return std::vector<Shape>{
       Shape(s.dtype, {s.steps + 1, s.batch, compiler::library::RnnBackwardWidth(s.cell, s.hidden)})};
 }
