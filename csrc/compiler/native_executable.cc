@@ -119,7 +119,7 @@ std::vector<runtime::BufferPtr> NativeExecutable::Execute(
 
 std::vector<runtime::BufferPtr> NativeExecutable::Submit(
     const std::vector<runtime::BufferPtr>& parameters, int device, std::shared_ptr<runtime::Readiness> start,
-    bool ends_step) {
+    bool ends_step, std::shared_ptr<void> release_after_run) {
   std::vector<runtime::BufferPtr> results = AllocateOutputs(parameters, device);
   auto done = std::make_shared<runtime::Readiness>();
   for (size_t k = 0; k < results.size(); ++k)
@@ -137,7 +137,13 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
   }
   // The work keeps the executable, the inputs and the outputs alive until it has run.
   runtime::QueueFor(device).Submit(
-      [self = shared_from_this(), parameters, results, start, device, early = std::move(early)] {
+      [self = shared_from_this(), parameters, results, start, device, early = std::move(early),
+       release = std::move(release_after_run)]() mutable {
+        // Freed here, after the run (or its failure), not later with the queue's lock held.
+        struct ReleaseAfterRun {
+          std::shared_ptr<void>& held;
+          ~ReleaseAfterRun() { held.reset(); }
+        } release_after_run{release};
         if (start) start->Wait();
         self->WaitForInputs(parameters);
         runtime::ScopedExecutingDevice executing(device);

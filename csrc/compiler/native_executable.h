@@ -26,8 +26,8 @@ class NativeExecutable final : public runtime::Executable,
   std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters,
                                           int device) override;
   std::vector<runtime::BufferPtr> Submit(const std::vector<runtime::BufferPtr>& parameters, int device,
-                                         std::shared_ptr<runtime::Readiness> start,
-                                         bool ends_step) override;
+                                         std::shared_ptr<runtime::Readiness> start, bool ends_step,
+                                         std::shared_ptr<void> release_after_run = nullptr) override;
   std::string kind() const override { return "native"; }
   std::string dump_path() const override { return dump_path_; }
   void set_dump_path(std::string path) { dump_path_ = std::move(path); }

@@ -16,6 +16,8 @@ namespace txla::graph {
 std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op, bool* compiled = nullptr);
 // Held while a device's graphs are submitted, so that they queue in the order they were cut.
 std::mutex& DeviceSyncMutex(int device);
+// Graph walks (cutting, dumping, retiring: they use the nodes' scratch fields): one at a time.
+std::mutex& GraphWalkMutex();
 // Called wherever a graph runs or a value is read to the host (see ExecutionEpoch).
 void AdvanceExecutionEpoch();
 

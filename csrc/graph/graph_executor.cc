@@ -21,6 +21,7 @@
 #include "graph/deferred_views.h"
 #include "graph/executor_internal.h"
 #include "graph/graph_dump.h"
+#include "graph/graph_retirement.h"
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
 #include "ir/ir_dump.h"
@@ -40,12 +41,6 @@ CompileCache& Cache() {
   static CompileCache* cache =
       new CompileCache(static_cast<size_t>(debug::GetConfig().compilation_cache_size));
   return *cache;
-}
-
-// Graph walks (cutting, dumping): one thread at a time.
-std::mutex& GraphWalkMutex() {
-  static std::mutex mu;
-  return mu;
 }
 
 std::atomic<uint64_t> execution_epoch{0};
@@ -274,19 +269,20 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
                             std::all_of(cut.parameters.begin(), cut.parameters.end(),
                                         [](const runtime::BufferPtr& p) { return p->IsReady(); });
   if (runtime::AsyncExecution() && !checked && !beside_queue) {
-    // The run starts once this sync has dropped the graph (and the tensors their old values), so
-    // a parameter only the run still holds can be donated to an output.
+    // The run starts once this sync has let go of the graph's buffers (and the tensors of their
+    // old values), so a parameter only the run still holds can be donated to an output. The
+    // graph's nodes are freed after the run, on the queue's thread.
     struct Gate {
       std::shared_ptr<runtime::Readiness> readiness = std::make_shared<runtime::Readiness>();
       ~Gate() { readiness->MarkReady(); }
     } gate;
-    results = executable->Submit(cut.parameters, device, gate.readiness, ends_step);
+    auto retired = std::make_shared<RetiredGraph>();
+    results = executable->Submit(cut.parameters, device, gate.readiness, ends_step, retired);
     if (!results.empty()) {
       for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
       RebaseDeferredViews(deferred);
-      cut = GraphCut();
-      values.clear();
-
+      RetireGraph(&cut, &values, &deferred, retired.get());
+      retired.reset();
       return;  // ~Gate opens the run
     }
   }
@@ -356,6 +352,11 @@ at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader) {
   // Stored in another type under a numeric mode (XLA_USE_BF16, ...): handed back in its own.
   at::Tensor host = TransferFromDevice(tensor->data());
   return host.scalar_type() == tensor->dtype() ? host : host.to(tensor->dtype());
+}
+
+std::mutex& GraphWalkMutex() {
+  static std::mutex mu;
+  return mu;
 }
 
 size_t CompileCacheSize() { return Cache().size(); }

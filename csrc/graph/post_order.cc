@@ -1,7 +1,9 @@
 #include "graph/post_order.h"
 
+#include <algorithm>
 #include <atomic>
-#include <unordered_map>
+#include <cstdint>
+#include <tuple>
 
 namespace txla::graph {
 namespace {
@@ -15,23 +17,29 @@ GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* roo
   GraphCut cut;
   cut.convolution_precision = precision;
   uint64_t epoch = walk_epoch.fetch_add(1);
-  // Roots, deduplicated by (node, output).
-  std::unordered_map<const ir::Node*, std::vector<std::pair<uint32_t, size_t>>> seen_roots;
-  for (const ir::Value& v : values) {
-    auto& outs = seen_roots[v.node.get()];
-    size_t index = cut.roots.size();
-    bool found = false;
-    for (auto& [output, idx] : outs) {
-      if (output == v.index) {
-        index = idx;
-        found = true;
-      }
+  // Roots, deduplicated by (node, output) in the order of their first appearance. Sorted rather
+  // than hashed: a barrier reads a thousand values, and a map allocated an entry for each.
+  const size_t n = values.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  auto key = [&](size_t i) {
+    return std::make_tuple(reinterpret_cast<uintptr_t>(values[i].node.get()), values[i].index, i);
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<size_t> first(n);  // per value, the first value of equal (node, output)
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = order[k], prev = k > 0 ? order[k - 1] : i;
+    const bool same = k > 0 && values[prev].node == values[i].node && values[prev].index == values[i].index;
+    first[i] = same ? first[prev] : i;
+  }
+  std::vector<size_t> root_of(n);
+  cut.roots.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (first[i] == i) {
+      root_of[i] = cut.roots.size();
+      cut.roots.push_back(values[i]);
     }
-    if (!found) {
-      outs.emplace_back(v.index, index);
-      cut.roots.push_back(v);
-    }
-    if (root_index) root_index->push_back(index);
+    if (root_index) root_index->push_back(root_of[first[i]]);
   }
 
   // Iterative DFS: a node is emitted after all its operands.

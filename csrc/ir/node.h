@@ -74,6 +74,9 @@ class Node {
   const Shape& shape(size_t index = 0) const { return shapes_.at(index); }
   hash_t hash() const { return hash_; }
   const runtime::BufferPtr& data() const { return data_; }
+  // A device-data node no tensor and no future graph can reach lets go of its buffer before the
+  // node itself is freed (graph/graph_retirement.h), so that a run may donate it.
+  void ReleaseData() { data_.reset(); }
   const c10::Scalar& constant() const { return constant_; }
   // The Python frames that created the node, when XLA_IR_DEBUG is set.
   const std::string& frames() const { return frames_; }

@@ -20,8 +20,11 @@ class Executable {
   // The queued run waits for `start` (when given) to be marked ready: the caller opens it once it
   // has let go of the graph, so the run can tell which inputs nothing else holds.
   // `ends_step`: the graph of a barrier (see ExecutionQueue::Submit).
+  // `release_after_run`: what the caller hands over to be freed on the queue's thread once the
+  // run is over (the graph's nodes: costly to free, needed by no one).
   virtual std::vector<BufferPtr> Submit(const std::vector<BufferPtr>& parameters, int device,
-                                        std::shared_ptr<Readiness> start, bool ends_step) {
+                                        std::shared_ptr<Readiness> start, bool ends_step,
+                                        std::shared_ptr<void> release_after_run = nullptr) {
     return {};
   }
   // What ran it: "interpreter", "native", ...

@@ -1,25 +1,52 @@
 #include "tensor/registry.h"
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 
 namespace txla::registry {
 namespace {
 
+// Every tensor is added once and removed once, thousands of times a step: an entry is appended
+// (ids grow, so the list stays sorted by id) and, when removed, marked dead and dropped in bulk
+// later, with no allocation of its own either way.
 struct DeviceTensors {
+  struct Entry {
+    int64_t id;
+    std::weak_ptr<LazyTensor> tensor;  // empty once removed
+  };
   std::mutex mu;
   // Ordered by id so that a sync visits tensors in creation order: graphs come out the same
   // every step, which keeps the graph hash stable.
-  std::map<int64_t, std::weak_ptr<LazyTensor>> tensors;
+  std::vector<Entry> entries;
+  size_t dead = 0;
+
+  void DropDeadEntries() {
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [](const Entry& e) { return e.id < 0; }),
+                  entries.end());
+    dead = 0;
+  }
 };
 
+constexpr int kDirectDevices = 256;
+
 DeviceTensors& ForDevice(int device) {
+  // Looked up on every add and remove: ordinals below kDirectDevices without a lock.
+  static std::array<std::atomic<DeviceTensors*>, kDirectDevices> direct{};
+  if (device >= 0 && device < kDirectDevices) {
+    if (DeviceTensors* d = direct[device].load(std::memory_order_acquire)) return *d;
+  }
   static std::mutex mu;
-  static std::map<int, std::unique_ptr<DeviceTensors>>* all =
-      new std::map<int, std::unique_ptr<DeviceTensors>>();
+  // Never destroyed: tensors may be released during static destruction.
+  static auto* all = new std::map<int, std::unique_ptr<DeviceTensors>>();
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = (*all)[device];
   if (!slot) slot = std::make_unique<DeviceTensors>();
+  if (device >= 0 && device < kDirectDevices) direct[device].store(slot.get(), std::memory_order_release);
   return *slot;
 }
 
@@ -28,38 +55,54 @@ DeviceTensors& ForDevice(int device) {
 void Add(const LazyTensorPtr& tensor) {
   DeviceTensors& d = ForDevice(tensor->device());
   std::lock_guard<std::mutex> lock(d.mu);
-  d.tensors.emplace(tensor->id(), tensor);
+  const int64_t id = tensor->id();
+  if (d.entries.empty() || d.entries.back().id < id) {
+    d.entries.push_back({id, tensor});
+    return;
+  }
+  // Created on another thread after a later id was taken: kept in id order.
+  auto at = std::upper_bound(d.entries.begin(), d.entries.end(), id,
+                             [](int64_t value, const DeviceTensors::Entry& e) { return value < std::abs(e.id); });
+  d.entries.insert(at, {id, tensor});
 }
 
 void Remove(int64_t id, int device) {
   DeviceTensors& d = ForDevice(device);
   std::lock_guard<std::mutex> lock(d.mu);
-  d.tensors.erase(id);
+  // Dead entries keep their place in the order as -id.
+  auto at = std::lower_bound(d.entries.begin(), d.entries.end(), id,
+                             [](const DeviceTensors::Entry& e, int64_t value) { return std::abs(e.id) < value; });
+  if (at == d.entries.end() || at->id != id) return;
+  at->id = -id;
+  at->tensor.reset();
+  if (++d.dead > 1024 && d.dead * 2 > d.entries.size()) d.DropDeadEntries();
 }
 
 std::vector<LazyTensorPtr> PendingTensors(int device) {
   DeviceTensors& d = ForDevice(device);
   // A tensor locked here may lose its last other owner meanwhile: its destructor then runs
-  // Remove, which takes d.mu. Such references are released here, after the lock (declared
-  // before the guard, destroyed after it).
-  std::vector<LazyTensorPtr> released;
+  // Remove, which takes d.mu. Such references are released after the lock, from a list kept
+  // between calls (a fresh one of every live tensor's size was a large allocation per barrier).
+  thread_local std::vector<LazyTensorPtr> released;
   std::vector<LazyTensorPtr> out;
-  std::lock_guard<std::mutex> lock(d.mu);
-  released.reserve(d.tensors.size());
-  out.reserve(d.tensors.size());
-  for (auto& [id, weak] : d.tensors) {
-    LazyTensorPtr t = weak.lock();
-    if (!t) continue;
-    if (t->pending()) out.push_back(std::move(t));
-    else released.push_back(std::move(t));
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    for (const DeviceTensors::Entry& e : d.entries) {
+      if (e.id < 0) continue;
+      LazyTensorPtr t = e.tensor.lock();
+      if (!t) continue;
+      if (t->pending()) out.push_back(std::move(t));
+      else released.push_back(std::move(t));
+    }
   }
+  released.clear();
   return out;
 }
 
 size_t LiveCount(int device) {
   DeviceTensors& d = ForDevice(device);
   std::lock_guard<std::mutex> lock(d.mu);
-  return d.tensors.size();
+  return d.entries.size() - d.dead;
 }
 
 }  // namespace txla::registry

@@ -520,6 +520,60 @@ def test_a_parameter_still_referenced_is_not_overwritten(dev):
     torch.testing.assert_close(y.cpu(), x_cpu * 2 + 1)
 
 
+def test_a_deleted_tensors_data_a_pending_view_still_reads_is_kept(dev):
+    # A barrier frees its graph after the run and lets go of the buffers no tensor or future graph
+    # can reach first (graph/graph_retirement.h). `b`, a transpose of `a`'s data, stays pending
+    # through the barrier (a deferred view); once `a` is deleted, only `b`'s view and the barrier's
+    # own graph reach that data, and it must stay intact (and not be donated to `c`).
+    a_cpu = torch.randn(6, 4)
+    a = a_cpu.clone().to(dev)
+    xm.mark_step()
+    b = a.t()
+    c = a * 2
+    del a
+    xm.mark_step()
+    c.add_(1)
+    xm.mark_step()
+    xm.wait_device_ops()
+    torch.testing.assert_close(b.cpu(), a_cpu.t())
+    torch.testing.assert_close(c.cpu(), a_cpu * 2 + 1)
+
+
+def test_a_read_keeps_the_data_other_pending_tensors_use(dev):
+    # A value read computes part of what is pending; a tensor outside that graph still reads the
+    # same (otherwise unreferenced) device data afterwards.
+    w_cpu = torch.randn(32)
+    w = w_cpu.clone().to(dev)
+    xm.mark_step()
+    u = w + 1  # pending, not read
+    s = (w * 2).sum()
+    del w
+    assert abs(s.item() - float((w_cpu * 2).sum())) < 1e-4
+    u.mul_(3)
+    xm.mark_step()
+    torch.testing.assert_close(u.cpu(), (w_cpu + 1) * 3)
+
+
+def test_retired_graphs_still_donate_their_parameters(dev):
+    # The run starts before the barrier's graph is freed; the parameters only that graph held are
+    # let go of first, so an update still writes over its input (counted, once per tensor a step).
+    torch.manual_seed(0)
+    params = [torch.randn(16, 8).to(dev) for _ in range(3)]
+    grads = [torch.randn(16, 8).to(dev) for _ in range(3)]
+    expected = [p.cpu() - 0.5 * g.cpu() for p, g in zip(params, grads)]
+    xm.mark_step()
+    xm.wait_device_ops()
+    with CounterDelta('DonatedBuffers') as d:
+        for _ in range(5):
+            for p, g in zip(params, grads):
+                p.sub_(0.1 * g)
+            xm.mark_step()
+        xm.wait_device_ops()
+    assert d['DonatedBuffers'] == 15
+    for p, e in zip(params, expected):
+        torch.testing.assert_close(p.cpu(), e, rtol=1e-5, atol=1e-5)
+
+
 def test_a_failed_build_names_its_dumps_and_the_inputs_keep_their_data():
     script = (
         "import os, torch, torch_xla, torch_xla.core.xla_model as xm\n"
