@@ -51,7 +51,13 @@ Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
     if (a.isScalar() && (a.toScalar().isBoolean() || a.toScalar().isComplex())) return std::nullopt;
     if (!a.isTensor()) continue;
     const at::Tensor& t = a.toTensor();
-    // A wrapped Python number or a CPU tensor takes part in type promotion differently.
+    // A wrapped Python number (`p.mul_(0.9)`: an optimizer's every op) is 0-dim and, unless
+    // complex, keeps a floating tensor's dtype.
+    if (t.defined() && t.unsafeGetTensorImpl()->is_wrapped_number() && &t != &first) {
+      if (c10::isComplexType(t.scalar_type())) return std::nullopt;
+      continue;
+    }
+    // A CPU tensor or another dtype takes part in type promotion differently.
     if (!t.defined() || t.scalar_type() != first.scalar_type() || t.unsafeGetTensorImpl()->is_wrapped_number() ||
         t.device().type() != first.device().type())
       return std::nullopt;
@@ -64,8 +70,10 @@ Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
 
 Shapes AddSubTensor(c10::ArrayRef<c10::IValue> args) {
   // Eager's alpha check, which torch 2.9's Meta kernel leaves out (it added alpha=True as 1).
-  const bool boolean_result = args[0].toTensor().scalar_type() == c10::kBool && args[1].isTensor() &&
-                              args[1].toTensor().scalar_type() == c10::kBool;
+  // (add.Scalar's `other` is a Scalar.)
+  const bool boolean_other = args[1].isTensor() ? args[1].toTensor().scalar_type() == c10::kBool
+                                                : args[1].isScalar() && args[1].toScalar().isBoolean();
+  const bool boolean_result = args[0].toTensor().scalar_type() == c10::kBool && boolean_other;
   TORCH_CHECK(!(args[2].isScalar() && args[2].toScalar().isBoolean()) || boolean_result,
               "Boolean alpha only supported for Boolean results.");
   return SameDtypeBroadcast(args);

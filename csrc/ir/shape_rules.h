@@ -9,10 +9,11 @@ namespace txla::ir::rules {
 // Output has the input's shape and dtype (activations and their backwards, fills, rng ops).
 // Only when every tensor argument has the first one's shape and dtype, and it is floating.
 std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);
-// Pointwise ops of floating tensors of one dtype (add, mul, div, lerp, addcmul, ...): that dtype,
-// at the tensors' broadcast shape. Not for wrapped numbers or mixed dtypes (type promotion).
+// Pointwise ops of floating tensors of one dtype (add, mul, div, lerp, addcmul, ...), with any
+// real Scalars or wrapped Python numbers: that dtype, at the tensors' broadcast shape. Not for
+// mixed dtypes or CPU tensors (type promotion decides those).
 std::optional<std::vector<Shape>> SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args);
-// add.Tensor and sub.Tensor: SameDtypeBroadcast, after eager's check of a boolean alpha.
+// add and sub (.Tensor, .Scalar): SameDtypeBroadcast, after eager's check of a boolean alpha.
 std::optional<std::vector<Shape>> AddSubTensor(c10::ArrayRef<c10::IValue> args);
 // mm and bmm of floating matrices of one dtype whose inner dimensions (and batches) agree.
 std::optional<std::vector<Shape>> MatrixProduct(c10::ArrayRef<c10::IValue> args);
@@ -78,6 +79,14 @@ std::optional<std::vector<Shape>> UpsampleVec(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> UpsampleBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> CdistForward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> PdistForward(c10::ArrayRef<c10::IValue> args);
+
+// sum(self, dtype?) and sum.dim_IntList(self, dim?, keepdim, dtype?) without a dtype, over a
+// non-empty list of dims (shape_rules_reduction.cc), with eager's errors for bad or repeated ones.
+std::optional<std::vector<Shape>> Sum(c10::ArrayRef<c10::IValue> args);
+// _softmax / _log_softmax(self, dim, half_to_float=False) of a floating tensor, and their
+// backwards (grad_output, output, dim, input_dtype) when input_dtype is grad_output's.
+std::optional<std::vector<Shape>> Softmax(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> SoftmaxBackward(c10::ArrayRef<c10::IValue> args);
 
 // Reads an int[] or SymInt[] argument.
 std::vector<int64_t> ToInts(const c10::IValue& value);

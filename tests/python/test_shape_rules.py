@@ -2,7 +2,7 @@
 model's forward run most: they give the output shape and dtype without the op's Meta kernel (in
 torch 2.9 often Python, 0.1-0.3 ms a call, run once per new signature: 25 ms of a GPT decoder's
 first step). Checked against eager (values, shapes, dtypes) on signatures no other test uses, and
-through the MetaKernelShapes counter; mixed dtypes, wrapped numbers, bool alphas and mismatched
+through the MetaKernelShapes counter; mixed dtypes, complex numbers, bool alphas and mismatched
 shapes still go to the Meta kernel, which applies eager's promotion and raises eager's errors."""
 import pytest
 import torch
@@ -36,6 +36,25 @@ RULED = [
     ('mm', torch.mm, (rand(7, 23), rand(23, 5))),
     ('mm empty k', torch.mm, (rand(7, 0), rand(0, 5))),
     ('bmm', torch.bmm, (rand(3, 7, 29), rand(3, 29, 2))),
+    # Python numbers (an optimizer's `p.mul_(1 - lr * wd)`): wrapped 0-dim tensors or Scalars that
+    # keep a floating tensor's dtype.
+    ('mul wrapped float', lambda a: a * 0.25, (rand(5, 3, dtype=torch.float64),)),
+    ('mul wrapped bool', lambda a: a * True, (rand(5, 3),)),
+    ('div wrapped int', lambda a: a / 3, (rand(5, 3, dtype=torch.bfloat16),)),
+    ('div by zero', lambda a: a / 0, (SPECIAL,)),
+    ('add wrapped', lambda a: torch.add(a, 2, alpha=-1.5), (rand(4, 6),)),
+    ('mul.Scalar', lambda a: torch.ops.aten.mul.Scalar(a, 3), (rand(4, 6),)),
+    ('add.Scalar', lambda a: torch.ops.aten.add.Scalar(a, 2.5, 2), (rand(4, 6),)),
+    ('sub.Scalar', lambda a: torch.ops.aten.sub.Scalar(a, 1), (rand(4, 6, dtype=torch.float64),)),
+    ('div.Scalar', lambda a: torch.ops.aten.div.Scalar(a, -7), (SPECIAL,)),
+    ('sum all', torch.sum, (rand(6, 5),)),
+    ('sum ints', torch.sum, (torch.arange(12).view(3, 4).int(),)),
+    ('sum dim', lambda a: a.sum(1), (rand(3, 8, 5),)),
+    ('sum dims keepdim', lambda a: a.sum((0, -1), keepdim=True), (rand(3, 8, 5),)),
+    ('sum bools', lambda a: a.sum(0), (rand(7, 3) > 0,)),
+    ('sum empty dim', lambda a: a.sum(0), (rand(0, 4),)),
+    ('softmax', lambda a: torch.softmax(a, -1), (SPECIAL,)),
+    ('log_softmax f64', lambda a: torch.log_softmax(a, 0), (rand(6, 5, dtype=torch.float64),)),
 ]
 
 
@@ -95,3 +114,20 @@ def test_eager_errors_are_raised_at_the_op(dev):
         torch.mm(x, y)
     with pytest.raises(RuntimeError):
         torch.bmm(rand(2, 3, 41).to(dev), rand(3, 41, 2).to(dev))
+    with pytest.raises(IndexError, match='Dimension out of range'):
+        x.sum(2)
+    with pytest.raises(RuntimeError, match='dim 0 appears multiple times in the list of dims'):
+        x.sum((0, -2))
+    with pytest.raises(IndexError, match='Dimension out of range'):
+        torch.softmax(x, 2)
+
+
+def test_softmax_gradients_need_no_meta_kernel(dev):
+    a = rand(4, 9).requires_grad_()
+    expected = torch.autograd.grad((torch.softmax(a, 1) * a.detach()).sum() + torch.log_softmax(a, 0).sum(), a)[0]
+    x = a.detach().to(dev).requires_grad_()
+    loss = (torch.softmax(x, 1) * x.detach()).sum() + torch.log_softmax(x, 0).sum()
+    with CounterDelta('MetaKernelShapes') as d:
+        got = torch.autograd.grad(loss, x)[0]
+    assert d['MetaKernelShapes'] == 0
+    torch.testing.assert_close(got.cpu(), expected)
