@@ -880,3 +880,38 @@ def test_transposed_parts_concatenated_along_the_threads_rows(dev, rows_a, rows_
     torch.testing.assert_close(got, fn(a, b), equal_nan=True, rtol=0, atol=0)
     assert d['KernelLoopsSplitAtConcatenate'] == 1
     assert (d['KernelTileIndices'] == 2) == whole
+
+
+DEEP_CHAIN = '''
+import json, torch, torch_xla
+import torch_xla.core.xla_model as xm
+import torch_xla.debug.metrics as met
+dev = torch_xla.device()
+torch.manual_seed(0)
+t0, g = torch.randn(16, 16), torch.randn(16, 16)
+results = []
+for device in ('cpu', dev):
+    t, gd = t0.clone().to(device), g.to(device)
+    with torch.no_grad():
+        for _ in range(3000):
+            t.lerp_(gd, 0.01)
+            t.mul_(1.0001)
+    xm.mark_step()
+    results.append(t.cpu())
+print(json.dumps({'close': torch.allclose(results[0], results[1], rtol=1e-4, atol=1e-5),
+                  'limited': met.counter_value('FusionDepthLimited') or 0}))
+'''
+
+
+def test_thousands_of_in_place_updates_between_barriers_compile_and_match_eager():
+    """6000 in-place updates of one tensor without a barrier are one elementwise chain. Emitting
+    it as one kernel recursed once per link and overflowed the host's stack (the process died);
+    FusionDepthLimited now cuts the chain into kernels of bounded depth. In a subprocess, so a
+    crash shows as a failure."""
+    import json
+    import subprocess
+    import sys
+    run = subprocess.run([sys.executable, '-c', DEEP_CHAIN], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result['close'] and result['limited'] >= 1, result

@@ -148,11 +148,17 @@ namespace {
 // does not join a fusion where it would be computed more than this many times per element.
 constexpr int64_t kAllowedCodeDuplication = 15;
 
+// The longest chain of members from a fusion's root down to any member. Emitting a kernel
+// recurses along such chains, and 2000 in-place updates of one tensor between barriers (one
+// elementwise chain) overflowed the host's stack; a longer chain is cut into kernels this deep.
+constexpr int64_t kMaxFusionDepth = 128;
+
 // For one fusion member: the members that index it, each weighted by how many of its operands
 // it is, and the resulting number of times it is computed per element of the kernel.
 struct Indexing {
   std::map<const Instruction*, int64_t> by;  // indexing member -> operand occurrences
   int64_t emitted = 1;
+  int64_t depth = 1;  // members on the longest path from the fusion's root to this one
 };
 
 }  // namespace
@@ -166,10 +172,11 @@ bool Fusion::Run(hlo::Module& module) {
   std::map<std::pair<const Instruction*, int>, Indexing> indexed;  // (member, its fusion)
   // How `i` would be indexed inside fusion g, whose members among its users are decided.
   auto indexing_in = [&](const Instruction& i, int g) {
-    Indexing result{{}, 0};
+    Indexing result{{}, 0, 1};
     for (const Instruction* u : i.users()) {
       auto it = indexed.find({u, g});
       if (it == indexed.end()) continue;
+      result.depth = std::max(result.depth, it->second.depth + 1);
       if (hlo::IsElementwise(u->opcode())) {
         for (const auto& [by, weight] : it->second.by) result.by[by] = std::max(result.by[by], weight);
       } else {
@@ -218,10 +225,14 @@ bool Fusion::Run(hlo::Module& module) {
       TXLA_COUNTER("FusionCodeDuplicationLimited", 1);
       joined.clear();
     }
+    if (std::any_of(indexing.begin(), indexing.end(), [](const Indexing& x) { return x.depth > kMaxFusionDepth; })) {
+      TXLA_COUNTER("FusionDepthLimited", 1);
+      joined.clear();
+    }
     if (joined.empty()) {
       if (i->opcode() == Opcode::kConstant && i->shape().IsScalar()) continue;  // inlined by users
       joined.push_back(next_group++);
-      indexing.assign(1, Indexing{{{i, 1}}, 1});
+      indexing.assign(1, Indexing{{{i, 1}}, 1, 1});
     }
     groups[i] = joined;
     for (size_t k = 0; k < joined.size(); ++k) {
