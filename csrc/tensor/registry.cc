@@ -23,6 +23,7 @@ struct DeviceTensors {
   // every step, which keeps the graph hash stable.
   std::vector<Entry> entries;
   size_t dead = 0;
+  size_t last_pending = 0;  // how many the last barrier found: the next list is reserved that long
 
   void DropDeadEntries() {
     entries.erase(std::remove_if(entries.begin(), entries.end(),
@@ -87,6 +88,7 @@ std::vector<LazyTensorPtr> PendingTensors(int device) {
   std::vector<LazyTensorPtr> out;
   {
     std::lock_guard<std::mutex> lock(d.mu);
+    out.reserve(d.last_pending + d.last_pending / 8);
     for (const DeviceTensors::Entry& e : d.entries) {
       if (e.id < 0) continue;
       LazyTensorPtr t = e.tensor.lock();
@@ -94,6 +96,7 @@ std::vector<LazyTensorPtr> PendingTensors(int device) {
       if (t->pending()) out.push_back(std::move(t));
       else released.push_back(std::move(t));
     }
+    d.last_pending = out.size();
   }
   released.clear();
   return out;
