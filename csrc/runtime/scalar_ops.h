@@ -175,6 +175,7 @@ TXLA_ERFINV(double, __builtin_erf, __builtin_exp, __builtin_sqrt, __builtin_log)
 #undef TXLA_ERFINV
 
 // gcd as ATen's calc_gcd: Euclid on the absolute values (integers only).
+static inline bool txla_gcd(bool a, bool b) { return a || b; }
 template <typename T> static inline auto txla_gcd(T a, T b) -> decltype((T)(a % b)) {
   a = a < 0 ? (T)-a : a;
   b = b < 0 ? (T)-b : b;
@@ -204,6 +205,8 @@ static inline float txla_pow(float a, float b) { return __builtin_powf(a, b); }
 static inline double txla_pow(double a, double b) { return __builtin_pow(a, b); }
 // Integer powers as ATen computes them: by squaring, wrapping on overflow (done in unsigned
 // arithmetic, where wrapping is defined); a negative exponent gives 1, -1 or 0.
+// Booleans (constant folding instantiates every function for them): a^0 = 1, a^1 = a.
+static inline bool txla_pow(bool a, bool b) { return b ? a : true; }
 template <typename T> static inline T txla_pow(T a, T b) {
   if (b < 0) return a == 1 ? (T)1 : a == -1 ? (T)((b & 1) ? -1 : 1) : (T)0;
   unsigned long long r = 1, x = (unsigned long long)(long long)a;
@@ -217,18 +220,22 @@ template <typename T> static inline T txla_pow(T a, T b) {
 // -1 is handled apart: the minimum divided by -1 traps.
 static inline float txla_fmod(float a, float b) { return __builtin_fmodf(a, b); }
 static inline double txla_fmod(double a, double b) { return __builtin_fmod(a, b); }
+static inline bool txla_fmod(bool a, bool b) { return (bool)((int)a % (int)b); }
 template <typename T> static inline auto txla_fmod(T a, T b) -> decltype((T)(a % b)) {
   return ((T)-1 < (T)0 && b == (T)-1) ? (T)0 : (T)(a % b);
 }
 // Integer division truncating toward zero; b != 0 (the kernels check it), b == -1 wraps.
+static inline bool txla_idiv(bool a, bool b) { return (bool)((int)a / (int)b); }
 template <typename T> static inline auto txla_idiv(T a, T b) -> decltype((T)(a % b)) {
   return ((T)-1 < (T)0 && b == (T)-1) ? (T)(0ULL - (unsigned long long)a) : (T)(a / b);
 }
 static inline float txla_atan2(float a, float b) { return __builtin_atan2f(a, b); }
 static inline double txla_atan2(double a, double b) { return __builtin_atan2(a, b); }
 
+static inline bool txla_abs(bool x) { return x; }
 template <typename T> static inline T txla_abs(T x) { return x < 0 ? (T)-x : x; }
 // sign(NaN) is 0, as eager's torch.sign gives it.
+static inline bool txla_sign(bool x) { return x; }
 template <typename T> static inline T txla_sign(T x) { return (T)((x > 0) - (x < 0)); }
 static inline bool txla_isfinite(float x) { return __builtin_isfinite(x); }
 static inline bool txla_isfinite(double x) { return __builtin_isfinite(x); }
