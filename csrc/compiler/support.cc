@@ -109,37 +109,14 @@ ScopedRunErrors::ScopedRunErrors(RunErrors* errors) : previous_(t_run_errors) { 
 ScopedRunErrors::~ScopedRunErrors() { t_run_errors = previous_; }
 
 const TxlaSupport* GetSupportTable() {
-  using namespace library;
-  static const TxlaSupport table{&GemmF32,
-                                 &GemmF64,
-                                 &GemmBf16,
-                                 &Conv2dForward<float>,
-                                 &Conv2dForward<double>,
-                                 &Conv2dBackwardInput<float>,
-                                 &Conv2dBackwardInput<double>,
-                                 &Conv2dBackwardFilter<float>,
-                                 &Conv2dBackwardFilter<double>,
-                                 &MaxPool2dIndices<float>,
-                                 &MaxPool2dIndices<double>,
-                                 &MaxPool2dBackward<float>,
-                                 &MaxPool2dBackward<double>,
-                                 &MaxPool2dBackwardFromInput<float>,
-                                 &MaxPool2dBackwardFromInput<double>,
-                                 &SortIndices<float>,
-                                 &SortIndices<double>,
-                                 &SortIndices<int32_t>,
-                                 &SortIndices<int64_t>,
-                                 &RnnLayer<float>,
-                                 &RnnLayer<double>,
-                                 &RnnLayerBackward<float>,
-                                 &RnnLayerBackward<double>,
-                                 &ParallelFor,
-                                 &KernelBegin,
-                                 &KernelEnd,
-                                 &runtime::RunCollective,
-                                 &IndexError,
-                                 &OutputReady,
-                                 &DivisionError};
+  // Each slot bound to the function its row names: a slot cannot take its neighbour's function.
+  static const TxlaSupport table = [] {
+    TxlaSupport t{};
+#define TXLA_SUPPORT_BIND(ret, name, params, host) t.name = &host;
+    TXLA_SUPPORT_ABI(TXLA_SUPPORT_BIND)
+#undef TXLA_SUPPORT_BIND
+    return t;
+  }();
   return &table;
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "hlo/custom_call.h"
 #include "hlo/literal.h"
 #include "hlo/opcode.h"
 #include "hlo/shape.h"
@@ -88,7 +89,7 @@ struct Attributes {
   Literal literal;
   std::vector<Computation*> called;  // to_apply (reduce, reduce-window, ...) or calls (fusion)
   FusionKind fusion_kind = FusionKind::kLoop;
-  std::string custom_call_target;
+  CustomCallTarget custom_call_target = CustomCallTarget::kNone;
   Precision precision = Precision::kDefault;  // convolutions, dots
   // all-reduce, all-gather, reduce-scatter: lists of replica ids; empty = one group of all.
   std::vector<std::vector<int64_t>> replica_groups;

@@ -400,7 +400,7 @@ class Parser {
       } while (Accept(","));
       Expect("}");
     } else if (key == "custom_call_target") {
-      a.custom_call_target = Quoted();
+      a.custom_call_target = ParseCustomCallTarget(Quoted());
     } else if (key == "metadata") {  // {op_type="..." op_name="..." source_file="..." source_line=12}
       Expect("{");
       while (!Accept("}")) {

@@ -148,7 +148,7 @@ std::string AttributesToText(const Instruction& i) {
       called("calls");
       break;
     case Opcode::kCustomCall:
-      parts.push_back("custom_call_target=\"" + a.custom_call_target + "\"");
+      parts.push_back("custom_call_target=\"" + std::string(CustomCallTargetName(a.custom_call_target)) + "\"");
       if (!a.dimensions.empty()) parts.push_back("dimensions=" + IntList(a.dimensions));
       // Library calls with a window (pooling, convolution gradients) carry it as XLA's do.
       if (!a.window.empty()) parts.push_back("window=" + WindowToText(a.window));

@@ -78,11 +78,11 @@ Outs Convolution(LoweringContext& c, const ir::Node& n) {
                             (type == ElementType::kF32 || type == ElementType::kF64);
   if (p.transposed) {
     hlo::Attributes a = p.attrs;
-    a.custom_call_target = "txla.conv2d_backward_input";
+    a.custom_call_target = hlo::CustomCallTarget::kConv2dBackwardInput;
     y = c.Add(Opcode::kCustomCall, hlo::Shape::Array(type, dims4), {x, w}, a);
   } else if (bias_in_call) {
     hlo::Attributes a = p.attrs;
-    a.custom_call_target = "txla.conv2d_bias";
+    a.custom_call_target = hlo::CustomCallTarget::kConv2dBias;
     y = c.Add(Opcode::kCustomCall, hlo::Shape::Array(type, dims4), {x, w, bias}, a);
     bias = nullptr;  // added
   } else {
@@ -114,14 +114,14 @@ Outs ConvolutionBackward(LoweringContext& c, const ir::Node& n) {
     if (p.transposed) {
       outs[0] = c.Add(Opcode::kConvolution, hlo::Shape::Array(t, x->shape().dims), {dy4, w}, a);
     } else {
-      a.custom_call_target = "txla.conv2d_backward_input";
+      a.custom_call_target = hlo::CustomCallTarget::kConv2dBackwardInput;
       outs[0] = c.Add(Opcode::kCustomCall, hlo::Shape::Array(t, x->shape().dims), {dy4, w}, a);
     }
     outs[0] = c.Reshape(outs[0], n.shape(0).sizes);
   }
   if (mask[1]) {
     hlo::Attributes a = p.attrs;
-    a.custom_call_target = "txla.conv2d_backward_filter";
+    a.custom_call_target = hlo::CustomCallTarget::kConv2dBackwardFilter;
     // The filter gradient of the forward convolution whose output is (transposed: whose input
     // is) grad_output.
     std::vector<Instruction*> operands = p.transposed ? std::vector<Instruction*>{x, dy4} : std::vector<Instruction*>{dy4, x};

@@ -63,7 +63,7 @@ Outs MaxPool2dWithIndices(LoweringContext& c, const ir::Node& n) {
   Instruction* x = c.Operand(n, 0);
   hlo::Attributes a;
   a.window = PoolWindow(c, n, x->shape(), n.shape(0).sizes, 1, true);
-  a.custom_call_target = "txla.max_pool2d_indices";
+  a.custom_call_target = hlo::CustomCallTarget::kMaxPool2dIndices;
   Instruction* indices = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, n.shape(1).sizes), {x}, a);
   const bool padded = std::any_of(a.window.begin(), a.window.end(),
                                   [](const hlo::WindowDim& w) { return w.pad_lo != 0 || w.pad_hi != 0; });
@@ -101,11 +101,11 @@ struct PoolGradient {
     attrs.window = PoolWindow(c, n, x->shape(), dy->shape().dims, 2, true);
   }
   bool WindowsTile() const { return hlo::WindowsTileExactly(attrs.window, x->shape().dims, dy->shape().dims); }
-  Instruction* FromInput(LoweringContext& c) { return Call(c, "txla.max_pool2d_backward_from_input", {dy, x}); }
+  Instruction* FromInput(LoweringContext& c) { return Call(c, hlo::CustomCallTarget::kMaxPool2dBackwardFromInput, {dy, x}); }
   Instruction* FromIndices(LoweringContext& c, Instruction* indices) {
-    return Call(c, "txla.max_pool2d_backward", {dy, indices});
+    return Call(c, hlo::CustomCallTarget::kMaxPool2dBackward, {dy, indices});
   }
-  Instruction* Call(LoweringContext& c, const char* target, std::vector<Instruction*> operands) {
+  Instruction* Call(LoweringContext& c, hlo::CustomCallTarget target, std::vector<Instruction*> operands) {
     attrs.custom_call_target = target;
     return c.Add(Opcode::kCustomCall, dx, std::move(operands), attrs);
   }
@@ -135,7 +135,7 @@ Outs MaxPool2dBackwardFromInput(LoweringContext& c, const ir::Node& n) {
   PoolGradient g(c, n);
   if (g.WindowsTile()) return {g.FromInput(c)};
   hlo::Attributes a = g.attrs;
-  a.custom_call_target = "txla.max_pool2d_indices";
+  a.custom_call_target = hlo::CustomCallTarget::kMaxPool2dIndices;
   const hlo::Shape indices = hlo::Shape::Array(ElementType::kS64, g.dy->shape().dims);
   return {g.FromIndices(c, c.Add(Opcode::kCustomCall, indices, {g.x}, a))};
 }

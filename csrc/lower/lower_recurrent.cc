@@ -8,11 +8,13 @@ namespace txla::lower {
 namespace {
 
 // The call's target names the cell; dimensions={0}: the layer runs from the last step.
-Instruction* RecurrentCall(LoweringContext& c, const ir::Node& n, size_t cell_arg, const char* suffix,
+Instruction* RecurrentCall(LoweringContext& c, const ir::Node& n, size_t cell_arg, bool backward,
                            std::vector<Instruction*> operands) {
+  using T = hlo::CustomCallTarget;
   hlo::Attributes a;
-  const int64_t cell = c.ConstArg(n, cell_arg).toInt();
-  a.custom_call_target = std::string(cell == 0 ? "txla.lstm_layer" : "txla.gru_layer") + suffix;
+  const bool lstm = c.ConstArg(n, cell_arg).toInt() == 0;
+  a.custom_call_target = lstm ? (backward ? T::kLstmLayerBackward : T::kLstmLayer)
+                              : (backward ? T::kGruLayerBackward : T::kGruLayer);
   if (c.ConstArg(n, cell_arg + 1).toBool()) a.dimensions = {0};
   return c.Add(Opcode::kCustomCall, hlo::Shape::Array(OutType(n), n.shape(0).sizes), std::move(operands), a);
 }
@@ -21,14 +23,14 @@ Instruction* RecurrentCall(LoweringContext& c, const ir::Node& n, size_t cell_ar
 Outs RnnLayer(LoweringContext& c, const ir::Node& n) {
   std::vector<Instruction*> operands;
   for (size_t k = 0; k < 5; ++k) operands.push_back(c.Operand(n, k));
-  return {RecurrentCall(c, n, 5, "", std::move(operands))};
+  return {RecurrentCall(c, n, 5, false, std::move(operands))};
 }
 
 // rnn_layer_backward(grad_h, grad_hn, grad_cn, w_hh, h0, c0, forward, cell, reverse)
 Outs RnnLayerBackward(LoweringContext& c, const ir::Node& n) {
   std::vector<Instruction*> operands;
   for (size_t k = 0; k < 7; ++k) operands.push_back(c.Operand(n, k));
-  return {RecurrentCall(c, n, 7, "_backward", std::move(operands))};
+  return {RecurrentCall(c, n, 7, true, std::move(operands))};
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ Outs AnyAll(LoweringContext& c, const ir::Node& n) {  // any(self) / any.dim(sel
 }
 
 // cumsum / cumprod(self, dim, dtype?): a running total along the dimension.
-Outs Cumulative(LoweringContext& c, const ir::Node& n, const char* target) {
+Outs Cumulative(LoweringContext& c, const ir::Node& n, hlo::CustomCallTarget target) {
   ElementType t = OutType(n);
   Instruction* x = c.Convert(c.Operand(n, 0), t);
   if (x->shape().rank() == 0) return {x};
@@ -221,14 +221,14 @@ Outs Cumulative(LoweringContext& c, const ir::Node& n, const char* target) {
   a.custom_call_target = target;
   return {c.Add(Opcode::kCustomCall, x->shape(), {x}, a)};
 }
-Outs Cumsum(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumsum"); }
-Outs Cumprod(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, "txla.cumprod"); }
+Outs Cumsum(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, hlo::CustomCallTarget::kCumsum); }
+Outs Cumprod(LoweringContext& c, const ir::Node& n) { return Cumulative(c, n, hlo::CustomCallTarget::kCumprod); }
 
 // _logcumsumexp(self, dim): what logcumsumexp runs; a running log-sum-exp (shifting by the line's
 // maximum would lose the early terms far below it).
 Outs Logcumsumexp(LoweringContext& c, const ir::Node& n) {
   if (hlo::Is16BitFloat(OutType(n))) throw NotLowered("logcumsumexp in a 16-bit float type");
-  return Cumulative(c, n, "txla.cumlogsumexp");
+  return Cumulative(c, n, hlo::CustomCallTarget::kCumlogsumexp);
 }
 
 // cummax / cummin(self, dim) -> (values, indices): where the running extremum was last taken (a
@@ -242,7 +242,7 @@ Outs CumulativeExtremum(LoweringContext& c, const ir::Node& n) {
   int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
   hlo::Attributes a;
   a.dimensions = {dim};
-  a.custom_call_target = kMax ? "txla.cummax_indices" : "txla.cummin_indices";
+  a.custom_call_target = kMax ? hlo::CustomCallTarget::kCummaxIndices : hlo::CustomCallTarget::kCumminIndices;
   Instruction* where = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {x}, a);
   return {c.TakeAlong(x, where, dim), where};
 }

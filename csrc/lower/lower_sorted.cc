@@ -25,7 +25,7 @@ Instruction* SortPositions(LoweringContext& c, Instruction* x, int64_t dim, bool
   hlo::Attributes a;
   a.dimensions = {dim};
   a.index = descending ? 1 : 0;
-  a.custom_call_target = "txla.sort_indices";
+  a.custom_call_target = hlo::CustomCallTarget::kSortIndices;
   return c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, x->shape().dims), {x}, a);
 }
 
@@ -142,7 +142,7 @@ Outs Mode(LoweringContext& c, const ir::Node& n) {
   // Each run's start, carried along it: where the running maximum of the run starts (counted
   // from 1, others 0) was last taken.
   hlo::Attributes scan = along;
-  scan.custom_call_target = "txla.cummax_indices";
+  scan.custom_call_target = hlo::CustomCallTarget::kCummaxIndices;
   Instruction* start = c.Add(Opcode::kCustomCall, hlo::Shape::Array(ElementType::kS64, dims),
                              {i64.sel(same, i64.k(0), i64.add(k, i64.k(1)))}, scan);
   // A run's length, read at its last element.

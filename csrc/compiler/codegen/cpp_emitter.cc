@@ -20,7 +20,7 @@ using hlo::Opcode;
 // The support table's declaration in generated code, printed from the one X-macro, and the
 // pointer kernels in every translation unit read it through, which the runtime sets before each
 // run (txla_bind). Weak: every unit defines them, the linker keeps one.
-#define TXLA_SUPPORT_FIELD_TEXT(ret, name, params) "  " #ret " (*" #name ")" #params ";\n"
+#define TXLA_SUPPORT_FIELD_TEXT(ret, name, params, host) "  " #ret " (*" #name ")" #params ";\n"
 #define TXLA_SUPPORT_STRUCT_TEXT                                                                  \
   "struct TxlaSupport {\n" TXLA_SUPPORT_ABI(TXLA_SUPPORT_FIELD_TEXT) "};\n"                      \
   "__attribute__((weak, visibility(\"hidden\"))) const TxlaSupport* txla_support = 0;\n"          \

@@ -24,7 +24,7 @@ namespace txla::compiler {
 // The ABI between generated code and the runtime (support_abi.h); the emitter prints the same
 // entries into the generated prelude.
 struct TxlaSupport {
-#define TXLA_SUPPORT_FIELD(ret, name, params) ret(*name) params;
+#define TXLA_SUPPORT_FIELD(ret, name, params, host) ret(*name) params;
   TXLA_SUPPORT_ABI(TXLA_SUPPORT_FIELD)
 #undef TXLA_SUPPORT_FIELD
 };

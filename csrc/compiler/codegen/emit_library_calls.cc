@@ -1,9 +1,11 @@
 // Calls into the support table: GEMM, convolution, pooling and collectives, with their geometry.
 #include "compiler/codegen/emitter.h"
 
-#include <optional>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_set>
 
+#include "compiler/codegen/support_abi.h"
 #include "compiler/library/recurrent.h"
 #include "hlo/shape_inference.h"
 #include "runtime/collectives.h"
@@ -125,103 +127,146 @@ bool Emitter::EmitPoolBackwardFromInput(const Instruction& i) {
 
 namespace {
 
-// The cell of a recurrent layer's call (txla.lstm_layer, txla.gru_layer and their _backward).
-std::optional<library::RnnCell> RecurrentCell(const std::string& target) {
-  if (target.rfind("txla.lstm_layer", 0) == 0) return library::RnnCell::kLstm;
-  if (target.rfind("txla.gru_layer", 0) == 0) return library::RnnCell::kGru;
-  return std::nullopt;
+using hlo::CustomCallTarget;
+
+// The geometry each kind of custom call passes its routine (the last column of
+// hlo/custom_call.h's rows): the int64 array compiler/library/*.h reads.
+
+// x, w, y in NCHW / OIHW, whichever way round the call names them; the last field asks for
+// float32 throughout (kHighest) or lets oneDNN choose (torch.backends' precision switches).
+std::vector<int64_t> ConvGeometry(const Instruction& i) {
+  const CustomCallTarget target = i.attrs().custom_call_target;
+  const bool forward = i.opcode() == Opcode::kConvolution || target == CustomCallTarget::kConv2dBias;
+  const bool filter = target == CustomCallTarget::kConv2dBackwardFilter;
+  const hlo::Shape& x = filter ? i.operand(1)->shape() : forward ? i.operand(0)->shape() : i.shape();
+  const hlo::Shape& w = filter ? i.shape() : i.operand(1)->shape();
+  const hlo::Shape& y = forward ? i.shape() : i.operand(0)->shape();
+  const hlo::Attributes& a = i.attrs();
+  if (!IsCanonicalConv2d(a, x.rank()))
+    throw std::invalid_argument("codegen: only 2-D NCHW/OIHW convolutions without base dilation are supported");
+  return {x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
+          a.window[0].stride, a.window[1].stride, a.window[0].pad_lo, a.window[1].pad_lo,
+          a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count,
+          a.precision == hlo::Precision::kHighest ? 0 : 1};
+}
+
+// Planes (every dimension before the last two), the input's and output's height and width, and
+// the window's size, stride, padding and dilation in those two.
+std::vector<int64_t> PoolGeometry(const Instruction& i) {
+  const bool indices = i.attrs().custom_call_target == CustomCallTarget::kMaxPool2dIndices;
+  const hlo::Shape& x = indices ? i.operand(0)->shape() : i.shape();
+  const hlo::Shape& y = indices ? i.shape() : i.operand(0)->shape();
+  const auto& window = i.attrs().window;
+  const int64_t r = x.rank();
+  if (r < 2 || window.size() != static_cast<size_t>(r))
+    throw std::invalid_argument("codegen: " + i.name() + " needs a window per dimension");
+  int64_t planes = 1;
+  for (int64_t d = 0; d < r - 2; ++d) planes *= x.dims[d];
+  const hlo::WindowDim &h = window[r - 2], &w = window[r - 1];
+  return {planes, x.dims[r - 2], x.dims[r - 1], y.dims[r - 2], y.dims[r - 1], h.size, w.size,
+          h.stride, w.stride, h.pad_lo, w.pad_lo, h.rhs_dilation, w.rhs_dilation};
+}
+
+// Steps, batch, hidden size, the cell, and whether the layer runs from its last step.
+std::vector<int64_t> RecurrentGeometry(const Instruction& i) {
+  const CustomCallTarget target = i.attrs().custom_call_target;
+  const bool backward = target == CustomCallTarget::kLstmLayerBackward || target == CustomCallTarget::kGruLayerBackward;
+  const bool lstm = target == CustomCallTarget::kLstmLayer || target == CustomCallTarget::kLstmLayerBackward;
+  const hlo::Shape& w_hh = i.operand(backward ? 3 : 1)->shape();
+  const hlo::Shape& h0 = i.operand(backward ? 4 : 3)->shape();
+  const int64_t steps = backward ? i.operand(0)->shape().dims.at(0) : i.shape().dims.at(0);
+  return {steps, h0.dims.at(0), w_hh.dims.at(1),
+          static_cast<int64_t>(lstm ? library::RnnCell::kLstm : library::RnnCell::kGru),
+          i.attrs().dimensions == std::vector<int64_t>{0} ? 1 : 0};
+}
+
+// Lines along dimensions={d}: the product of the dimensions before d, d's length, the product of
+// those after it.
+std::vector<int64_t> ScanGeometry(const Instruction& i) {
+  const hlo::Shape& x = i.operand(0)->shape();
+  const int64_t d = i.attrs().dimensions.at(0);
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= x.dims[k];
+  for (int64_t k = d + 1; k < x.rank(); ++k) inner *= x.dims[k];
+  return {outer, x.dims[d], inner};
+}
+
+// A scan's lines, and 1 for descending (index=1).
+std::vector<int64_t> SortGeometry(const Instruction& i) {
+  std::vector<int64_t> geometry = ScanGeometry(i);
+  geometry.push_back(i.attrs().index);
+  return geometry;
+}
+
+struct Routine {
+  std::string_view name;  // the support table's slots are `<name>_<type>`; "loop" for our own kernels
+  std::vector<int64_t> (*geometry)(const Instruction&);
+};
+
+Routine RoutineOf(const Instruction& i) {
+  if (i.opcode() == Opcode::kConvolution) return {"conv2d", &ConvGeometry};
+  switch (i.attrs().custom_call_target) {
+#define TXLA_ROUTINE_OF(e, name, routine, geometry) \
+  case CustomCallTarget::e:                         \
+    return {#routine, &geometry##Geometry};
+    TXLA_CUSTOM_CALL_TARGETS(TXLA_ROUTINE_OF)
+#undef TXLA_ROUTINE_OF
+    case CustomCallTarget::kNone: break;
+  }
+  throw std::invalid_argument("codegen: " + i.name() + " is not a library call");
+}
+
+bool IsSupportSlot(const std::string& name) {
+  static const std::unordered_set<std::string_view> slots{
+#define TXLA_SLOT_NAME(ret, name, params, host) #name,
+      TXLA_SUPPORT_ABI(TXLA_SLOT_NAME)
+#undef TXLA_SLOT_NAME
+  };
+  return slots.count(name) > 0;
 }
 
 }  // namespace
 
+std::vector<int64_t> Emitter::ScanLines(const Instruction& i) { return ScanGeometry(i); }
+
 void Emitter::EmitLibraryCall(const Instruction& i) {
   if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
-  if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target == "txla.max_pool2d_indices" &&
-      EmitPoolIndices(i))
-    return;
-  if (i.opcode() == Opcode::kCustomCall &&
-      i.attrs().custom_call_target == "txla.max_pool2d_backward_from_input" && EmitPoolBackwardFromInput(i))
-    return;
-  if (i.opcode() == Opcode::kCustomCall && i.attrs().custom_call_target.rfind("txla.cum", 0) == 0) {
+  const CustomCallTarget target = i.attrs().custom_call_target;
+  // Calls with a loop kernel of their own for some geometries: the routine takes the rest.
+  switch (target) {
+    case CustomCallTarget::kMaxPool2dIndices:
+      if (EmitPoolIndices(i)) return;
+      break;
+    case CustomCallTarget::kMaxPool2dBackwardFromInput:
+      if (EmitPoolBackwardFromInput(i)) return;
+      break;
+    case CustomCallTarget::kConv2dBias:
+    case CustomCallTarget::kNone:  // kConvolution
+      if (EmitDirectConv(i) || EmitSmallImageConv(i, false)) return;
+      break;
+    case CustomCallTarget::kConv2dBackwardInput:
+      if (EmitDirectConvInputGradient(i) || EmitSmallImageConv(i, true)) return;
+      break;
+    case CustomCallTarget::kConv2dBackwardFilter:
+      if (EmitDirectConvFilterGradient(i) || EmitSmallImageConvFilterGradient(i)) return;
+      break;
+    default: break;
+  }
+  const Routine routine = RoutineOf(i);
+  if (routine.name == "loop") {
     EmitCumulative(i);
     return;
   }
-  const hlo::Attributes& a = i.attrs();
-  ElementType type = i.operand(0)->shape().type;
-  std::string target = i.opcode() == Opcode::kConvolution ? "convolution" : a.custom_call_target;
-  // Sorting also takes 32- and 64-bit integers (the lowering widens narrower ones).
-  const bool integer_ok = target == "txla.sort_indices" && (type == ElementType::kS32 || type == ElementType::kS64);
-  if (type != ElementType::kF32 && type != ElementType::kF64 && !integer_ok)
-    throw std::invalid_argument("codegen: " + i.name() + " on " +
+  const ElementType type = i.operand(0)->shape().type;
+  const std::string slot = std::string(routine.name) + "_" + runtime::ElementTypeName(type);
+  if (!IsSupportSlot(slot))
+    throw std::invalid_argument("codegen: " + i.name() + " (" + std::string(routine.name) + ") on " +
                                 runtime::ElementTypeName(type) + " is not supported yet");
-  std::string suffix = type == ElementType::kF32   ? "_f32"
-                       : type == ElementType::kF64 ? "_f64"
-                       : type == ElementType::kS32 ? "_s32"
-                                                   : "_s64";
-  // txla.conv2d_bias is the forward convolution with the layer's bias as a third operand.
-  const bool forward = target == "convolution" || target == "txla.conv2d_bias";
-  if (forward && (EmitDirectConv(i) || EmitSmallImageConv(i, false))) return;
-  if (target == "txla.conv2d_backward_input" && (EmitDirectConvInputGradient(i) || EmitSmallImageConv(i, true)))
-    return;
-  if (target == "txla.conv2d_backward_filter" &&
-      (EmitDirectConvFilterGradient(i) || EmitSmallImageConvFilterGradient(i)))
-    return;
-  std::string routine;
-  std::vector<int64_t> geometry;
   std::string args;
   for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
-  if (target == "convolution") args += "nullptr, ";  // no bias
-  if (forward || target == "txla.conv2d_backward_input" ||
-      target == "txla.conv2d_backward_filter") {
-    // x, w, y in NCHW / OIHW whichever way round the call names them.
-    const hlo::Shape& x = target == "txla.conv2d_backward_filter" ? i.operand(1)->shape()
-                          : forward                               ? i.operand(0)->shape()
-                                                                  : i.shape();
-    const hlo::Shape& w = target == "txla.conv2d_backward_filter" ? i.shape() : i.operand(1)->shape();
-    const hlo::Shape& y = forward ? i.shape() : i.operand(0)->shape();
-    if (!IsCanonicalConv2d(a, x.rank()))
-      throw std::invalid_argument("codegen: only 2-D NCHW/OIHW convolutions without base dilation are supported");
-    geometry = {x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
-                a.window[0].stride, a.window[1].stride, a.window[0].pad_lo, a.window[1].pad_lo,
-                a.window[0].rhs_dilation, a.window[1].rhs_dilation, a.feature_group_count,
-                a.precision == hlo::Precision::kHighest ? 0 : 1};
-    routine = forward ? "conv2d" : target.substr(5);
-  } else if (target == "txla.max_pool2d_indices" || target == "txla.max_pool2d_backward" ||
-             target == "txla.max_pool2d_backward_from_input") {
-    const hlo::Shape& x = target == "txla.max_pool2d_indices" ? i.operand(0)->shape() : i.shape();
-    const hlo::Shape& y = target == "txla.max_pool2d_indices" ? i.shape() : i.operand(0)->shape();
-    int64_t r = x.rank();
-    if (r < 2 || a.window.size() != static_cast<size_t>(r))
-      throw std::invalid_argument("codegen: " + target + " needs a window per dimension");
-    int64_t planes = 1;
-    for (int64_t d = 0; d < r - 2; ++d) planes *= x.dims[d];
-    const hlo::WindowDim &h = a.window[r - 2], &w = a.window[r - 1];
-    geometry = {planes, x.dims[r - 2], x.dims[r - 1], y.dims[r - 2], y.dims[r - 1], h.size, w.size,
-                h.stride, w.stride, h.pad_lo, w.pad_lo, h.rhs_dilation, w.rhs_dilation};
-    routine = target.substr(5);
-  } else if (auto cell = RecurrentCell(target)) {
-    // txla.{lstm,gru}_layer(input_gates, w_hh, b_hh, h0, c0) and their _backward(grad_h,
-    // grad_hn, grad_cn, w_hh, h0, c0, forward); dimensions={0}: the layer runs from the last step.
-    const bool backward = target.size() > 9 && target.compare(target.size() - 9, 9, "_backward") == 0;
-    const hlo::Shape& w_hh = i.operand(backward ? 3 : 1)->shape();
-    const hlo::Shape& h0 = i.operand(backward ? 4 : 3)->shape();
-    const int64_t steps = backward ? i.operand(0)->shape().dims.at(0) : i.shape().dims.at(0);
-    geometry = {steps, h0.dims.at(0), w_hh.dims.at(1), static_cast<int64_t>(*cell),
-                a.dimensions == std::vector<int64_t>{0} ? 1 : 0};
-    routine = backward ? "rnn_layer_backward" : "rnn_layer";
-  } else if (target == "txla.sort_indices") {
-    // dimensions={d}; index=1 for descending
-    const hlo::Shape& x = i.operand(0)->shape();
-    int64_t d = a.dimensions.at(0), outer = 1, inner = 1;
-    for (int64_t k = 0; k < d; ++k) outer *= x.dims[k];
-    for (int64_t k = d + 1; k < x.rank(); ++k) inner *= x.dims[k];
-    geometry = {outer, x.dims[d], inner, a.index};
-    routine = "sort_indices";
-  } else {
-    throw std::invalid_argument("codegen: unknown custom call target " + target);
-  }
-  std::string table = Geometry(i.name(), geometry);
-  out_ << "  support->" << routine << suffix << "(" << args << Buffer(i) << ", " << table << ");\n";
+  if (i.opcode() == Opcode::kConvolution) args += "nullptr, ";  // no bias
+  std::string table = Geometry(i.name(), routine.geometry(i));
+  out_ << "  support->" << slot << "(" << args << Buffer(i) << ", " << table << ");\n";
 }
 
 // Collectives go to the runtime's transport on whole buffers (runtime/collectives.h decodes the
@@ -251,7 +296,7 @@ void Emitter::EmitCollective(const Instruction& i) {
   out_ << "  support->collective(" << table << ", " << Operand(i, 0) << ", " << Buffer(i) << ");\n";
 }
 
-bool Emitter::IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {
+bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {
   const hlo::ConvDims& c = a.conv;
   bool canonical = rank == 4 && a.window.size() == 2 && c.input_batch == 0 && c.input_feature == 1 &&
                    c.input_spatial == std::vector<int64_t>{2, 3} && c.kernel_output_feature == 0 &&

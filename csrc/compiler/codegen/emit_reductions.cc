@@ -432,20 +432,20 @@ void Emitter::EmitScatter(const Instruction& i) {
 // txla.cummin_indices (where the running extremum was last taken: a later equal value or any NaN
 // takes over; the values are a gather of these indices).
 void Emitter::EmitCumulative(const Instruction& i) {
-  const std::string& target = i.attrs().custom_call_target;
+  using hlo::CustomCallTarget;
+  const CustomCallTarget target = i.attrs().custom_call_target;
   const hlo::Shape& s = i.shape();
   const hlo::Shape& xs = i.operand(0)->shape();
-  int64_t d = i.attrs().dimensions.at(0), outer = 1, inner = 1;
-  for (int64_t k = 0; k < d; ++k) outer *= s.dims[k];
-  for (int64_t k = d + 1; k < s.rank(); ++k) inner *= s.dims[k];
+  const std::vector<int64_t> lines = ScanLines(i);
+  const int64_t outer = lines[0], length = lines[1], inner = lines[2];
   std::string type = CType(s.type), x_type = CType(xs.type), fn = "k_" + Sanitize(i.name());
   std::string acc_type = WideType(s.type);
   std::string init, step;
-  if (target == "txla.cumsum") {
+  if (target == CustomCallTarget::kCumsum) {
     init = acc_type + " acc = 0;", step = "acc = acc + x[at]; out[at] = (" + type + ")acc;";
-  } else if (target == "txla.cumprod") {
+  } else if (target == CustomCallTarget::kCumprod) {
     init = acc_type + " acc = 1;", step = "acc = acc * x[at]; out[at] = (" + type + ")acc;";
-  } else if (target == "txla.cumlogsumexp") {
+  } else if (target == CustomCallTarget::kCumlogsumexp) {
     // ATen's _log_add_exp_helper: NaN spreads; equal infinities stay as they are.
     init = acc_type + " acc = -__builtin_inf();";
     step = "{ const " + acc_type + " v = x[at];\n"
@@ -453,8 +453,8 @@ void Emitter::EmitCumulative(const Instruction& i) {
            "          const " + acc_type + " hi = __builtin_isnan(acc) ? acc : (v < acc ? acc : v);\n"
            "          acc = (lo != hi || __builtin_isfinite(lo)) ? txla_log1p(txla_exp(lo - hi)) + hi : v;\n"
            "          out[at] = (" + type + ")acc; }";
-  } else if (target == "txla.cummax_indices" || target == "txla.cummin_indices") {
-    std::string cmp = target == "txla.cummax_indices" ? ">=" : "<=";
+  } else if (target == CustomCallTarget::kCummaxIndices || target == CustomCallTarget::kCumminIndices) {
+    std::string cmp = target == CustomCallTarget::kCummaxIndices ? ">=" : "<=";
     bool floating = hlo::IsFloating(xs.type);
     std::string nan_x = floating ? "__builtin_isnan(x[at])" : "false";
     std::string nan_best = floating ? "__builtin_isnan(best)" : "false";
@@ -463,13 +463,13 @@ void Emitter::EmitCumulative(const Instruction& i) {
     step = "if (k == 0 || " + nan_x + " || (!" + nan_best + " && x[at] " + cmp + " best)) { best = x[at]; where = k; }"
            " out[at] = where;";
   } else {
-    throw std::invalid_argument("codegen: unknown custom call target " + target);
+    throw std::invalid_argument("codegen: " + i.name() + " is not a scan");
   }
   std::ostringstream body;
   body << "  for (int64_t o = 0; o < " << outer << "; ++o)\n    for (int64_t i = 0; i < " << inner << "; ++i) {\n"
        << "      " << init << "\n"
-       << "      for (int64_t k = 0; k < " << s.dims[d] << "; ++k) {\n"
-       << "        const int64_t at = (o * " << s.dims[d] << " + k) * " << inner << " + i;\n"
+       << "      for (int64_t k = 0; k < " << length << "; ++k) {\n"
+       << "        const int64_t at = (o * " << length << " + k) * " << inner << " + i;\n"
        << "        " << step << "\n      }\n    }\n";
   KernelNames names = AddKernel(
       i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + x_type + "* __restrict__ x)",

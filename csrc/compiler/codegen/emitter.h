@@ -52,6 +52,10 @@ std::string Linear(const Index& idx, const std::vector<int64_t>& dims);
 // remainders, simplified by the offset's range.
 Index DelinearizeExpr(const IndexExpr& offset, const std::vector<int64_t>& dims);
 
+// A 2-D convolution in NCHW/OIHW without base dilation, padded alike on both sides: what the
+// library's convolutions take.
+bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
+
 class Emitter {
  public:
   Emitter(const hlo::Module& module, const BufferPlan& plan, bool profile)
@@ -190,6 +194,8 @@ class Emitter {
   static std::string CheckedIndex(const std::string& j, int64_t size, const std::string& site);
   void EmitScatter(const Instruction& i);
   void EmitCumulative(const Instruction& i);
+  // A scan's lines along dimensions={d}: {before d, d's length, after d} (emit_library_calls.cc).
+  static std::vector<int64_t> ScanLines(const Instruction& i);
 
   // emit_expressions.cc: the scalar expression of an instruction at a loop index
   std::string Load(const Instruction& buffer, const std::string& index);
@@ -214,7 +220,6 @@ class Emitter {
   // ... and its filter gradient, 16 input channels a vector
   bool EmitSmallImageConvFilterGradient(const Instruction& i);
   void EmitCollective(const Instruction& i);
-  static bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
   // A float32 convolution (or gradient call) of one group in NCHW/OIHW of this rank without base
   // dilation: what the loop-kernel convolutions (emit_direct_conv.cc, emit_small_image_conv.cc) take.
   static bool IsFloatSingleGroupConv2d(const Instruction& i, int64_t rank);

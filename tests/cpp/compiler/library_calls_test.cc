@@ -1,0 +1,124 @@
+// Library routines are rows (hlo/custom_call.h, compiler/codegen/support_abi.h): every slot is
+// bound, every routine a target names has slots, and a call is emitted as its row says.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "compiler/buffer_assignment.h"
+#include "compiler/codegen/cpp_emitter.h"
+#include "compiler/codegen/support_abi.h"
+#include "compiler/compile.h"
+#include "compiler/support.h"
+#include "hlo/custom_call.h"
+#include "hlo/parser.h"
+
+namespace txla::compiler {
+namespace {
+
+TEST(LibraryCallsTest, EverySupportSlotIsBound) {
+  const TxlaSupport* support = GetSupportTable();
+#define TXLA_EXPECT_BOUND(ret, name, params, host) EXPECT_NE(support->name, nullptr) << #name;
+  TXLA_SUPPORT_ABI(TXLA_EXPECT_BOUND)
+#undef TXLA_EXPECT_BOUND
+}
+
+TEST(LibraryCallsTest, EveryRoutineATargetNamesHasAFloatSlot) {
+  std::set<std::string> slots;
+#define TXLA_SLOT(ret, name, params, host) slots.insert(#name);
+  TXLA_SUPPORT_ABI(TXLA_SLOT)
+#undef TXLA_SLOT
+  std::set<std::string> routines;
+#define TXLA_ROUTINE(e, name, routine, geometry) routines.insert(#routine);
+  TXLA_CUSTOM_CALL_TARGETS(TXLA_ROUTINE)
+#undef TXLA_ROUTINE
+  routines.erase("loop");
+  for (const std::string& routine : routines) {
+    EXPECT_TRUE(slots.count(routine + "_f32")) << routine;
+    EXPECT_TRUE(slots.count(routine + "_f64")) << routine;
+  }
+}
+
+TEST(LibraryCallsTest, TargetNamesRoundTripAndStrangersAreRefused) {
+#define TXLA_ROUND_TRIP(e, name, routine, geometry)                                  \
+  EXPECT_EQ(hlo::ParseCustomCallTarget(name), hlo::CustomCallTarget::e) << name; \
+  EXPECT_EQ(hlo::CustomCallTargetName(hlo::CustomCallTarget::e), name);
+  TXLA_CUSTOM_CALL_TARGETS(TXLA_ROUND_TRIP)
+#undef TXLA_ROUND_TRIP
+  try {
+    hlo::ParseCustomCallTarget("txla.fft");
+    FAIL() << "an unknown target parsed";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown custom_call_target \"txla.fft\"");
+  }
+}
+
+// The generated source after its prelude, the kernels' content hashes written as H (they follow
+// the text).
+std::string EmitAfterPrelude(const std::string& text) {
+  auto module = hlo::ParseModule(text);
+  RunPipeline(*module);
+  SourceParts parts = ParseSource(EmitCpp(*module, AssignBuffers(*module)));
+  EXPECT_TRUE(parts.valid);
+  std::string rest;
+  for (const SourceKernel& k : parts.kernels) rest += k.text;
+  rest += parts.run;
+  for (const SourceKernel& k : parts.kernels)
+    for (size_t at = rest.find(k.hash); at != std::string::npos; at = rest.find(k.hash, at))
+      rest.replace(at, k.hash.size(), "H");
+  return rest;
+}
+
+const char* kSortRows = R"(HloModule m
+ENTRY %main {
+  %p = TYPE[3,5,2] parameter(0)
+  %s = s64[3,5,2] custom-call(%p), custom_call_target="txla.sort_indices", dimensions={1}, index=1
+  ROOT %t = (s64[3,5,2]) tuple(%s)
+}
+)";
+
+std::string SortRows(const std::string& type) {
+  std::string text = kSortRows;
+  text.replace(text.find("TYPE"), 4, type);
+  return EmitAfterPrelude(text);
+}
+
+// The slot of the operand's type, the geometry (3 lines before, 5 long, 2 after; descending)
+// as a table in the step.
+TEST(LibraryCallsTest, ASortIsOneCallWithItsGeometry) {
+  const std::string expected = R"(//@@txla kernel H s
+extern "C" void s_H(const TxlaSupport* support, void* const* a) {
+  const TYPE* buf0 = (const TYPE*)a[0];
+  int64_t* buf1 = (int64_t*)a[1];
+  static const int64_t tab0[] = {3LL, 5LL, 2LL, 1LL};
+  support->sort_indices_SLOT(buf0, buf1, tab0);
+}
+//@@txla kernel end
+//@@txla run
+// The graph's program (compiler/graph_program.h): what it runs, in order,
+//   s: step s_H(b_p, b_s)
+// and the same as the runtime reads it (no compiler does):
+//@@txla program 1 1 2 0 0 1 0 1 0 0 0 0 2 0 1
+//@@txla functions s_H
+)";
+  for (auto [type, c_type] : {std::pair<std::string, std::string>{"f32", "float"}, {"s32", "int32_t"}}) {
+    std::string want = expected;
+    for (auto [from, to] : {std::pair<std::string, std::string>{"TYPE", c_type}, {"SLOT", type}})
+      for (size_t at = want.find(from); at != std::string::npos; at = want.find(from, at)) want.replace(at, from.size(), to);
+    EXPECT_EQ(SortRows(type), want);
+  }
+}
+
+// A routine without a slot for the element type is refused by name when the graph is emitted
+// (the caller runs the graph on the interpreter), not by the C++ compiler later.
+TEST(LibraryCallsTest, ATypeWithoutASlotIsRefusedWhenEmitted) {
+  try {
+    SortRows("s16");
+    FAIL() << "a sort of s16 was emitted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "codegen: s (sort_indices) on s16 is not supported yet");
+  }
+}
+
+}  // namespace
+}  // namespace txla::compiler
