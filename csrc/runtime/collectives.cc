@@ -18,10 +18,10 @@ template <typename T>
 void ReduceTyped(ReduceKind kind, T* dst, const T* src, int64_t count) {
   switch (kind) {
     case ReduceKind::kSum:
-      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(dst[i] + src[i]);
+      for (int64_t i = 0; i < count; ++i) dst[i] = txla_add(dst[i], src[i]);
       return;
     case ReduceKind::kProduct:
-      for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<T>(dst[i] * src[i]);
+      for (int64_t i = 0; i < count; ++i) dst[i] = txla_mul(dst[i], src[i]);
       return;
     case ReduceKind::kMin:  // NaN wins, as in torch.minimum: the kernels' own function
       for (int64_t i = 0; i < count; ++i) dst[i] = txla_min(dst[i], src[i]);

@@ -240,6 +240,24 @@ template <typename T> static inline T txla_sign(T x) { return (T)((x > 0) - (x <
 static inline bool txla_isfinite(float x) { return __builtin_isfinite(x); }
 static inline bool txla_isfinite(double x) { return __builtin_isfinite(x); }
 
+// Addition, subtraction, multiplication and negation. Floats as C computes them. Integers wrap
+// around in two's complement, as eager's CPU kernels compute them: in unsigned arithmetic of the
+// type's width (32 bits for the narrower ones), where C defines the wrap; a signed overflow is
+// undefined, and the compiler may assume it never happens. Booleans: + and * are or and and.
+#define TXLA_ARITHMETIC(name, op)                                                                  \
+  static inline float name(float a, float b) { return a op b; }                                    \
+  static inline double name(double a, double b) { return a op b; }                                 \
+  template <typename T> static inline T name(T a, T b) {                                           \
+    return sizeof(T) <= 4 ? (T)((unsigned)a op (unsigned)b) : (T)((unsigned long long)a op (unsigned long long)b); \
+  }
+TXLA_ARITHMETIC(txla_add, +)
+TXLA_ARITHMETIC(txla_sub, -)
+TXLA_ARITHMETIC(txla_mul, *)
+#undef TXLA_ARITHMETIC
+static inline float txla_neg(float a) { return -a; }
+static inline double txla_neg(double a) { return -a; }
+template <typename T> static inline T txla_neg(T a) { return txla_sub((T)0, a); }
+
 // NaN-propagating maximum/minimum, as ATen's maximum/minimum, max/min reductions, max pooling,
 // clamp and relu: a NaN in either operand is the result. Written as selects, not ||, since the
 // short circuit becomes a branch that mispredicts on data; for integers the NaN tests fold away.
@@ -252,6 +270,18 @@ template <typename T> static inline T txla_min(T a, T b) {
   T m = b < a ? b : a;
   m = b != b ? b : m;
   return a != a ? a : m;
+}
+
+// Which element a running maximum keeps, as ATen's max pooling (and so its indices) chooses: the
+// first seeds it; a larger value or a NaN replaces it, so the last NaN of a window wins.
+template <typename T> static inline bool txla_max_takes(T v, T best) { return (v > best) | (v != v); }
+// ... and as cummax / cummin choose: a later equal value replaces it too, and once a NaN is
+// taken it stays.
+template <typename T> static inline bool txla_scan_max_takes(T v, T best) {
+  return (best == best) & ((v != v) | (v >= best));
+}
+template <typename T> static inline bool txla_scan_min_takes(T v, T best) {
+  return (best == best) & ((v != v) | (v <= best));
 }
 
 // bf16 and f16 are stored as their 16-bit patterns and computed in float: every operation of a
@@ -307,6 +337,7 @@ static inline float txla_round_f16(float f) { return txla_f16_to_float(txla_f16_
   V(IsFinite, txla_isfinite, 1) V(Maximum, txla_max, 2) V(Minimum, txla_min, 2)                 \
   V(Power, txla_pow, 2) V(Atan2, txla_atan2, 2) V(Remainder, txla_fmod, 2)                      \
   V(ShiftLeft, txla_shl, 2) V(ShiftRightArithmetic, txla_shr, 2) V(ErfInv, txla_erfinv, 1)        \
-  V(Gcd, txla_gcd, 2)
+  V(Gcd, txla_gcd, 2) V(Add, txla_add, 2) V(Subtract, txla_sub, 2) V(Multiply, txla_mul, 2)      \
+  V(Negate, txla_neg, 1)
 
 #endif  // TXLA_RUNTIME_SCALAR_OPS_H_

@@ -283,9 +283,6 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
       static const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
       return "(" + op(0) + " " + kOps[static_cast<int>(i.attrs().comparison)] + " " + op(1) + ")";
     }
-    case Opcode::kAdd: return "(" + op(0) + " + " + op(1) + ")";
-    case Opcode::kSubtract: return "(" + op(0) + " - " + op(1) + ")";
-    case Opcode::kMultiply: return "(" + op(0) + " * " + op(1) + ")";
     case Opcode::kDivide: return "(" + op(0) + " / " + op(1) + ")";
     case Opcode::kAnd:
       return i.shape().type == ElementType::kPred ? "(" + op(0) + " && " + op(1) + ")" : "(" + op(0) + " & " + op(1) + ")";
@@ -294,7 +291,6 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
     case Opcode::kXor: return "(" + op(0) + " ^ " + op(1) + ")";
     case Opcode::kNot:
       return i.shape().type == ElementType::kPred ? "(!" + op(0) + ")" : "(~" + op(0) + ")";
-    case Opcode::kNegate: return "(-" + op(0) + ")";
     case Opcode::kLgamma: return "txla_lgamma(" + op(0) + ")";
     // The ops whose scalar semantics are runtime/scalar_ops.h's functions, cast back to the
     // result type (small integers promote through C's arithmetic).

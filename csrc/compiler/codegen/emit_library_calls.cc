@@ -69,10 +69,10 @@ bool Emitter::EmitPoolIndices(const Instruction& i) {
     const Index& in_idx = read.at;
     std::string inside = read.inside.empty() ? "" : " && " + read.inside;
     std::string flat = (in_idx[r - 2] * in_w + in_idx[r - 1]).str();
-    // ATen's rule: the first position in the image seeds the maximum; a larger value or a NaN
-    // replaces it.
+    // The first position in the image seeds the maximum; txla_max_takes (runtime/scalar_ops.h)
+    // says which later one replaces it.
     body << "    { const " << type << " v = x[" << Linear(in_idx, in.dims) << "]; const bool take = (true" << inside
-         << ") & ((best < 0) | (v > m) | (v != v));\n"
+         << ") & ((best < 0) | txla_max_takes(v, m));\n"
          << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
   }
   body << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n";
@@ -109,7 +109,7 @@ bool Emitter::EmitPoolBackwardFromInput(const Instruction& i) {
   std::vector<int64_t> pos(r, 0);
   for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
     at.push_back(Linear(ReadWindowPosition(window, idx, pos, in.dims).at, in.dims));
-    body << "    { const " << type << " v = x[" << at.back() << "]; const bool take = (best < 0) | (v > m) | (v != v);\n"
+    body << "    { const " << type << " v = x[" << at.back() << "]; const bool take = (best < 0) | txla_max_takes(v, m);\n"
          << "      best = take ? " << p << " : best; m = take ? v : m; }\n";
   }
   body << "    const " << bits << " g = __builtin_bit_cast(" << bits << ", dy[" << Linear(idx, out_dims) << "]);\n";

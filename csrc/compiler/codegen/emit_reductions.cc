@@ -10,8 +10,8 @@ namespace txla::compiler::emitter {
 std::string Emitter::Combiner(const Instruction& reduce, const std::string& acc, const std::string& v) {
   const Instruction* r = reduce.attrs().called.at(0)->root();
   switch (r->opcode()) {
-    case Opcode::kAdd: return acc + " + " + v;
-    case Opcode::kMultiply: return acc + " * " + v;
+    case Opcode::kAdd: return "txla_add(" + acc + ", " + v + ")";
+    case Opcode::kMultiply: return "txla_mul(" + acc + ", " + v + ")";
     case Opcode::kMaximum: return "txla_max(" + acc + ", " + v + ")";
     case Opcode::kMinimum: return "txla_min(" + acc + ", " + v + ")";
     case Opcode::kAnd: return acc + " && " + v;
@@ -454,13 +454,10 @@ void Emitter::EmitCumulative(const Instruction& i) {
            "          acc = (lo != hi || __builtin_isfinite(lo)) ? txla_log1p(txla_exp(lo - hi)) + hi : v;\n"
            "          out[at] = (" + type + ")acc; }";
   } else if (target == CustomCallTarget::kCummaxIndices || target == CustomCallTarget::kCumminIndices) {
-    std::string cmp = target == CustomCallTarget::kCummaxIndices ? ">=" : "<=";
-    bool floating = hlo::IsFloating(xs.type);
-    std::string nan_x = floating ? "__builtin_isnan(x[at])" : "false";
-    std::string nan_best = floating ? "__builtin_isnan(best)" : "false";
+    std::string takes = target == CustomCallTarget::kCummaxIndices ? "txla_scan_max_takes" : "txla_scan_min_takes";
     // The first element starts the line (read in the loop: a line of length 0 reads nothing).
     init = x_type + " best = 0; int64_t where = 0;";
-    step = "if (k == 0 || " + nan_x + " || (!" + nan_best + " && x[at] " + cmp + " best)) { best = x[at]; where = k; }"
+    step = "if (k == 0 || " + takes + "(x[at], best)) { best = x[at]; where = k; }"
            " out[at] = where;";
   } else {
     throw std::invalid_argument("codegen: " + i.name() + " is not a scan");

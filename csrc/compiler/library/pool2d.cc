@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compiler/library/parallel.h"
+#include "runtime/scalar_ops.h"
 
 namespace txla::compiler::library {
 
@@ -20,8 +21,8 @@ bool WindowsInside(const Pool2dGeometry& g) {
          (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w < g.in_w;
 }
 
-// The position in its plane of window (oh, ow)'s maximum, by ATen's rule: the first position in
-// the image seeds it, a larger value or a NaN replaces it; -1 for a window wholly in padding.
+// The position in its plane of window (oh, ow)'s maximum: the first position in the image seeds
+// it, txla_max_takes says which later one replaces it; -1 for a window wholly in padding.
 // `g` by value: callers keep it in locals, which the stores they make cannot alias.
 template <typename T>
 inline int64_t WindowArgmax(const T* plane, const Pool2dGeometry g, bool inside, int64_t oh, int64_t ow) {
@@ -35,7 +36,7 @@ inline int64_t WindowArgmax(const T* plane, const Pool2dGeometry g, bool inside,
       for (int64_t kw = kh == 0 ? 1 : 0; kw < g.kernel_w; ++kw) {
         const int64_t offset = kh * g.dilation_h * g.in_w + kw * g.dilation_w;
         const T v = base[offset];
-        const bool take = (v > best_value) | (v != v);
+        const bool take = txla_max_takes(v, best_value);
         best = take ? offset : best;
         best_value = take ? v : best_value;
       }
@@ -50,7 +51,7 @@ inline int64_t WindowArgmax(const T* plane, const Pool2dGeometry g, bool inside,
       const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
       if (iw < 0 || iw >= g.in_w) continue;
       const T v = plane[ih * g.in_w + iw];
-      const bool take = (best < 0) | (v > best_value) | (v != v);
+      const bool take = (best < 0) | txla_max_takes(v, best_value);
       best = take ? ih * g.in_w + iw : best;
       best_value = take ? v : best_value;
     }

@@ -59,17 +59,6 @@ std::optional<T> Call(F function, const T* x, int arity) {
 template <typename T>
 constexpr bool kIntegral = std::is_integral_v<T>;
 
-// Wrapping integer arithmetic, as the generated code's two's-complement machine code computes it
-// (the host must not overflow a signed type).
-template <typename T, typename Op>
-T Arithmetic(T a, T b, Op op) {
-  if constexpr (kIntegral<T>) {
-    return static_cast<T>(op(static_cast<unsigned long long>(a), static_cast<unsigned long long>(b)));
-  } else {
-    return op(a, b);
-  }
-}
-
 // One element of an elementwise instruction, computed in the operands' type T with the same
 // scalar functions the kernels use (runtime/scalar_ops.h); nullopt when it is not folded.
 template <typename T>
@@ -81,10 +70,6 @@ std::optional<T> Evaluate(const Instruction& i, const T* x) {
       return std::nullopt;
   }
   switch (i.opcode()) {
-    case Opcode::kAdd: return Arithmetic(x[0], x[1], [](auto a, auto b) { return a + b; });
-    case Opcode::kSubtract: return Arithmetic(x[0], x[1], [](auto a, auto b) { return a - b; });
-    case Opcode::kMultiply: return Arithmetic(x[0], x[1], [](auto a, auto b) { return a * b; });
-    case Opcode::kNegate: return Arithmetic(T(0), x[0], [](auto a, auto b) { return a - b; });
     case Opcode::kDivide: return static_cast<T>(x[0] / x[1]);
     case Opcode::kConvert: return x[0];
     case Opcode::kSelect: return x[0] != 0 ? x[1] : x[2];

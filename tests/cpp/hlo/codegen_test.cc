@@ -42,7 +42,7 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
   EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 64; ++r0)\n    for (int64_t o1 = 0; o1 < 512; ++o1)"),
             std::string::npos) << code;
   EXPECT_NE(code.find("double acc[512];"), std::string::npos) << code;
-  EXPECT_NE(code.find("acc[o1] = acc[o1] + v"), std::string::npos) << code;
+  EXPECT_NE(code.find("acc[o1] = txla_add(acc[o1], v"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t o = 0; o < 512; ++o) buf0[o] = (float)acc[o];"), std::string::npos) << code;
   // 128 rows (65k elements) stay on one thread (a thread's narrow slice of each row was slower);
   // large enough to split (8M elements): each thread owns a slice [lo, hi) of the row,
@@ -53,7 +53,7 @@ TEST(CodegenTest, LeadingDimensionReductionAccumulatesRows) {
   text.replace(text.find("f32[128,512]"), 12, "f32[16384,512]");
   code = Emit(text);
   // The single kept dimension splits in blocks of 16 (a constant inner trip count vectorizes).
-  EXPECT_NE(code.find("acc[(b*16 + j)] = acc[(b*16 + j)] + v"), std::string::npos) << code;
+  EXPECT_NE(code.find("acc[(b*16 + j)] = txla_add(acc[(b*16 + j)], v"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 16384; ++r0)\n    for (int64_t b = lo; b < hi; ++b)\n"
                       "    for (int64_t j = 0; j < 16; ++j)"),
             std::string::npos) << code;
@@ -77,12 +77,12 @@ TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
   EXPECT_NE(code.find("double part[16];"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t b = 0; b < 512; b += 16)\n      for (int64_t r1 = b; r1 < b + 16; ++r1)"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("part[r1 - b] = part[r1 - b] + v"), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int j = 0; j < 8; ++j) part[j] = part[j] + part[j + 8];\n"
-                      "      for (int j = 0; j < 4; ++j) part[j] = part[j] + part[j + 4];\n"
-                      "      for (int j = 0; j < 2; ++j) part[j] = part[j] + part[j + 2];\n"
-                      "      for (int j = 0; j < 1; ++j) part[j] = part[j] + part[j + 1];\n"
-                      "      acc = acc + part[0];"),
+  EXPECT_NE(code.find("part[r1 - b] = txla_add(part[r1 - b], v"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int j = 0; j < 8; ++j) part[j] = txla_add(part[j], part[j + 8]);\n"
+                      "      for (int j = 0; j < 4; ++j) part[j] = txla_add(part[j], part[j + 4]);\n"
+                      "      for (int j = 0; j < 2; ++j) part[j] = txla_add(part[j], part[j + 2]);\n"
+                      "      for (int j = 0; j < 1; ++j) part[j] = txla_add(part[j], part[j + 1]);\n"
+                      "      acc = txla_add(acc, part[0]);"),
             std::string::npos)
       << code;
   EXPECT_EQ(code.find("for (int64_t r1 = 512;"), std::string::npos) << code;  // no tail

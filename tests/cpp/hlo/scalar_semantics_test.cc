@@ -1,6 +1,7 @@
 // One scalar semantics: for every op computed by runtime/scalar_ops.h, on special values (NaN,
 // infinities, signed zeros, ...), a compiled kernel, constant folding and the host function give
-// the same bits; collectives reduce with the same NaN-propagating min/max.
+// the same bits; collectives reduce with the same NaN-propagating min/max; integer + - * wrap
+// around alike everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -178,6 +179,70 @@ TEST(ScalarSemanticsTest, IntegerPowerShiftsRemainderAndGcdFoldAsKernelsComputeT
     ASSERT_EQ(root->operand(k)->opcode(), Opcode::kConstant);
     for (size_t e = 0; e < 4; ++e) EXPECT_EQ(root->operand(k)->attrs().literal.GetInt(e), want[k][e]) << k << "," << e;
   }
+}
+
+// The module computing `opcode` on integer x (and y), from parameters or from constants.
+std::string IntegerModule(Opcode opcode, const std::string& type, const std::vector<int64_t>& x,
+                          const std::vector<int64_t>& y, bool folded) {
+  auto join = [](const std::vector<int64_t>& v) {
+    std::string out = "{";
+    for (size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+    return out + "}";
+  };
+  const std::string shape = type + "[" + std::to_string(x.size()) + "]";
+  std::string body = folded ? "  %x = " + shape + " constant(" + join(x) + ")\n  %y = " + shape + " constant(" + join(y) + ")\n"
+                            : "  %x = " + shape + " parameter(0)\n  %y = " + shape + " parameter(1)\n";
+  body += "  %r = " + shape + " " + std::string(hlo::OpcodeName(opcode)) +
+          (opcode == Opcode::kNegate ? "(%x)\n" : "(%x, %y)\n");
+  return "HloModule m\n\nENTRY %main {\n" + body + "  ROOT %t = (" + shape + ") tuple(%r)\n}\n";
+}
+
+// x op y on every pair of `values`, by a kernel and by folding, against two's complement
+// arithmetic done here in uint64 and cut to the type's width.
+template <typename T>
+void CheckWrapping(const std::string& type_name, runtime::ElementType type, const std::vector<int64_t>& values) {
+  std::vector<int64_t> x, y;
+  for (int64_t a : values)
+    for (int64_t b : values) x.push_back(a), y.push_back(b);
+  auto make = [&](const std::vector<int64_t>& v) {
+    auto b = std::make_shared<runtime::Buffer>(type, std::vector<int64_t>{static_cast<int64_t>(v.size())}, 0);
+    for (size_t k = 0; k < v.size(); ++k) static_cast<T*>(b->data())[k] = static_cast<T>(v[k]);
+    return b;
+  };
+  const std::vector<std::pair<Opcode, std::function<uint64_t(uint64_t, uint64_t)>>> ops = {
+      {Opcode::kAdd, [](uint64_t a, uint64_t b) { return a + b; }},
+      {Opcode::kSubtract, [](uint64_t a, uint64_t b) { return a - b; }},
+      {Opcode::kMultiply, [](uint64_t a, uint64_t b) { return a * b; }},
+      {Opcode::kNegate, [](uint64_t a, uint64_t) { return 0 - a; }}};
+  for (const auto& [opcode, wrap] : ops) {
+    SCOPED_TRACE(std::string(hlo::OpcodeName(opcode)) + " " + type_name);
+    auto executable = Compile(hlo::ParseModule(IntegerModule(opcode, type_name, x, y, false)));
+    std::vector<runtime::BufferPtr> out = executable->Execute({make(x), make(y)}, 0);
+    auto folded_module = hlo::ParseModule(IntegerModule(opcode, type_name, x, y, true));
+    ConstantFolding().Run(*folded_module);
+    const hlo::Instruction* root = folded_module->entry()->root()->operand(0);
+    ASSERT_EQ(root->opcode(), Opcode::kConstant) << "not folded";
+    for (size_t k = 0; k < x.size(); ++k) {
+      const T want = static_cast<T>(wrap(static_cast<uint64_t>(x[k]), static_cast<uint64_t>(y[k])));
+      EXPECT_EQ(static_cast<const T*>(out.at(0)->data())[k], want) << x[k] << ", " << y[k];
+      EXPECT_EQ(root->attrs().literal.GetInt(k), want) << x[k] << ", " << y[k];
+    }
+  }
+}
+
+TEST(ScalarSemanticsTest, IntegerArithmeticWrapsAlikeInKernelsFoldingAndCollectives) {
+  CheckWrapping<int8_t>("s8", runtime::ElementType::kS8, {127, -128, 100, -1, 0, 3});
+  CheckWrapping<int32_t>("s32", runtime::ElementType::kS32, {INT32_MAX, INT32_MIN, 65536, -1, 0, 7});
+  CheckWrapping<int64_t>("s64", runtime::ElementType::kS64, {INT64_MAX, INT64_MIN, int64_t{1} << 32, -1, 0, 5});
+  int32_t sums[2] = {INT32_MAX, INT32_MIN};
+  const int32_t more[2] = {1, -1};
+  runtime::ReduceInto(runtime::ReduceKind::kSum, runtime::ElementType::kS32, sums, more, 2);
+  EXPECT_EQ(sums[0], INT32_MIN);
+  EXPECT_EQ(sums[1], INT32_MAX);
+  int64_t products[1] = {int64_t{1} << 62};
+  const int64_t four[1] = {4};
+  runtime::ReduceInto(runtime::ReduceKind::kProduct, runtime::ElementType::kS64, products, four, 1);
+  EXPECT_EQ(products[0], 0);
 }
 
 TEST(ScalarSemanticsTest, IntegerDivisionByZeroIsLeftToRunTime) {

@@ -70,7 +70,7 @@ TEST(SiblingReductionsTest, TheEarlierMovesDownWhenNothingBetweenReadsIt) {
   BufferPlan plan = ExpectPairedInOrder(*module, "x y e a b t");
   // One kernel (after exp's), two rows of accumulators, called with both outputs.
   std::string source = EmitCpp(*module, plan);
-  EXPECT_NE(source.find("acc1[o1] = acc1[o1] + "), std::string::npos) << source;
+  EXPECT_NE(source.find("acc1[o1] = txla_add(acc1[o1], "), std::string::npos) << source;
   EXPECT_NE(source.find("kernel t_"), std::string::npos) << source;
   EXPECT_NE(source.find("(b_b, b_a, b_e, b_x) on [0, 0)"), std::string::npos) << source;
   size_t kernels = 0;
