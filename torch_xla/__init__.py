@@ -3,8 +3,6 @@
 Importing the package loads the C++ core (`torch_xla._XLAC`), which registers the `xla` device
 with PyTorch's dispatcher.
 """
-import os as _os
-
 import torch as _torch
 
 
@@ -26,7 +24,8 @@ _check_torch_version()
 def _point_at_mkl():
     # PyPI's mkl wheel (a dependency) puts libmkl_rt.so.2 under the environment's lib/; the C++
     # core loads it from TXLA_MKL_LIBRARY for float32 GEMMs (csrc/compiler/library/mkl_blas.h).
-    if 'TXLA_MKL_LIBRARY' in _os.environ:
+    from ._internal import config
+    if config.TXLA_MKL_LIBRARY.is_set():
         return
     try:
         from importlib.metadata import PackageNotFoundError, files
@@ -34,7 +33,7 @@ def _point_at_mkl():
     except PackageNotFoundError:
         return
     if found:
-        _os.environ['TXLA_MKL_LIBRARY'] = str(found[0].locate().resolve())
+        config.TXLA_MKL_LIBRARY.set(found[0].locate().resolve())
 
 
 _point_at_mkl()

@@ -1,12 +1,11 @@
 """Runtime queries (`torch_xla.runtime`, imported as `xr` in PyTorch/XLA scripts)."""
-import os
-
 import torch_xla
+from torch_xla._internal import config
 
 
 def device_type():
     """What the xla devices stand in for: 'CPU' here (PJRT_DEVICE=CPU is accepted)."""
-    return os.environ.get('PJRT_DEVICE', 'CPU').upper()
+    return config.PJRT_DEVICE.get().upper()
 
 
 def set_device_type(pjrt_device):
@@ -14,7 +13,7 @@ def set_device_type(pjrt_device):
     here: anything else raises, naming what is available."""
     if pjrt_device.upper() != 'CPU':
         raise ValueError(f"device type {pjrt_device!r} is not available: this runtime has 'CPU' only")
-    os.environ['PJRT_DEVICE'] = 'CPU'
+    config.PJRT_DEVICE.set('CPU')
 
 
 def local_device_count():
@@ -27,21 +26,21 @@ def addressable_device_count():
 
 def global_device_count():
     # In a spawned job every replica drives one device: the job's devices are its replicas.
-    if 'WORLD_SIZE' in os.environ:
+    if config.WORLD_SIZE.is_set():
         return world_size()
-    return local_device_count() * int(os.environ.get('XLA_NUM_HOSTS', '1'))
+    return local_device_count() * config.XLA_NUM_HOSTS.get()
 
 
 def world_size():
-    return int(os.environ.get('WORLD_SIZE', '1'))
+    return config.WORLD_SIZE.get()
 
 
 def global_ordinal():
-    return int(os.environ.get('RANK', '0'))
+    return config.RANK.get()
 
 
 def local_ordinal():
-    return int(os.environ.get('LOCAL_RANK', '0'))
+    return config.LOCAL_RANK.get()
 
 
 def process_index():

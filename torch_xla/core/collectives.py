@@ -13,7 +13,6 @@ here; the compiled graph runs it when execution reaches it, on a transport chose
 
 Replica groups are lists of replica ids (global ordinals); None means one group of all replicas.
 """
-import os
 import threading
 from datetime import timedelta
 
@@ -21,6 +20,7 @@ import torch
 import torch.distributed as dist
 
 import torch_xla
+from torch_xla._internal import config
 
 REDUCE_SUM, REDUCE_MUL, REDUCE_MIN, REDUCE_MAX = 'sum', 'mul', 'min', 'max'
 _KINDS = {REDUCE_SUM: 0, REDUCE_MUL: 1, REDUCE_MIN: 2, REDUCE_MAX: 3}  # runtime::ReduceKind
@@ -66,7 +66,7 @@ def replication():
 
 
 def world_size():
-    return int(os.environ.get('WORLD_SIZE', '1'))
+    return config.WORLD_SIZE.get()
 
 
 def replica_count():
@@ -76,20 +76,20 @@ def replica_count():
 
 def replica_index():
     state, index = replication()
-    return index if state is not None else int(os.environ.get('RANK', '0'))
+    return index if state is not None else config.RANK.get()
 
 
 def collective_timeout():
     """How long a collective waits for the other replicas before failing (a replica that died or
     a host cut off): TXLA_COLLECTIVE_TIMEOUT_S seconds, 30 minutes by default as in torch."""
-    return timedelta(seconds=float(os.environ.get('TXLA_COLLECTIVE_TIMEOUT_S', '1800')))
+    return timedelta(seconds=config.TXLA_COLLECTIVE_TIMEOUT_S.get())
 
 
 def ensure_process_group():
     """The Gloo group of this job, joined on first use from the usual environment variables
     (MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE)."""
     if not dist.is_initialized():
-        dist.init_process_group('gloo', init_method='env://', rank=int(os.environ.get('RANK', '0')),
+        dist.init_process_group('gloo', init_method='env://', rank=config.RANK.get(),
                                 world_size=world_size(), timeout=collective_timeout())
     return dist.group.WORLD
 

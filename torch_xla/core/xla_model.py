@@ -7,6 +7,7 @@ import torch
 
 import torch_xla
 from torch_xla import runtime as xr
+from torch_xla._internal import config
 from torch_xla.core import collectives as _collectives
 
 _step_closures = threading.local()
@@ -126,7 +127,7 @@ def _mark_step(wait=False):
     _collectives.forget_tokens(devices)
     torch_xla._XLAC._xla_step_marker(devices[0], devices, wait)
     _run_step_closures()
-    metrics_file = os.environ.get('XLA_METRICS_FILE')
+    metrics_file = config.XLA_METRICS_FILE.get()
     if metrics_file:
         with open(metrics_file, 'a') as f:
             f.write(torch_xla._XLAC._xla_metrics_report())

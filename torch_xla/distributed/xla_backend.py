@@ -6,13 +6,13 @@ inside it, so DDP's all-reduces cost no barrier and no host round trip. Host ten
 `all_gather_object` and friends send) go through a Gloo group on the same store. 'xla://'
 rendezvous reads the launcher's MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE, as env:// does.
 """
-import os
 from datetime import timedelta
 
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup, _create_work_from_future
 
+from torch_xla._internal import config
 from torch_xla.core import collectives as _collectives
 
 _REDUCE_TYPES = {
@@ -105,9 +105,7 @@ def _create_xla_process_group(store, rank, size, timeout):
 
 
 def _xla_rendezvous_handler(url, timeout=timedelta(minutes=30), **kwargs):
-    rank = int(os.environ.get('RANK', '0'))
-    world_size = int(os.environ.get('WORLD_SIZE', '1'))
-    return dist.rendezvous('env://', rank, world_size, timeout=timeout)
+    return dist.rendezvous('env://', config.RANK.get(), config.WORLD_SIZE.get(), timeout=timeout)
 
 
 try:

@@ -6,6 +6,8 @@ import socket
 
 import torch.multiprocessing as mp
 
+from torch_xla._internal import config
+
 
 def _free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -13,33 +15,27 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _local_devices():
-    return int(os.environ.get('CPU_NUM_DEVICES', '1'))
-
-
 def _replica(index, fn, args, env):
     # Topology first: the runtime reads it when imported. Hosts: XLA_NUM_HOSTS and XLA_HOST_RANK
     # (or the usual NNODES / NODE_RANK) make a multi-host job of local_count processes per host.
-    local_count = int(env['LOCAL_WORLD_SIZE'])
-    host_rank = int(env.get('XLA_HOST_RANK', '0'))
     os.environ.update(env)
-    os.environ['LOCAL_RANK'] = str(index)
-    os.environ['RANK'] = str(host_rank * local_count + index)
-    os.environ['CPU_NUM_DEVICES'] = '1'  # each replica sees its own device as xla:0
+    config.LOCAL_RANK.set(index)
+    config.RANK.set(config.XLA_HOST_RANK.get() * config.LOCAL_WORLD_SIZE.get() + index)
+    config.CPU_NUM_DEVICES.set(1)  # each replica sees its own device as xla:0
     fn(index, *args)
 
 
 def spawn(fn, args=(), nprocs=None, join=True, daemon=False, start_method='spawn'):
-    nprocs = _local_devices() if nprocs in (None, -1) else nprocs
-    hosts = int(os.environ.get('XLA_NUM_HOSTS', os.environ.get('NNODES', '1')))
-    host_rank = os.environ.get('XLA_HOST_RANK', os.environ.get('NODE_RANK', '0'))
+    nprocs = config.CPU_NUM_DEVICES.get() if nprocs in (None, -1) else nprocs
+    hosts = config.XLA_NUM_HOSTS.get()
+    port = config.MASTER_PORT.get()
     env = {
-        'WORLD_SIZE': str(nprocs * hosts),
-        'LOCAL_WORLD_SIZE': str(nprocs),
-        'XLA_NUM_HOSTS': str(hosts),
-        'XLA_HOST_RANK': str(host_rank),
-        'MASTER_ADDR': os.environ.get('MASTER_ADDR', '127.0.0.1'),
-        'MASTER_PORT': os.environ.get('MASTER_PORT', str(_free_port())),
+        config.WORLD_SIZE.name: str(nprocs * hosts),
+        config.LOCAL_WORLD_SIZE.name: str(nprocs),
+        config.XLA_NUM_HOSTS.name: str(hosts),
+        config.XLA_HOST_RANK.name: str(config.XLA_HOST_RANK.get()),
+        config.MASTER_ADDR.name: config.MASTER_ADDR.get(),
+        config.MASTER_PORT.name: str(port if port is not None else _free_port()),
     }
     # torch.multiprocessing ends every replica when one fails and raises its traceback here.
     return mp.start_processes(_replica, args=(fn, args, env), nprocs=nprocs, join=join,

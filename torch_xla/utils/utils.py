@@ -1,5 +1,5 @@
 """Small utilities PyTorch/XLA scripts use."""
-import os
+from torch_xla._internal import config
 
 
 class SampleGenerator:
@@ -29,12 +29,7 @@ class SampleGenerator:
 def getenv_as(name, type, defval=None):
     """The environment variable `name` converted to `type` (bools from integers: "0"/"1"), or
     `defval` when it is not set (as PyTorch/XLA's helper)."""
-    env = os.environ.get(name, None)
-    if env is None:
-        return defval
-    if type == bool:
-        return bool(int(env))
-    return type(env)
+    return config.Variable(name, type, defval, f'read as {type.__name__}').get()
 
 
 def as_list(t):
