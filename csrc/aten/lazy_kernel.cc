@@ -12,7 +12,6 @@
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "aten/cpu_fallback.h"
 #include "aten/memory_bound.h"
@@ -348,26 +347,15 @@ void AppendKey(const c10::IValue& v, std::string* key) {
 // traced training step would call Python for every op of every step. The result depends only on
 // the key above, so each op and argument signature runs its Meta kernel once; errors are not
 // cached (a bad call raises every time).
-// Pointwise arithmetic whose Meta kernels look at a Scalar argument's kind (bool, integer,
-// floating, complex: type promotion, integer-alpha checks) and never at its value. Their results
-// are cached per kind, so an optimizer's step-dependent factors (Adam's bias corrections, a
-// scheduled learning rate) do not run the Python Meta kernel on every step.
-bool ScalarValuesNeverChecked(const std::string& name) {
-  static const std::unordered_set<std::string> ops = {
-      "aten::add", "aten::sub", "aten::rsub", "aten::mul", "aten::div", "aten::addcmul",
-      "aten::addcdiv", "aten::lerp", "aten::maximum", "aten::minimum", "aten::masked_fill",
-      "aten::fill", "aten::clamp", "aten::clamp_min", "aten::clamp_max", "aten::where",
-      "aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge"};
-  return ops.count(name) > 0;
-}
-
-std::vector<ir::Shape> CachedMetaShapes(const c10::OperatorHandle& op, c10::ArrayRef<c10::IValue> args,
-                                        const std::vector<ArgClass>& classes) {
+// Ops whose Meta kernel never looks at a Scalar's value (ir::kScalarKindOnly) are cached per
+// Scalar kind.
+std::vector<ir::Shape> CachedMetaShapes(const ir::OpInfo& info, const c10::OperatorHandle& op,
+                                        c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass>& classes) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::vector<ir::Shape>> cache;
   constexpr size_t kMaxEntries = 1 << 16;
   std::string key = op.schema().name() + "." + op.schema().overload_name() + "|";
-  const bool scalar_kind_only = ScalarValuesNeverChecked(op.schema().name());
+  const bool scalar_kind_only = info.scalar_kind_only;
   for (size_t i = 0; i < args.size(); ++i) {
     if (scalar_kind_only && classes[i] == ArgClass::kScalar && args[i].isScalar()) {
       const c10::Scalar s = args[i].toScalar();
@@ -416,7 +404,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   }
   if (shapes.empty()) {
     try {
-      shapes = CachedMetaShapes(op, args, classes);
+      shapes = CachedMetaShapes(info, op, args, classes);
     } catch (const c10::NotImplementedError&) {
       // No Meta kernel in this PyTorch: still correct, through the CPU.
       CpuFallback(op, stack);

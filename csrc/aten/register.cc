@@ -2,7 +2,6 @@
 // the edge kernels of copy_kernels.h, and everything else falls back to CPU.
 #include <torch/library.h>
 
-#include <set>
 #include <string>
 
 #include "aten/copy_kernels.h"
@@ -42,45 +41,16 @@ class InplaceKernel final : public c10::OperatorKernel {
   const ir::OpInfo* functional_;
 };
 
-const std::pair<const char*, const char*> kInplaceOps[] = {
-    {"fill_.Scalar", "aten::fill.Scalar"},
-    {"fill_.Tensor", "aten::fill.Tensor"},
-    {"zero_", "aten::zero"},
-    {"add_.Tensor", "aten::add.Tensor"},
-    {"sub_.Tensor", "aten::sub.Tensor"},
-    {"mul_.Tensor", "aten::mul.Tensor"},
-    {"div_.Tensor", "aten::div.Tensor"},
-    {"add_.Scalar", "aten::add.Scalar"},
-    {"mul_.Scalar", "aten::mul.Scalar"},
-    {"div_.Scalar", "aten::div.Scalar"},
-    {"addcmul_", "aten::addcmul"},
-    {"addcdiv_", "aten::addcdiv"},
-    {"lerp_.Scalar", "aten::lerp.Scalar"},
-    {"sqrt_", "aten::sqrt"},
-    {"normal_", "aten::normal_functional"},
-    {"uniform_", "aten::uniform"},
-    {"bernoulli_.float", "aten::bernoulli.p"},
-    {"random_", "aten::random"},
-    {"random_.from", "aten::random.from"},
-};
-
 // alias_copy / detach_copy (what functionalization turns alias and detach into): the result is
 // the argument's value, shared; nothing is recorded, so `model.to(xla)` leaves no alias_copy per
 // parameter for the next barrier and `p.detach().cpu()` reads the buffer without a graph.
 at::Tensor IdentityKernel(const at::Tensor& self) { return ShareValue(GetLazyTensor(self, "aten::alias_copy")); }
 
-// Table ops whose XLA kernel is one of the edge kernels; the table entry is still what they
-// record through.
-const std::set<std::string>& EdgeKernelOps() {
-  static const std::set<std::string> ops = {"aten::copy", "aten::_to_copy"};
-  return ops;
-}
-
 // Every op-table entry of `ns` ("aten" or our own "txla") records through the lazy kernel.
 void RegisterTableOps(torch::Library& m, const std::string& ns) {
   const std::string prefix = ns + "::";
   for (const ir::OpInfo& info : ir::OpTable()) {
-    if (EdgeKernelOps().count(info.name) || info.name.rfind(prefix, 0) != 0) continue;
+    if (info.edge_kernel || info.name.rfind(prefix, 0) != 0) continue;
     m.impl(info.name.substr(prefix.size()).c_str(),
            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<LazyKernel>(&info)));
   }
@@ -109,9 +79,9 @@ TORCH_LIBRARY_IMPL(aten, XLA, m) {
   m.impl("lift_fresh", TORCH_FN(Lift));
   m.impl("alias_copy", TORCH_FN(IdentityKernel));
   m.impl("detach_copy", TORCH_FN(IdentityKernel));
-  for (const auto& [inplace, functional] : kInplaceOps) {
-    m.impl(inplace, torch::CppFunction::makeFromBoxedFunctor(
-                        std::make_unique<InplaceKernel>(ir::FindOp(functional))));
+  for (const ir::OpInfo& info : ir::OpTable()) {
+    if (info.inplace.empty()) continue;
+    m.impl(info.inplace.c_str(), torch::CppFunction::makeFromBoxedFunctor(std::make_unique<InplaceKernel>(&info)));
   }
 }
 

@@ -10,25 +10,25 @@
 namespace txla::graph {
 namespace {
 
-// The op name of a node with one operand, or null.
-const std::string* UnaryOpName(const ir::Value& value) {
+// The op of a node with one operand, or null.
+const ir::OpInfo* UnaryOp(const ir::Value& value) {
   const ir::Node& node = *value.node;
   if (node.kind() != ir::NodeKind::kOp || node.operands().size() != 1) return nullptr;
-  return &node.op()->name;
+  return node.op();
 }
 
 // Applying the op again gives back its operand.
 bool IsInvolution(const ir::Value& value) {
-  const std::string* name = UnaryOpName(value);
-  return name && (*name == "aten::t_copy" || *name == "aten::transpose_copy.int");
+  const ir::OpInfo* op = UnaryOp(value);
+  return op && op->involution;
 }
 
 }  // namespace
 
 // Functionalization's transposing view ops, as they reach the lazy IR.
 bool IsTransposingView(const ir::Value& value) {
-  const std::string* name = UnaryOpName(value);
-  return name && (*name == "aten::t_copy" || *name == "aten::transpose_copy.int" || *name == "aten::permute_copy");
+  const ir::OpInfo* op = UnaryOp(value);
+  return op && op->transposing_view;
 }
 
 std::vector<DeferredView> TakeDeferredViews(std::vector<LazyTensorPtr>* pending) {

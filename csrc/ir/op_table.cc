@@ -63,9 +63,8 @@ struct OpDecl {
   ShapeRule shape_rule = nullptr;
   FallbackRule needs_fallback = nullptr;
   WrittenArgsRule written_args = nullptr;
-  bool seeds_default_generator = false;
-  bool constant_scalars = false;
-  bool collective = false;
+  unsigned flags = 0;  // OpFlag bits
+  const char* inplace = nullptr;  // the in-place overload that records this op (OpInfo::inplace)
 };
 
 // One line per op. Elementwise ops are grouped by family; the backward of an op sits beside it.
@@ -79,7 +78,7 @@ const OpDecl kOps[] = {
     {"aten::log10", SameAsFirst, nullptr},
     {"aten::log1p", SameAsFirst, nullptr},
     {"aten::expm1", SameAsFirst, nullptr},
-    {"aten::sqrt", SameAsFirst, nullptr},
+    {"aten::sqrt", SameAsFirst, nullptr, nullptr, 0, "sqrt_"},
     {"aten::rsqrt", SameAsFirst, nullptr},
     {"aten::sin", SameAsFirst, nullptr},
     {"aten::sinc", nullptr, nullptr},
@@ -103,13 +102,13 @@ const OpDecl kOps[] = {
     {"aten::reciprocal", SameAsFirst, nullptr},
     {"aten::bitwise_not", nullptr, nullptr},
     {"aten::logical_not", nullptr, nullptr},
-    {"aten::clamp", nullptr, nullptr},
-    {"aten::clamp.Tensor", nullptr, nullptr},
-    {"aten::clamp_min", nullptr, nullptr},
-    {"aten::clamp_max", nullptr, nullptr},
+    {"aten::clamp", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::clamp.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::clamp_min", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::clamp_max", nullptr, nullptr, nullptr, kScalarKindOnly},
     // The exponent is part of the graph: ATen computes x**2, x**3, x**-2, x**0.5, x**-0.5 and
     // x**-1 without pow, and so does the lowering (lower_ops.cc), which must know it.
-    {"aten::pow.Tensor_Scalar", PowTensorScalar, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::pow.Tensor_Scalar", PowTensorScalar, nullptr, nullptr, kConstantScalars},
     {"aten::pow.Tensor_Tensor", nullptr, nullptr},
     {"aten::pow.Scalar", nullptr, nullptr},
     // Activations and their backwards.
@@ -138,19 +137,19 @@ const OpDecl kOps[] = {
     {"aten::hardswish_backward", SameAsFirst, nullptr},
     {"aten::mish", SameAsFirst, nullptr},
     // Elementwise, binary and ternary.
-    {"aten::add.Tensor", AddSubTensor, nullptr},
-    {"aten::add.Scalar", AddSubTensor, nullptr},
-    {"aten::sub.Tensor", AddSubTensor, nullptr},
-    {"aten::sub.Scalar", AddSubTensor, nullptr},
-    {"aten::rsub.Tensor", nullptr, nullptr},
-    {"aten::rsub.Scalar", nullptr, nullptr},
-    {"aten::mul.Tensor", SameDtypeBroadcast, nullptr},
-    {"aten::mul.Scalar", SameDtypeBroadcast, nullptr},
-    {"aten::div.Tensor", SameDtypeBroadcast, nullptr},
-    {"aten::div.Tensor_mode", nullptr, nullptr},
-    {"aten::div.Scalar", SameDtypeBroadcast, nullptr},
-    {"aten::maximum", SameDtypeBroadcast, nullptr},
-    {"aten::minimum", SameDtypeBroadcast, nullptr},
+    {"aten::add.Tensor", AddSubTensor, nullptr, nullptr, kScalarKindOnly, "add_.Tensor"},
+    {"aten::add.Scalar", AddSubTensor, nullptr, nullptr, kScalarKindOnly, "add_.Scalar"},
+    {"aten::sub.Tensor", AddSubTensor, nullptr, nullptr, kScalarKindOnly, "sub_.Tensor"},
+    {"aten::sub.Scalar", AddSubTensor, nullptr, nullptr, kScalarKindOnly},
+    {"aten::rsub.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::rsub.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::mul.Tensor", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "mul_.Tensor"},
+    {"aten::mul.Scalar", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "mul_.Scalar"},
+    {"aten::div.Tensor", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "div_.Tensor"},
+    {"aten::div.Tensor_mode", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::div.Scalar", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "div_.Scalar"},
+    {"aten::maximum", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly},
+    {"aten::minimum", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly},
     {"aten::remainder.Tensor", nullptr, nullptr},
     {"aten::remainder.Scalar", nullptr, nullptr},
     {"aten::fmod.Tensor", nullptr, nullptr},
@@ -158,31 +157,31 @@ const OpDecl kOps[] = {
     {"aten::atan2", nullptr, nullptr},
     {"aten::copysign.Tensor", nullptr, nullptr},
     {"aten::copysign.Scalar", nullptr, nullptr},
-    {"aten::eq.Tensor", nullptr, nullptr},
-    {"aten::eq.Scalar", nullptr, nullptr},
-    {"aten::ne.Tensor", nullptr, nullptr},
-    {"aten::ne.Scalar", nullptr, nullptr},
-    {"aten::lt.Tensor", nullptr, nullptr},
-    {"aten::lt.Scalar", nullptr, nullptr},
-    {"aten::le.Tensor", nullptr, nullptr},
-    {"aten::le.Scalar", nullptr, nullptr},
-    {"aten::gt.Tensor", nullptr, nullptr},
-    {"aten::gt.Scalar", nullptr, nullptr},
-    {"aten::ge.Tensor", nullptr, nullptr},
-    {"aten::ge.Scalar", nullptr, nullptr},
+    {"aten::eq.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::eq.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::ne.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::ne.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::lt.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::lt.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::le.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::le.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::gt.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::gt.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::ge.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::ge.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
     {"aten::logical_and", nullptr, nullptr},
     {"aten::logical_or", nullptr, nullptr},
     {"aten::logical_xor", nullptr, nullptr},
     {"aten::bitwise_and.Tensor", nullptr, nullptr},
     {"aten::bitwise_or.Tensor", nullptr, nullptr},
     {"aten::bitwise_xor.Tensor", nullptr, nullptr},
-    {"aten::where.self", WhereSelf, nullptr},
-    {"aten::addcmul", SameDtypeBroadcast, nullptr},
-    {"aten::addcdiv", SameDtypeBroadcast, nullptr},
-    {"aten::lerp.Scalar", SameDtypeBroadcast, nullptr},
-    {"aten::lerp.Tensor", SameDtypeBroadcast, nullptr},
-    {"aten::masked_fill.Scalar", nullptr, nullptr},
-    {"aten::masked_fill.Tensor", nullptr, nullptr},
+    {"aten::where.self", WhereSelf, nullptr, nullptr, kScalarKindOnly},
+    {"aten::addcmul", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "addcmul_"},
+    {"aten::addcdiv", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "addcdiv_"},
+    {"aten::lerp.Scalar", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "lerp_.Scalar"},
+    {"aten::lerp.Tensor", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly},
+    {"aten::masked_fill.Scalar", nullptr, nullptr, nullptr, kScalarKindOnly},
+    {"aten::masked_fill.Tensor", nullptr, nullptr, nullptr, kScalarKindOnly},
     // Reductions and scans.
     {"aten::sum", Sum, nullptr},
     {"aten::sum.dim_IntList", Sum, nullptr},
@@ -202,13 +201,13 @@ const OpDecl kOps[] = {
     {"aten::std.correction", nullptr, nullptr},
     {"aten::var_mean.correction", nullptr, nullptr},
     {"aten::std_mean.correction", nullptr, nullptr},
-    {"aten::linalg_vector_norm", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::linalg_vector_norm", nullptr, nullptr, nullptr, kConstantScalars},
     {"aten::logsumexp", nullptr, nullptr},
-    {"aten::renorm", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::renorm", nullptr, nullptr, nullptr, kConstantScalars},
     {"aten::aminmax", nullptr, nullptr},
     {"aten::count_nonzero", nullptr, nullptr},
     {"aten::count_nonzero.dim_IntList", nullptr, nullptr},
-    {"aten::norm.ScalarOpt_dim", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::norm.ScalarOpt_dim", nullptr, nullptr, nullptr, kConstantScalars},
     {"aten::any", nullptr, nullptr},
     {"aten::any.dim", nullptr, nullptr},
     {"aten::all", nullptr, nullptr},
@@ -279,8 +278,8 @@ const OpDecl kOps[] = {
     {"aten::_log_softmax", Softmax, nullptr},
     {"aten::_log_softmax_backward_data", SoftmaxBackward, nullptr},
     // p (1 or 2) chooses the formula; the margin rides along as a constant.
-    {"aten::multi_margin_loss", MultiMarginLoss, nullptr, nullptr, false, /*constant_scalars=*/true},
-    {"aten::multi_margin_loss_backward", LikeSelfOfBackward, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::multi_margin_loss", MultiMarginLoss, nullptr, nullptr, kConstantScalars},
+    {"aten::multi_margin_loss_backward", LikeSelfOfBackward, nullptr, nullptr, kConstantScalars},
     {"aten::nll_loss_forward", nullptr, nullptr},
     {"aten::nll_loss_backward", nullptr, nullptr},
     {"aten::nll_loss2d_forward", NllLoss2dForward},
@@ -296,22 +295,22 @@ const OpDecl kOps[] = {
     {"aten::embedding", nullptr, nullptr},
     {"aten::embedding_dense_backward", EmbeddingDenseBackward, nullptr},
     // Collectives between replicas (csrc/aten/collective_ops.cc defines them).
-    {"txla::all_reduce", LikeFirst, nullptr, nullptr, false, false, /*collective=*/true},
-    {"txla::all_gather", AllGather, nullptr, nullptr, false, false, /*collective=*/true},
-    {"txla::reduce_scatter", ReduceScatter, nullptr, nullptr, false, false, /*collective=*/true},
+    {"txla::all_reduce", LikeFirst, nullptr, nullptr, kCollective},
+    {"txla::all_gather", AllGather, nullptr, nullptr, kCollective},
+    {"txla::reduce_scatter", ReduceScatter, nullptr, nullptr, kCollective},
     // Random numbers: each node draws from its own seed, fixed when the node is traced.
-    {"aten::native_dropout", NativeDropout, nullptr, nullptr, /*seeds_default_generator=*/true},
+    {"aten::native_dropout", NativeDropout, nullptr, nullptr, kSeedsDefaultGenerator},
     {"aten::native_dropout_backward", SameAsFirst, nullptr},
-    {"aten::bernoulli.p", SameAsFirst, nullptr},
+    {"aten::bernoulli.p", SameAsFirst, nullptr, nullptr, 0, "bernoulli_.float"},
     {"aten::bernoulli.Tensor", nullptr, nullptr},
     {"aten::bernoulli", nullptr, nullptr},
-    {"aten::normal_functional", SameAsFirst, nullptr},
-    {"aten::uniform", SameAsFirst, nullptr},
+    {"aten::normal_functional", SameAsFirst, nullptr, nullptr, 0, "normal_"},
+    {"aten::uniform", SameAsFirst, nullptr, nullptr, 0, "uniform_"},
     // A random permutation: the sort order of uniform draws.
-    {"aten::randperm", Randperm, nullptr, nullptr, /*seeds_default_generator=*/true},
+    {"aten::randperm", Randperm, nullptr, nullptr, kSeedsDefaultGenerator},
     {"aten::randperm.generator", Randperm, nullptr},
-    {"aten::random", SameAsFirst, nullptr},
-    {"aten::random.from", SameAsFirst, nullptr},
+    {"aten::random", SameAsFirst, nullptr, nullptr, 0, "random_"},
+    {"aten::random.from", SameAsFirst, nullptr, nullptr, 0, "random_.from"},
     // Views, as the copies functionalization turns them into.
     {"aten::view_copy", ViewCopy, nullptr},
     {"aten::view_copy.dtype", nullptr, nullptr},
@@ -319,9 +318,9 @@ const OpDecl kOps[] = {
     {"aten::_reshape_alias_copy", ViewCopy, nullptr},
     {"aten::slice_copy.Tensor", SliceCopy, nullptr},
     {"aten::select_copy.int", SelectCopy, nullptr},
-    {"aten::transpose_copy.int", TransposeCopy, nullptr},
-    {"aten::t_copy", TCopy, nullptr},
-    {"aten::permute_copy", PermuteCopy, nullptr},
+    {"aten::transpose_copy.int", TransposeCopy, nullptr, nullptr, kTransposingView | kInvolution},
+    {"aten::t_copy", TCopy, nullptr, nullptr, kTransposingView | kInvolution},
+    {"aten::permute_copy", PermuteCopy, nullptr, nullptr, kTransposingView},
     {"aten::expand_copy", ExpandCopy, nullptr},
     {"aten::unsqueeze_copy", UnsqueezeCopy, nullptr},
     {"aten::squeeze_copy", nullptr, nullptr},
@@ -422,7 +421,7 @@ const OpDecl kOps[] = {
     {"aten::log_sigmoid_forward"},
     {"aten::log_sigmoid_backward"},
     // A composite over views in ATen; beta decides whether self is read at all: a constant.
-    {"aten::addr", nullptr, nullptr, nullptr, false, /*constant_scalars=*/true},
+    {"aten::addr", nullptr, nullptr, nullptr, kConstantScalars},
     {"aten::_cdist_forward", CdistForward},
     {"aten::_cdist_backward", LikeSelfOfBackward},
     {"aten::_pdist_forward", PdistForward},
@@ -455,9 +454,9 @@ const OpDecl kOps[] = {
     {"aten::tril", nullptr, nullptr},
     {"aten::triu", nullptr, nullptr},
     // Fills, copies, casts.
-    {"aten::fill.Scalar", SameAsFirst, nullptr},
-    {"aten::fill.Tensor", SameAsFirst, nullptr},
-    {"aten::zero", SameAsFirst, nullptr},
+    {"aten::fill.Scalar", SameAsFirst, nullptr, nullptr, kScalarKindOnly, "fill_.Scalar"},
+    {"aten::fill.Tensor", SameAsFirst, nullptr, nullptr, kScalarKindOnly, "fill_.Tensor"},
+    {"aten::zero", SameAsFirst, nullptr, nullptr, 0, "zero_"},
     {"aten::zeros", Factory, nullptr},
     {"aten::ones", Factory, nullptr},
     {"aten::full", nullptr, nullptr},
@@ -467,8 +466,8 @@ const OpDecl kOps[] = {
     {"aten::arange.start_step", Arange},
     {"aten::eye", Eye},
     {"aten::eye.m", Eye},
-    {"aten::copy", SameAsFirst, nullptr},
-    {"aten::_to_copy", ToCopy, nullptr},
+    {"aten::copy", SameAsFirst, nullptr, nullptr, kEdgeKernel},
+    {"aten::_to_copy", ToCopy, nullptr, nullptr, kEdgeKernel},
 };
 
 struct Table {
@@ -482,10 +481,16 @@ struct Table {
       info.shape_rule = decl.shape_rule;
       info.needs_fallback = decl.needs_fallback;
       info.written_args = decl.written_args;
-      info.seeds_default_generator = decl.seeds_default_generator;
-      info.constant_scalars = decl.constant_scalars;
-      info.collective = decl.collective;
+      info.seeds_default_generator = decl.flags & kSeedsDefaultGenerator;
+      info.constant_scalars = decl.flags & kConstantScalars;
+      info.collective = decl.flags & kCollective;
+      info.scalar_kind_only = decl.flags & kScalarKindOnly;
+      info.transposing_view = decl.flags & kTransposingView;
+      info.involution = decl.flags & kInvolution;
+      info.edge_kernel = decl.flags & kEdgeKernel;
+      if (decl.inplace) info.inplace = decl.inplace;
       info.name_hash = HashString(info.name);
+      info.index = ops.size();
       ops.push_back(std::move(info));
     }
     for (const OpInfo& info : ops) by_name.emplace(info.name, &info);

@@ -1,6 +1,9 @@
-// The table of ATen ops the xla device records lazily. An op is declared once, by name, with an
-// optional fast shape rule (the op's Meta kernel is used otherwise) and an optional predicate for
-// argument values the device cannot trace (a boolean mask's result size depends on data). Ops not
+// The table of ATen ops the xla device records lazily. An op is one row (op_table.cc), by name,
+// with an optional fast shape rule (the op's Meta kernel is used otherwise), an optional
+// predicate for argument values the device cannot trace (a boolean mask's result size depends on
+// data), the flags below and the in-place overload that records it. The dispatcher registration
+// (aten/register.cc), the recorder (aten/lazy_kernel.cc) and the graph passes read the row; the
+// lowering (lower/) is keyed by the same name, and a test checks the two sets are equal. Ops not
 // in the table run through the CPU fallback and are counted as aten::<name>.
 #pragma once
 
@@ -24,6 +27,27 @@ using FallbackRule = bool (*)(c10::ArrayRef<c10::IValue> args);
 // (native_batch_norm updates its running statistics). Their new values become extra outputs.
 using WrittenArgsRule = std::vector<int> (*)(c10::ArrayRef<c10::IValue> args);
 
+enum OpFlag : unsigned {
+  // Random ops whose schema has no Generator argument draw from the default CPU generator; the
+  // node then carries a seed as one extra trailing argument (see the interpreter).
+  kSeedsDefaultGenerator = 1u << 0,
+  // Scalar arguments are constants of the graph, not parameters: they choose the computation
+  // (a norm's order), so the lowering must know them.
+  kConstantScalars = 1u << 1,
+  // Exchanges data between replicas; ordered by a token chain (csrc/aten/collective_ops.cc).
+  kCollective = 1u << 2,
+  // The Meta kernel looks at a Scalar argument's kind (bool, integer, floating, complex: type
+  // promotion, integer-alpha checks), never at its value: shapes are cached per kind, so an
+  // optimizer's step-dependent factors do not run the (Python) Meta kernel every step.
+  kScalarKindOnly = 1u << 3,
+  // Functionalization's transposing views (graph/deferred_views.h), and those of them that give
+  // back their operand when applied twice.
+  kTransposingView = 1u << 4,
+  kInvolution = 1u << 5,
+  // Dispatched to an edge kernel of aten/copy_kernels.h, which records through this row.
+  kEdgeKernel = 1u << 6,
+};
+
 struct OpInfo {
   std::string name;  // "aten::add.Tensor"
   ShapeRule shape_rule = nullptr;
@@ -37,7 +61,15 @@ struct OpInfo {
   bool constant_scalars = false;
   // Exchanges data between replicas; ordered by a token chain (csrc/aten/collective_ops.cc).
   bool collective = false;
+  bool scalar_kind_only = false;  // OpFlag's
+  bool transposing_view = false;
+  bool involution = false;
+  bool edge_kernel = false;
+  // The in-place overload ("add_.Tensor") whose calls on raw xla tensors record this op and make
+  // its result the tensor's new value (aten/register.cc); empty when there is none.
+  std::string inplace;
   hash_t name_hash = 0;
+  size_t index = 0;  // the row's position in OpTable()
 
   // Resolved on first use, after the ATen library has registered its schemas.
   const c10::OperatorHandle& handle() const;

@@ -18,6 +18,7 @@ using hlo::Opcode;
 using Outs = std::vector<Instruction*>;
 using RK = LoweringContext::ReduceKind;
 
+std::vector<LoweringEntry> CoreLowerings();         // lower_ops.cc: arithmetic, products, views, fills, softmax, NLL
 std::vector<LoweringEntry> ConvLowerings();         // lower_conv.cc: convolution and its gradients
 std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: pooling, batch norm
 std::vector<LoweringEntry> NormLowerings();         // lower_norms.cc: layer and group norm

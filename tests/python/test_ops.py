@@ -133,6 +133,12 @@ def _reaches_backends(name):
     return not torch._C._dispatch_has_kernel_for_dispatch_key(name, 'CompositeImplicitAutograd')
 
 
+def test_every_recorded_op_has_a_lowering_rule_and_every_rule_a_recorded_op():
+    """The op table (what the device records) and the lowering rules are keyed by one name: a
+    recorded op without a rule would run every graph holding it on the interpreter."""
+    assert sorted(torch_xla._XLAC._xla_op_table()) == torch_xla._XLAC._xla_lowered_ops()
+
+
 def test_every_lowered_op_has_a_differential_spec():
     covered = set(RANDOM_OPS)
     for spec in SPECS:
