@@ -124,13 +124,13 @@ std::string Emitter::Emit() {
       throw std::invalid_argument("codegen: output " + value->name() + " cannot be copied");
     ElementType t = value->shape().type;
     std::string buffer = "b_output_copy_" + std::to_string(k);
-    buffers_[buffer] = {StorageType(t), false, SlotKind::kOutput, k};
+    program_.DeclareBuffer(buffer, {StorageType(t), false, SlotKind::kOutput, k});
     copies << "  *" << buffer << " = " << Stored(t, Literal(value->attrs().literal, 0, t)) << ";\n";
   }
   BeginStep();
   if (!copies.str().empty()) AddStep("output_copies", copies.str(), {});
   std::ostringstream unit;
-  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << ProgramListing();
+  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << program_.Listing();
   return unit.str();
 }
 
@@ -141,84 +141,13 @@ void Emitter::BeginStep() {
   call_ = KernelCall{};
 }
 
-const Emitter::BufferRef& Emitter::StepBuffer(const std::string& step, const std::string& id) const {
-  auto ref = buffers_.find(id);
-  if (ref == buffers_.end()) throw std::invalid_argument("codegen: " + step + " names " + id + ", which has no buffer");
-  return ref->second;
-}
-
 void Emitter::AddStep(const std::string& name, const std::string& chunk, const std::vector<int64_t>& ready) {
-  std::string body = step_tables_.str() + chunk;
-  std::vector<std::string> ids = BufferIdentifiers(body);
-  std::ostringstream fn;
-  fn << "extern \"C\" void s_" << Sanitize(name) << "(const TxlaSupport* support, void* const* a) {\n";
-  for (size_t k = 0; k < ids.size(); ++k) {
-    const BufferRef& ref = StepBuffer(name, ids[k]);
-    std::string type = (ref.read_only ? "const " : "") + ref.type + "*";
-    fn << "  " << type << " " << ids[k] << " = (" << type << ")a[" << k << "];\n";
-  }
-  fn << body << "}\n";
-  NamedKernel step = NameByContent({step_prototypes_, fn.str()}, NamingScope::kStep);
-  std::string function = step.names.at("s_" + Sanitize(name));
-  if (emitted_steps_.insert(step.hash).second) {
-    functions_ << kKernelBegin << step.hash << " " << name << "\n" << step.pieces[0] << step.pieces[1] << kKernelEnd;
-  }
-  AddProgramEntry(name, StepKind::kStep, function, 0, ids, ready);
+  functions_ << program_.AddStep(name, step_prototypes_, step_tables_.str() + chunk, ready);
 }
 
 void Emitter::AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready) {
-  AddProgramEntry(name, call.parallel ? StepKind::kParallel : StepKind::kKernel, call.trampoline, call.extent,
-                  call.buffers, ready);
-}
-
-void Emitter::AddProgramEntry(const std::string& name, StepKind kind, const std::string& function, int64_t extent,
-                              const std::vector<std::string>& buffers, const std::vector<int64_t>& ready) {
-  // The program as the dump's reader wants it: one line a step, in order, with its instruction.
-  for (int64_t k : ready) listing_ << "//   release output " << k << "\n";
-  listing_ << "//   " << name << ": "
-           << (kind == StepKind::kStep ? "step " : kind == StepKind::kKernel ? "kernel " : "parallel ") << function
-           << "(";
-  for (size_t k = 0; k < buffers.size(); ++k) listing_ << (k ? ", " : "") << buffers[k];
-  listing_ << ")";
-  if (kind != StepKind::kStep) listing_ << " on [0, " << extent << ")";
-  listing_ << "\n";
-  auto [index, added] = function_index_.emplace(function, static_cast<int64_t>(functions_order_.size()));
-  if (added) functions_order_.push_back(function);
-  step_words_.push_back(static_cast<int64_t>(ready.size()));
-  step_words_.insert(step_words_.end(), ready.begin(), ready.end());
-  step_words_.push_back(static_cast<int64_t>(kind));
-  step_words_.push_back(index->second);
-  step_words_.push_back(extent);
-  step_words_.push_back(static_cast<int64_t>(buffers.size()));
-  for (const std::string& id : buffers) {
-    auto [slot, fresh] = slot_index_.emplace(id, static_cast<int64_t>(slot_index_.size()));
-    if (fresh) {
-      const BufferRef& ref = StepBuffer(name, id);
-      slot_words_.push_back(static_cast<int64_t>(ref.kind));
-      slot_words_.push_back(ref.value);
-    }
-    step_words_.push_back(slot->second);
-  }
-  ++steps_;
-}
-
-std::string Emitter::ProgramListing() const {
-  ProgramText program;
-  program.words = {kProgramFormat, static_cast<int64_t>(functions_order_.size()),
-                   static_cast<int64_t>(slot_index_.size())};
-  program.words.insert(program.words.end(), slot_words_.begin(), slot_words_.end());
-  program.words.push_back(steps_);
-  program.words.insert(program.words.end(), step_words_.begin(), step_words_.end());
-  program.functions = functions_order_;
-  return "// The graph's program (compiler/graph_program.h): what it runs, in order,\n" + listing_.str() +
-         "// and the same as the runtime reads it (no compiler does):\n" + FormatProgram(program);
-}
-
-std::string Emitter::Sanitize(const std::string& name) {
-  std::string s = name;
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return s;
+  program_.AddEntry(name, call.parallel ? StepKind::kParallel : StepKind::kKernel, call.trampoline, call.extent,
+                    call.buffers, ready);
 }
 
 void Emitter::RecordBuffer(const Instruction& i) {
@@ -228,17 +157,17 @@ void Emitter::RecordBuffer(const Instruction& i) {
   std::string type = StorageType(i.shape().type);
   switch (s.kind) {
     case BufferSlot::Kind::kParameter:
-      buffers_[Buffer(i)] = {type, true, SlotKind::kParameter, s.index};
+      program_.DeclareBuffer(Buffer(i), {type, true, SlotKind::kParameter, s.index});
       break;
     case BufferSlot::Kind::kOutput:
-      buffers_[Buffer(i)] = {type, false, SlotKind::kOutput, s.index};
+      program_.DeclareBuffer(Buffer(i), {type, false, SlotKind::kOutput, s.index});
       break;
     case BufferSlot::Kind::kTemp:
-      buffers_[Buffer(i)] = {type, false, SlotKind::kArena, s.offset};
+      program_.DeclareBuffer(Buffer(i), {type, false, SlotKind::kArena, s.offset});
       break;
     case BufferSlot::Kind::kAlias: {  // in place: the base's memory, read-only if a parameter's
-      BufferRef base = buffers_.at(Buffer(*s.base));
-      buffers_[Buffer(i)] = {type, base.read_only, base.kind, base.value};
+      const ProgramBuilder::BufferRef base = program_.Buffer(i.name(), Buffer(*s.base));
+      program_.DeclareBuffer(Buffer(i), {type, base.read_only, base.kind, base.value});
       break;
     }
     default:

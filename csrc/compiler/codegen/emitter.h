@@ -14,6 +14,7 @@
 #include "compiler/buffer_assignment.h"
 #include "compiler/graph_program.h"
 #include "compiler/codegen/index_expr.h"
+#include "compiler/codegen/program_builder.h"
 #include "hlo/instruction.h"
 
 namespace txla::compiler::emitter {
@@ -63,9 +64,8 @@ class Emitter {
   std::string Emit();
 
  private:
-  // cpp_emitter.cc: the graph's program (graph_program.h), its steps, the buffers they name
+  // cpp_emitter.cc: each instruction's driver code made a step of the program (program_)
   std::string Buffer(const Instruction& i) { return "b_" + Sanitize(i.name()); }
-  static std::string Sanitize(const std::string& name);
   void RecordBuffer(const Instruction& i);
   bool Materialized(const Instruction& i);
   // Clears what the previous instruction's driver code left (out_, its tables and prototypes).
@@ -84,19 +84,6 @@ class Emitter {
   };
   // The program's entry for a call of a kernel's trampoline (no step function).
   void AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready);
-  void AddProgramEntry(const std::string& name, StepKind kind, const std::string& function, int64_t extent,
-                       const std::vector<std::string>& buffers, const std::vector<int64_t>& ready);
-  // The program's listing (a comment line a step) and its ProgramText lines.
-  std::string ProgramListing() const;
-  // A buffer as steps see it: its pointer type, and where the run finds it.
-  struct BufferRef {
-    std::string type;
-    bool read_only;
-    SlotKind kind;
-    int64_t value;
-  };
-  // The buffer `id` that step `step` names; throws when there is none.
-  const BufferRef& StepBuffer(const std::string& step, const std::string& id) const;
 
   // emit_loops.cc: loop kernels, their parallel split, the kernel functions they become
   void EmitKernel(const Instruction& i);
@@ -238,15 +225,7 @@ class Emitter {
   std::ostringstream functions_;  // kernels and step functions, each between markers
   std::ostringstream step_tables_;  // geometry tables of the instruction being emitted
   std::string step_prototypes_;     // prototypes of the kernels it calls
-  std::map<std::string, BufferRef> buffers_;  // by buffer name (b_*)
-  // The program: its functions, its slots (by buffer name), its words.
-  std::map<std::string, int64_t> function_index_;  // by function name
-  std::vector<std::string> functions_order_;       // the functions the program names, in order
-  std::set<std::string> emitted_steps_;            // step content hashes
-  std::map<std::string, int64_t> slot_index_;
-  std::vector<int64_t> slot_words_, step_words_;
-  std::ostringstream listing_;  // the program, one comment line a step
-  int64_t steps_ = 0;
+  ProgramBuilder program_;  // the buffers, the steps and the program they make
   std::ostringstream tables_;  // constant tables of the kernel being emitted
   bool parallel_ = false;       // the kernel being emitted splits its outermost loop
   // A loop the kernel being emitted splits at a concatenation's boundaries (-1: none).
