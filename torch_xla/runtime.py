@@ -1,4 +1,6 @@
 """Runtime queries (`torch_xla.runtime`, imported as `xr` in PyTorch/XLA scripts)."""
+import os
+
 import torch_xla
 from torch_xla._internal import config
 

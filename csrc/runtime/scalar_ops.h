@@ -275,13 +275,13 @@ template <typename T> static inline T txla_min(T a, T b) {
 // Which element a running maximum keeps, as ATen's max pooling (and so its indices) chooses: the
 // first seeds it; a larger value or a NaN replaces it, so the last NaN of a window wins.
 template <typename T> static inline bool txla_max_takes(T v, T best) { return (v > best) | (v != v); }
-// ... and as cummax / cummin choose: a later equal value replaces it too, and once a NaN is
-// taken it stays.
+// ... and as cummax / cummin choose: a NaN replaces it (a later NaN an earlier one), and a later
+// equal value replaces a number.
 template <typename T> static inline bool txla_scan_max_takes(T v, T best) {
-  return (best == best) & ((v != v) | (v >= best));
+  return (v != v) | ((best == best) & (v >= best));
 }
 template <typename T> static inline bool txla_scan_min_takes(T v, T best) {
-  return (best == best) & ((v != v) | (v <= best));
+  return (v != v) | ((best == best) & (v <= best));
 }
 
 // bf16 and f16 are stored as their 16-bit patterns and computed in float: every operation of a

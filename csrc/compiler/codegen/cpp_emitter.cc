@@ -130,7 +130,7 @@ std::string Emitter::Emit() {
   BeginStep();
   if (!copies.str().empty()) AddStep("output_copies", copies.str(), {});
   std::ostringstream unit;
-  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << functions_.str() << kRunBegin << program_.Listing();
+  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << kernels_.Text() << kRunBegin << program_.Listing();
   return unit.str();
 }
 
@@ -142,7 +142,7 @@ void Emitter::BeginStep() {
 }
 
 void Emitter::AddStep(const std::string& name, const std::string& chunk, const std::vector<int64_t>& ready) {
-  functions_ << program_.AddStep(name, step_prototypes_, step_tables_.str() + chunk, ready);
+  kernels_.AddText(program_.AddStep(name, step_prototypes_, step_tables_.str() + chunk, ready));
 }
 
 void Emitter::AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready) {

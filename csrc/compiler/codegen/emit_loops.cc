@@ -175,8 +175,8 @@ std::set<const Instruction*> Emitter::FlatKernelsOfManyLengths() {
     Emitter probe(module_, plan_, profile_);
     probe.probing_flat_ = true;
     probe.EmitKernel(*i);
-    if (probe.emitted_kernels_.size() != 1) continue;
-    Users& users = by_kernel[*probe.emitted_kernels_.begin()];
+    if (probe.kernels_.hashes().size() != 1) continue;
+    Users& users = by_kernel[*probe.kernels_.hashes().begin()];
     users.lengths.insert(i->shape().element_count());
     users.instructions.push_back(i);
   }
@@ -560,16 +560,9 @@ bool Emitter::TransposesLastDimension(const Instruction& root) {
 }
 
 Emitter::KernelNames Emitter::AddKernel(const std::string& name, const std::string& signature, const std::string& body,
-                      const std::string& after, const std::string& prototype_extra) {
-  NamedKernel kernel = NameByContent({signature, body, after, prototype_extra});
-  // The step that calls it declares it (each step is a unit's text of its own).
-  step_prototypes_ += kernel.pieces[0] + ";\n" + kernel.pieces[3];
-  if (emitted_kernels_.insert(kernel.hash).second) {
-    functions_ << kKernelBegin << kernel.hash << " " << name << "\n" << SourceComment(name) << kernel.pieces[0] << " {\n"
-               << kernel.pieces[1] << "}\n" << kernel.pieces[2] << kKernelEnd;
-  } else {
-    TXLA_COUNTER("KernelsSharedInGraph", 1);
-  }
+                                        const std::string& after, const std::string& prototype_extra) {
+  KernelRegistry::Added kernel = kernels_.Add(name, SourceComment(name), signature, body, after, prototype_extra);
+  step_prototypes_ += kernel.prototypes;
   return kernel.names;
 }
 

@@ -1,7 +1,9 @@
 // The C++ emitter's internals, shared by the files that emit each kind of code: cpp_emitter.cc
-// (the graph's program, its steps and the translation unit), emit_loops.cc, emit_reductions.cc,
-// emit_expressions.cc and emit_library_calls.cc. Nothing outside compiler/codegen includes it; cpp_emitter.h is the
-// interface.
+// (each instruction's driver code made a step), emit_loops.cc, emit_reductions.cc,
+// emit_expressions.cc, emit_library_calls.cc, emit_pool_kernels.cc and the convolution kernels
+// (emit_direct_conv.cc, emit_small_image_conv.cc). The program it builds and the kernels it
+// writes are kept by ProgramBuilder and KernelRegistry, which know nothing of HLO. Nothing outside
+// compiler/codegen includes it; cpp_emitter.h is the interface.
 #pragma once
 
 #include <map>
@@ -14,6 +16,7 @@
 #include "compiler/buffer_assignment.h"
 #include "compiler/graph_program.h"
 #include "compiler/codegen/index_expr.h"
+#include "compiler/codegen/kernel_registry.h"
 #include "compiler/codegen/program_builder.h"
 #include "hlo/instruction.h"
 
@@ -192,9 +195,10 @@ class Emitter {
   // emit_library_calls.cc: GEMM, convolution, pooling and collective calls
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields);
   std::string Operand(const Instruction& i, size_t k);
+  void EmitLibraryCall(const Instruction& i);
+  // emit_pool_kernels.cc: max pooling's small windows as loop kernels (false: the library's)
   bool EmitPoolIndices(const Instruction& i);
   bool EmitPoolBackwardFromInput(const Instruction& i);
-  void EmitLibraryCall(const Instruction& i);
   // emit_direct_conv.cc: a forward convolution of few input channels as a loop kernel
   bool EmitDirectConv(const Instruction& i);
   // ... and the input gradient of a stride-1 convolution of few input channels, 16 images a vector
@@ -222,7 +226,7 @@ class Emitter {
   bool profile_;
   KernelCall call_;
   std::ostringstream out_;        // the driver code of the instruction being emitted
-  std::ostringstream functions_;  // kernels and step functions, each between markers
+  KernelRegistry kernels_;        // kernels and step functions, each between markers
   std::ostringstream step_tables_;  // geometry tables of the instruction being emitted
   std::string step_prototypes_;     // prototypes of the kernels it calls
   ProgramBuilder program_;  // the buffers, the steps and the program they make
@@ -235,7 +239,6 @@ class Emitter {
   static constexpr size_t kMaxSplitParts = 8;
   int64_t parallel_extent_ = 0;
   std::set<std::string> declared_tables_;
-  std::set<std::string> emitted_kernels_;  // content hashes of the kernels this graph defines
   std::set<const Instruction*> flat_kernels_;  // the loop kernels emitted flat (FlatKernelsOfManyLengths)
   bool probing_flat_ = false;                  // emitting only a flat candidate, to compare it
   // Buffers the kernel being emitted reads, in order of first use (deterministic source).

@@ -148,6 +148,22 @@ TEST(ScalarSemanticsTest, MaximumAndMinimumPropagateNaNFromEitherSide) {
   EXPECT_EQ(txla_max(int64_t{-3}, int64_t{2}), 2);
 }
 
+// ATen's rules for which element a running maximum keeps (max pooling's indices; cummax).
+TEST(ScalarSemanticsTest, RunningMaximaTakeAsATenDoes) {
+  EXPECT_TRUE(txla_max_takes(2.0f, 1.0f));
+  EXPECT_FALSE(txla_max_takes(1.0f, 1.0f));  // pooling keeps the first of equal values
+  EXPECT_TRUE(txla_max_takes(float(NAN), 1.0f));
+  EXPECT_TRUE(txla_max_takes(float(NAN), float(NAN)));  // the last NaN of a window
+  EXPECT_FALSE(txla_max_takes(5.0f, float(NAN)));
+  EXPECT_TRUE(txla_scan_max_takes(1.0, 1.0));  // cummax moves to a later equal value
+  EXPECT_FALSE(txla_scan_max_takes(0.0, 1.0));
+  EXPECT_TRUE(txla_scan_max_takes(double(NAN), 1.0));
+  EXPECT_TRUE(txla_scan_max_takes(double(NAN), double(NAN)));
+  EXPECT_FALSE(txla_scan_max_takes(5.0, double(NAN)));  // nothing replaces a NaN but a NaN
+  EXPECT_TRUE(txla_scan_min_takes(int64_t{-3}, int64_t{-3}));
+  EXPECT_FALSE(txla_scan_min_takes(int64_t{4}, int64_t{-3}));
+}
+
 TEST(ScalarSemanticsTest, CollectivesReduceWithTheSameMinAndMax) {
   float dst[4] = {1, NAN, 3, -1};
   const float src[4] = {NAN, 2, -INFINITY, -1};
