@@ -124,8 +124,8 @@ int FindDevice(c10::ArrayRef<c10::IValue> args) {
 // Builds a node's operands and argument templates.
 class NodeBuilder {
  public:
-  NodeBuilder(const c10::FunctionSchema& schema, int device, bool constant_scalars)
-      : schema_(schema), device_(device), constant_scalars_(constant_scalars) {
+  NodeBuilder(const c10::FunctionSchema& schema, int device, bool constant_scalars, bool host_indices)
+      : schema_(schema), device_(device), constant_scalars_(constant_scalars), host_indices_(host_indices) {
     // An Arg holds an IValue and a vector: growing the lists one argument at a time moved them
     // again at every doubling (~3% of a small model's trace time in malloc and moves).
     const size_t n = schema.arguments().size() + 1;  // + a default generator's seed
@@ -165,8 +165,10 @@ class NodeBuilder {
       bool present = e.isTensor() && e.toTensor().defined();
       arg.present.push_back(present);
       if (present) {
+        const at::Tensor& t = e.toTensor();
         bool wrapped = false;
-        operands_.push_back(ValueFor(i, e.toTensor(), &wrapped));
+        operands_.push_back(host_indices_ && t.device().is_cpu() && !TryGetLazyTensor(t) ? HostIndex(t)
+                                                                                        : ValueFor(i, t, &wrapped));
         ++arg.count;
       }
     }
@@ -227,9 +229,15 @@ class NodeBuilder {
     return ScalarValue(t.item(), t.scalar_type(), device_, /*allow_constant=*/true);
   }
 
+  // An index tensor given on the CPU (ir::kHostIndices), copied to the device as graph data.
+  ir::Value HostIndex(const at::Tensor& t) {
+    return ir::Value{ir::Node::DeviceData(TransferToDevice(t, device_), ir::Shape(t.scalar_type(), t.sizes())), 0};
+  }
+
   const c10::FunctionSchema& schema_;
   int device_;
   bool constant_scalars_;
+  bool host_indices_;
   std::vector<ir::Value> operands_;
   std::vector<ir::Arg> args_;
 };
@@ -422,7 +430,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   CheckResultsFitInMemory(schema, shapes);
 
   bool has_tensor_input = false;
-  NodeBuilder builder(schema, device, info.constant_scalars);
+  NodeBuilder builder(schema, device, info.constant_scalars, info.host_indices);
   for (size_t i = 0; i < num_args; ++i) {
     const c10::IValue& v = args[i];
     switch (classes[i]) {

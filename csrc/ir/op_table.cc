@@ -438,8 +438,8 @@ const OpDecl kOps[] = {
     {"aten::scatter.value", nullptr, nullptr},
     {"aten::scatter_add", nullptr, nullptr},
     {"aten::scatter_reduce.two", nullptr, nullptr},
-    {"aten::index.Tensor", nullptr, HasBooleanIndex},
-    {"aten::index_put", nullptr, IndexPutHasBooleanIndex},
+    {"aten::index.Tensor", nullptr, HasBooleanIndex, nullptr, kHostIndices},
+    {"aten::index_put", nullptr, IndexPutHasBooleanIndex, nullptr, kHostIndices},
     {"aten::index_add", nullptr, nullptr},
     {"aten::index_copy", nullptr, nullptr},
     {"aten::index_fill.int_Scalar", nullptr, nullptr},
@@ -488,6 +488,7 @@ struct Table {
       info.transposing_view = decl.flags & kTransposingView;
       info.involution = decl.flags & kInvolution;
       info.edge_kernel = decl.flags & kEdgeKernel;
+      info.host_indices = decl.flags & kHostIndices;
       if (decl.inplace) info.inplace = decl.inplace;
       info.name_hash = HashString(info.name);
       info.index = ops.size();

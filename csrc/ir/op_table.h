@@ -46,6 +46,9 @@ enum OpFlag : unsigned {
   kInvolution = 1u << 5,
   // Dispatched to an edge kernel of aten/copy_kernels.h, which records through this row.
   kEdgeKernel = 1u << 6,
+  // Its index tensors (the Tensor?[] argument) may be on the CPU, as PyTorch/XLA's index and
+  // index_put take them (x[torch.tensor([1, 3])]): they are copied to the op's device.
+  kHostIndices = 1u << 7,
 };
 
 struct OpInfo {
@@ -65,6 +68,7 @@ struct OpInfo {
   bool transposing_view = false;
   bool involution = false;
   bool edge_kernel = false;
+  bool host_indices = false;
   // The in-place overload ("add_.Tensor") whose calls on raw xla tensors record this op and make
   // its result the tensor's new value (aten/register.cc); empty when there is none.
   std::string inplace;

@@ -240,6 +240,27 @@ def test_cpu_zero_dim_tensor_is_accepted_as_a_scalar(dev):
     torch.testing.assert_close(y.cpu(), x.cpu() * 2.5)
 
 
+def test_cpu_index_tensors_index_and_assign_as_in_pytorch_xla(dev):
+    """PyTorch/XLA's index and index_put take index tensors on the CPU (its CanonicalIndexInfo
+    moves them); index_select, like it, does not."""
+    from conftest import CounterDelta
+    base = torch.arange(12.).reshape(3, 4)
+    x = base.to(dev)
+    rows, cols = torch.tensor([0, 2, -1]), torch.tensor([1, 3, 0])
+    with CounterDelta('InterpretedGraph', 'aten::index', 'aten::index_put') as d:
+        torch.testing.assert_close(x[rows].cpu(), base[rows])
+        torch.testing.assert_close(x[rows, cols].cpu(), base[rows, cols])
+        y, expected = x.clone(), base.clone()
+        y[rows, cols] = torch.tensor([7., 8., 9.]).to(dev)
+        expected[rows, cols] = torch.tensor([7., 8., 9.])
+        torch.testing.assert_close(y.cpu(), expected)
+    assert d['InterpretedGraph'] == 0 and d['aten::index'] == 0 and d['aten::index_put'] == 0
+    with pytest.raises(RuntimeError, match='index 3 is out of bounds'):
+        x[torch.tensor([3])].cpu()
+    with pytest.raises(RuntimeError, match="Input tensor is not an XLA tensor: torch.LongTensor \\(argument 'index'"):
+        x.index_select(0, rows)
+
+
 def test_unsupported_dtype_is_named(dev):
     with pytest.raises(TypeError, match='ComplexFloat'):
         torch.randn(2, dtype=torch.cfloat).to(dev)
