@@ -175,14 +175,6 @@ void Emitter::RecordBuffer(const Instruction& i) {
   }
 }
 
-bool Emitter::Materialized(const Instruction& i) {
-  auto it = plan_.slots.find(&i);
-  return it != plan_.slots.end() && (it->second.kind == BufferSlot::Kind::kParameter ||
-                                     it->second.kind == BufferSlot::Kind::kOutput ||
-                                     it->second.kind == BufferSlot::Kind::kTemp ||
-                                     it->second.kind == BufferSlot::Kind::kAlias);
-}
-
 }  // namespace emitter
 
 std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan, bool profile) {

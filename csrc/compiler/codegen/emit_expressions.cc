@@ -1,5 +1,7 @@
 // The scalar C++ expression of an instruction at a loop index, and the literal and type
 // spellings the other emitters share.
+#include "compiler/codegen/expression_emitter.h"
+
 #include "compiler/codegen/emitter.h"
 
 #include <algorithm>
@@ -97,18 +99,18 @@ Index DelinearizeExpr(const IndexExpr& offset, const std::vector<int64_t>& dims)
 
 // An element of a buffer. A predicate is read as a byte compared with 0: the compiler does not
 // vectorize arithmetic on a loaded bool (a 1-bit type to it), and selects on masks do.
-std::string Emitter::Load(const Instruction& buffer, const std::string& index) {
+std::string ExpressionEmitter::Load(const Instruction& buffer, const std::string& index) {
   if (buffer.shape().type == ElementType::kPred)
-    return "(((const unsigned char*)" + Buffer(buffer) + ")[" + index + "] != 0)";
-  return Call16BitFloat(buffer.shape().type, "", "_to_float", Buffer(buffer) + "[" + index + "]");
+    return "(((const unsigned char*)" + BufferName(buffer) + ")[" + index + "] != 0)";
+  return Call16BitFloat(buffer.shape().type, "", "_to_float", BufferName(buffer) + "[" + index + "]");
 }
 
 // The value of `i` at multi-index `idx`, as an expression (values are memoized per index).
-std::string Emitter::Value(const Instruction& i, const Index& idx) {
-  auto pit = fusion_params_.find(&i);
-  if (pit != fusion_params_.end()) return Value(*pit->second, idx);
-  auto inlined = inlined_.find(&i);
-  if (inlined != inlined_.end()) return Value(*inlined->second, idx);
+std::string ExpressionEmitter::Value(const Instruction& i, const Index& idx) {
+  auto pit = fusion_params.find(&i);
+  if (pit != fusion_params.end()) return Value(*pit->second, idx);
+  auto fused = inlined.find(&i);
+  if (fused != inlined.end()) return Value(*fused->second, idx);
   if (i.opcode() == Opcode::kConstant && i.shape().IsScalar())
     return Literal(i.attrs().literal, 0, i.shape().type);
   std::string key = i.name() + "@";
@@ -118,10 +120,10 @@ std::string Emitter::Value(const Instruction& i, const Index& idx) {
   std::string expr;
   // An unfused instruction is its own kernel's root: it is computed here, not read back from
   // the buffer it is about to write.
-  if (Materialized(i) && &i != current_output_) {
+  if (Materialized(i) && &i != current_output) {
     // Loads become statements of their own: a load inside `p ? a[i] : b[i]` is conditional,
     // which forces a branch (it may not be executed speculatively) where a select would do.
-    if (std::find(used_.begin(), used_.end(), &i) == used_.end()) used_.push_back(&i);
+    if (std::find(used.begin(), used.end(), &i) == used.end()) used.push_back(&i);
     expr = Load(i, Linear(idx, i.shape().dims));
   } else {
     expr = Compute(i, idx);
@@ -130,13 +132,13 @@ std::string Emitter::Value(const Instruction& i, const Index& idx) {
     // stored and where a convert asks for the type.
     if (i.opcode() == Opcode::kConvert) expr = Rounded(i.shape().type, expr);
   }
-  std::string var = "v" + std::to_string(next_var_++);
-  body_ << "      const " << CType(i.shape().type) << " " << var << " = " << expr << ";\n";
+  std::string var = NewVar();
+  body << "      const " << CType(i.shape().type) << " " << var << " = " << expr << ";\n";
   memo_[key] = var;
   return var;
 }
 
-std::string Emitter::Compute(const Instruction& i, const Index& idx) {
+std::string ExpressionEmitter::Compute(const Instruction& i, const Index& idx) {
   auto op = [&](size_t k) { return Value(*i.operand(k), idx); };
   std::string t = CType(i.shape().type);
   if ((i.opcode() == Opcode::kDivide || i.opcode() == Opcode::kRemainder) && hlo::IsInteger(i.shape().type)) {
@@ -149,10 +151,10 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
       // many places read it.
       std::string table = "c_" + Sanitize(i.name());
       if (declared_tables_.insert(table).second) {
-        tables_ << "  static const " << t << " " << table << "[] = {";
+        tables << "  static const " << t << " " << table << "[] = {";
         for (int64_t k = 0; k < i.attrs().literal.size(); ++k)
-          tables_ << (k ? ", " : "") << Literal(i.attrs().literal, k, i.shape().type);
-        tables_ << "};\n";
+          tables << (k ? ", " : "") << Literal(i.attrs().literal, k, i.shape().type);
+        tables << "};\n";
       }
       return table + "[" + Linear(idx, i.shape().dims) + "]";
     }
@@ -171,10 +173,10 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
     case Opcode::kReshape: {
       // Row-major: a reshape of a buffer reads it at the output's own linear index.
       const Instruction* src = i.operand(0);
-      auto param = fusion_params_.find(src);
-      if (param != fusion_params_.end()) src = param->second;
-      if (Materialized(*src) && src != current_output_ && !inlined_.count(src)) {
-        if (std::find(used_.begin(), used_.end(), src) == used_.end()) used_.push_back(src);
+      auto param = fusion_params.find(src);
+      if (param != fusion_params.end()) src = param->second;
+      if (Materialized(*src) && src != current_output && !inlined.count(src)) {
+        if (std::find(used.begin(), used.end(), src) == used.end()) used.push_back(src);
         return Load(*src, Linear(idx, i.shape().dims));
       }
       return Value(*i.operand(0), DelinearizeExpr(LinearExpr(idx, i.shape().dims), i.operand(0)->shape().dims));
@@ -196,8 +198,8 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
       int64_t size = i.operand(0)->shape().dims[d];
       // A statement of its own: an index read once per row (an embedding's token) is then
       // checked before the loop along the row, which vectorizes (loop_invariants.h).
-      std::string checked = "v" + std::to_string(next_var_++);
-      body_ << "      const int64_t " << checked << " = " << CheckedIndex(j, size, i.name()) << ";\n";
+      std::string checked = NewVar();
+      body << "      const int64_t " << checked << " = " << CheckedIndex(j, size, i.name()) << ";\n";
       sub[d] = IndexExpr::Opaque(checked, 0, size - 1);
       return Value(*i.operand(0), sub);
     }
@@ -253,10 +255,10 @@ std::string Emitter::Compute(const Instruction& i, const Index& idx) {
       }
       if (parts.empty()) throw std::invalid_argument("codegen: " + i.name() + " reads no part");
       std::string var;
-      if (may_split_ && split_dim_ < 0 && parts.size() > 1 && parts.size() <= kMaxSplitParts &&
+      if (may_split && split_dim < 0 && parts.size() > 1 && parts.size() <= kMaxSplitParts &&
           idx[dim].IsVar(&var) && var[0] == 'i') {
-        split_dim_ = std::stoll(var.substr(1));
-        for (size_t k = 0; k + 1 < parts.size(); ++k) split_points_.push_back(parts[k].first);
+        split_dim = std::stoll(var.substr(1));
+        for (size_t k = 0; k + 1 < parts.size(); ++k) split_points.push_back(parts[k].first);
       }
       std::string expr = parts.back().second;
       for (size_t k = parts.size() - 1; k-- > 0;)
@@ -302,6 +304,124 @@ case Opcode::k##name: return "(" + t + ")" #function "(" + op(0) + (arity == 2 ?
       throw std::invalid_argument("codegen: " + std::string(hlo::OpcodeName(i.opcode())) +
                                   " inside a loop kernel is not supported yet");
   }
+}
+
+std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v) {
+  const Instruction* r = reduce.attrs().called.at(0)->root();
+  switch (r->opcode()) {
+    case Opcode::kAdd: return "txla_add(" + acc + ", " + v + ")";
+    case Opcode::kMultiply: return "txla_mul(" + acc + ", " + v + ")";
+    case Opcode::kMaximum: return "txla_max(" + acc + ", " + v + ")";
+    case Opcode::kMinimum: return "txla_min(" + acc + ", " + v + ")";
+    case Opcode::kAnd: return acc + " && " + v;
+    case Opcode::kOr: return acc + " || " + v;
+    default:
+      throw std::invalid_argument("codegen: reduce with a " + std::string(hlo::OpcodeName(r->opcode())) +
+                                  " combiner is not supported yet");
+  }
+}
+
+WindowRead ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,
+                                     const std::vector<int64_t>& pos, const std::vector<int64_t>& in_dims) {
+  WindowRead r;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const hlo::WindowDim& w = window[k];
+    IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
+    r.never |= e.OutsideRange(0, in_dims[k] - 1);
+    if (e.lo() < 0) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " >= 0";
+    if (e.hi() >= in_dims[k]) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " < " + std::to_string(in_dims[k]);
+    r.at.push_back(e.Clamp(0, in_dims[k] - 1));
+  }
+  return r;
+}
+
+// The next window position, last dimension fastest.
+void NextWindowPosition(const std::vector<hlo::WindowDim>& window, std::vector<int64_t>* pos) {
+  for (size_t k = pos->size(); k-- > 0;) {
+    if (++(*pos)[k] < window[k].size) return;
+    (*pos)[k] = 0;
+  }
+}
+
+std::string ExpressionEmitter::ReduceWindow(const Instruction& i, const Index& idx) {
+  const auto& window = i.attrs().window;
+  const auto& in_dims = i.operand(0)->shape().dims;
+  std::string acc = NewVar();
+  std::string init = Value(*i.operand(1), {});
+  body << "      " << CType(i.shape().type) << " " << acc << " = " << init << ";\n";
+  // Small windows are unrolled: straight-line code, vectorizable. Positions in the padding
+  // are read clamped and masked out; the index ranges drop the masks where they cannot fail.
+  int64_t positions = 1;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (window[k].lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
+    positions *= window[k].size;
+  }
+  auto saved = memo_;  // values computed inside the window are local to it
+  if (positions <= 16) {
+    std::vector<int64_t> pos(idx.size(), 0);
+    for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
+      WindowRead read = ReadWindowPosition(window, idx, pos, in_dims);
+      if (read.never) continue;  // padding for every output: holds the init value
+      std::string v = Value(*i.operand(0), read.at);
+      std::string combined = Combiner(i, acc, v);
+      if (!read.inside.empty()) combined = "(" + read.inside + ") ? " + combined + " : " + acc;
+      body << "      " << acc << " = " << combined << ";\n";
+    }
+    memo_ = std::move(saved);
+    return acc;
+  }
+  Index in_idx(idx.size());
+  int braces = 0;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const hlo::WindowDim& w = window[k];
+    if (w.size == 1 && w.pad_lo == 0 && w.stride == 1) {
+      in_idx[k] = idx[k];
+      continue;
+    }
+    std::string wv = acc + "_w" + std::to_string(k), iv = acc + "_x" + std::to_string(k);
+    body << "      for (int64_t " << wv << " = 0; " << wv << " < " << w.size << "; ++" << wv << ") {\n"
+          << "      const int64_t " << iv << " = " << idx[k].str() << " * " << w.stride << " - " << w.pad_lo
+          << " + " << wv << " * " << w.rhs_dilation << ";\n"
+          << "      if (" << iv << " < 0 || " << iv << " >= " << in_dims[k] << ") continue;\n";
+    in_idx[k] = IndexExpr::Opaque(iv, 0, in_dims[k] - 1);  // past the bounds check
+    ++braces;
+  }
+  std::string v = Value(*i.operand(0), in_idx);
+  memo_ = std::move(saved);
+  body << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
+  for (int b = 0; b < braces; ++b) body << "      }\n";
+  return acc;
+}
+
+// An index read from data: one outside [0, size) is reported (the run fails with eager's
+// error once it returns) and replaced by 0, so it never reads or writes outside the buffer.
+std::string CheckedIndex(const std::string& j, int64_t size, const std::string& site) {
+  return "((unsigned long long)(" + j + ") >= " + std::to_string(size) + "ULL ? txla_support->index_error(" + j +
+         ", " + std::to_string(size) + ", \"" + site + "\") : (" + j + "))";
+}
+
+
+void ExpressionEmitter::BeginKernel(const Instruction* output) {
+  used.clear();
+  next_var_ = 0;
+  tables.str("");
+  declared_tables_.clear();
+  current_output = output;
+}
+
+void ExpressionEmitter::BeginBody() {
+  body.str("");
+  memo_.clear();
+}
+
+bool ExpressionEmitter::Materialized(const Instruction& i) const { return IsMaterialized(plan_, i); }
+
+bool IsMaterialized(const BufferPlan& plan, const Instruction& i) {
+  auto it = plan.slots.find(&i);
+  return it != plan.slots.end() && (it->second.kind == BufferSlot::Kind::kParameter ||
+                                    it->second.kind == BufferSlot::Kind::kOutput ||
+                                    it->second.kind == BufferSlot::Kind::kTemp ||
+                                    it->second.kind == BufferSlot::Kind::kAlias);
 }
 
 }  // namespace txla::compiler::emitter

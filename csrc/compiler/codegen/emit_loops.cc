@@ -44,14 +44,14 @@ void Emitter::EmitKernel(const Instruction& i) {
   if (!Materialized(i))
     throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
   const Instruction* root = &i;
-  fusion_params_.clear();
-  inlined_.clear();
+  expr_.fusion_params.clear();
+  expr_.inlined.clear();
   extra_outputs_.clear();
   sibling_reductions_.clear();
   auto map_fusion = [&](const Instruction& fusion) {
     const hlo::Computation* fused = fusion.attrs().called.at(0);
     for (const Instruction* p : fused->parameters())
-      fusion_params_[p] = fusion.operand(p->attrs().parameter_number);
+      expr_.fusion_params[p] = fusion.operand(p->attrs().parameter_number);
     return fused->root();
   };
   if (i.opcode() == Opcode::kFusion) root = map_fusion(i);
@@ -61,7 +61,7 @@ void Emitter::EmitKernel(const Instruction& i) {
       // A reduction's kernel also computes its sibling (another accumulator in its loops); a
       // loop kernel computes the producers it reads.
       if (root->opcode() == Opcode::kReduce) sibling_reductions_.push_back(map_fusion(*written));
-      else inlined_[written] = map_fusion(*written);
+      else expr_.inlined[written] = map_fusion(*written);
       extra_outputs_.push_back(written);
     }
   }
@@ -73,11 +73,7 @@ void Emitter::EmitKernel(const Instruction& i) {
   // nothing aliases, so the compiler hoists scalar loads and vectorizes without checks.
   std::ostringstream kernel;
   std::swap(kernel, out_);
-  used_.clear();
-  next_var_ = 0;  // value names restart in each kernel: identical kernels read the same
-  tables_.str("");
-  declared_tables_.clear();
-  current_output_ = &i;
+  expr_.BeginKernel(&i);
   // A probe emits only a flat candidate; the real pass the candidates it chose.
   const bool flat = probing_flat_ ? Flat(*root) : flat_kernels_.count(&i) > 0;
   if (probing_flat_ && !flat) return;
@@ -88,9 +84,9 @@ void Emitter::EmitKernel(const Instruction& i) {
   std::swap(kernel, out_);
   std::vector<KernelBuffer> buffers = {{StorageType(i.shape().type), Buffer(i), true}};
   for (const Instruction* e : extra_outputs_) buffers.push_back({StorageType(e->shape().type), Buffer(*e), true});
-  for (const Instruction* b : used_) buffers.push_back({StorageType(b->shape().type), Buffer(*b), false});
-  if (flat) EmitKernelCall(i.name(), buffers, tables_.str() + kernel.str(), i.shape().element_count(), CallForm::kFlat);
-  else EmitKernelCall(i.name(), buffers, tables_.str() + kernel.str(), parallel_ ? parallel_extent_ : 0);
+  for (const Instruction* b : expr_.used) buffers.push_back({StorageType(b->shape().type), Buffer(*b), false});
+  if (flat) EmitKernelCall(i.name(), buffers, expr_.tables.str() + kernel.str(), i.shape().element_count(), CallForm::kFlat);
+  else EmitKernelCall(i.name(), buffers, expr_.tables.str() + kernel.str(), parallel_ ? parallel_extent_ : 0);
 }
 
 void Emitter::EmitKernelCall(const std::string& name, const std::vector<KernelBuffer>& buffers,
@@ -153,7 +149,7 @@ bool Emitter::Flat(const Instruction& root) {
   std::vector<int64_t> identity(rank);
   for (size_t d = 0; d < rank; ++d) identity[d] = static_cast<int64_t>(d);
   if (!ReadsMergeable(root, identity, 0, rank)) return false;
-  for (const auto& [producer, fused_root] : inlined_)
+  for (const auto& [producer, fused_root] : expr_.inlined)
     if (!ReadsMergeable(*fused_root, identity, 0, rank)) return false;
   return true;
 }
@@ -196,7 +192,7 @@ void Emitter::EmitFlatLoop(const Instruction& root, const std::string& out) {
   // The variable's range is the whole output, as every call's [lo, hi) lies in it; the reads
   // recombine into the variable itself, so the body never spells the length.
   Index idx = DelinearizeExpr(IndexExpr::Var("i0", root.shape().element_count()), root.shape().dims);
-  may_split_ = false;
+  expr_.may_split = false;
   std::string invariant;
   std::string body = LoopBody(root, out, idx, "i0", "  ", "i0", &invariant);
   std::string loop = "  for (int64_t i0 = lo; i0 < hi; ++i0)\n" + body;
@@ -248,11 +244,11 @@ void Emitter::EmitLoop(const Instruction& root, const std::string& out) {
   const auto& dims = root.shape().dims;
   std::vector<std::pair<int64_t, int64_t>> ranges;
   for (int64_t d : dims) ranges.emplace_back(0, d);
-  split_dim_ = -1;
-  split_points_.clear();
+  expr_.split_dim = -1;
+  expr_.split_points.clear();
   nest_walked_down_columns_ = false;
   std::string whole = LoopNest(root, out, ranges, /*may_split=*/true);
-  if (split_dim_ < 0) {
+  if (expr_.split_dim < 0) {
     // A tiled nest is emitted again with tile indices (below), which a concatenation's split
     // cannot read: the first pass found no split.
     out_ << (nest_has_tile_indices_ ? LoopNest(root, out, ranges, /*may_split=*/false) : whole);
@@ -261,8 +257,8 @@ void Emitter::EmitLoop(const Instruction& root, const std::string& out) {
     return;
   }
   TXLA_COUNTER("KernelLoopsSplitAtConcatenate", 1);
-  std::vector<int64_t> points = split_points_;
-  int64_t dim = split_dim_;
+  std::vector<int64_t> points = expr_.split_points;
+  int64_t dim = expr_.split_dim;
   points.insert(points.begin(), 0);
   points.push_back(dims[dim]);
   for (size_t p = 0; p + 1 < points.size(); ++p) {
@@ -380,7 +376,7 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
       }
     }
   }
-  may_split_ = may_split;
+  expr_.may_split = may_split;
   std::string invariant;
   std::string body = LoopBody(root, out, idx, Linear(idx, dims), indent, inner_var, &invariant);
   // Values that do not change along the innermost loop are computed before it (loop_invariants.h).
@@ -400,17 +396,16 @@ std::string Emitter::LoopNest(const Instruction& root, const std::string& out,
 std::string Emitter::LoopBody(const Instruction& root, const std::string& out, const Index& idx,
                               const std::string& offset, const std::string& indent, const std::string& inner_var,
                               std::string* invariant) {
-  body_.str("");
-  memo_.clear();
-  std::string value = Value(root, idx);
+  expr_.BeginBody();
+  std::string value = expr_.Value(root, idx);
   // The producers this kernel also writes, at the same index (their values are mostly
   // computed already: the root reads them).
   std::vector<std::string> extra_values;
-  for (const Instruction* e : extra_outputs_) extra_values.push_back(Value(*inlined_.at(e), idx));
-  may_split_ = false;
+  for (const Instruction* e : extra_outputs_) extra_values.push_back(expr_.Value(*expr_.inlined.at(e), idx));
+  expr_.may_split = false;
   // Every value is computed before any is stored: an output may be written over a donated
   // parameter that this index still reads (buffer_assignment.h, donations).
-  SplitLoopBody split = inner_var.empty() ? SplitLoopBody{"", body_.str()} : HoistLoopInvariants(body_.str(), inner_var);
+  SplitLoopBody split = inner_var.empty() ? SplitLoopBody{"", expr_.body.str()} : HoistLoopInvariants(expr_.body.str(), inner_var);
   *invariant = split.invariant;
   std::ostringstream text;
   text << indent << "  {\n" << split.varying << indent << "    " << out << "[" << offset
@@ -437,7 +432,7 @@ size_t Emitter::MergedInnerDimensions(const Instruction& root, size_t first_cand
   for (size_t d = 0; d < rank; ++d) identity[d] = static_cast<int64_t>(d);
   for (size_t k = first_candidate; k + 1 < rank; ++k) {
     bool ok = ReadsMergeable(root, identity, k, rank);
-    for (const auto& [producer, fused_root] : inlined_) ok = ok && ReadsMergeable(*fused_root, identity, k, rank);
+    for (const auto& [producer, fused_root] : expr_.inlined) ok = ok && ReadsMergeable(*fused_root, identity, k, rank);
     if (ok) return k;
   }
   return rank;
@@ -466,11 +461,11 @@ bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& r
   for (size_t t = 0; t < merged; ++t)
     if (root_dim_of[n - merged + t] != static_cast<int64_t>(k + t)) return false;
   // Read at the root's trailing dimensions in order: a buffer read recombines.
-  auto param = fusion_params_.find(&i);
-  if (param != fusion_params_.end()) return ReadsMergeable(*param->second, root_dim_of, k, root_rank, seen);
-  auto inlined = inlined_.find(&i);
-  if (inlined != inlined_.end()) return ReadsMergeable(*inlined->second, root_dim_of, k, root_rank, seen);
-  if (Materialized(i) && &i != current_output_) return true;
+  auto param = expr_.fusion_params.find(&i);
+  if (param != expr_.fusion_params.end()) return ReadsMergeable(*param->second, root_dim_of, k, root_rank, seen);
+  auto inlined = expr_.inlined.find(&i);
+  if (inlined != expr_.inlined.end()) return ReadsMergeable(*inlined->second, root_dim_of, k, root_rank, seen);
+  if (Materialized(i) && &i != expr_.current_output) return true;
   if (hlo::IsElementwise(i.opcode())) {
     for (const Instruction* op : i.operands())
       if (!ReadsMergeable(*op, root_dim_of, k, root_rank, seen)) return false;
@@ -488,7 +483,7 @@ bool Emitter::ReadsMergeable(const Instruction& i, const std::vector<int64_t>& r
 // through a transpose that moves the last dimension.
 bool Emitter::KernelTransposesLastDimension(const Instruction& root) {
   if (TransposesLastDimension(root)) return true;
-  for (const auto& [producer, fused_root] : inlined_)
+  for (const auto& [producer, fused_root] : expr_.inlined)
     if (TransposesLastDimension(*fused_root)) return true;
   return false;
 }
@@ -524,7 +519,7 @@ void WalkKernel(const Instruction& root, Visit visit) {
 // vectorize only that way round), a plain f32 transpose 1.4x; a kernel that also reads an array
 // in the output's order (a + transpose(b)) ran 1.4x slower, so it keeps the rows.
 bool Emitter::ReadsOnlyThroughTransposedRows(const Instruction& root) {
-  if (!inlined_.empty()) return false;
+  if (!expr_.inlined.empty()) return false;
   const int64_t rank = root.shape().rank();
   bool transposed = false, only = true;
   WalkKernel(root, [&](const Instruction& i) {
@@ -536,7 +531,7 @@ bool Emitter::ReadsOnlyThroughTransposedRows(const Instruction& root) {
     }
     if (i.shape().element_count() <= 1) return Walk::kSkip;  // a scalar, however it is read
     if (i.opcode() == Opcode::kBroadcast && i.operand(0)->shape().element_count() <= 1) return Walk::kSkip;
-    if (fusion_params_.count(&i) || !hlo::IsElementwise(i.opcode()) || i.shape().dims != root.shape().dims) {
+    if (expr_.fusion_params.count(&i) || !hlo::IsElementwise(i.opcode()) || i.shape().dims != root.shape().dims) {
       only = false;
       return Walk::kStop;
     }
@@ -554,7 +549,7 @@ bool Emitter::TransposesLastDimension(const Instruction& root) {
       found = true;
       return Walk::kStop;
     }
-    return fusion_params_.count(&i) ? Walk::kSkip : Walk::kDescend;
+    return expr_.fusion_params.count(&i) ? Walk::kSkip : Walk::kDescend;
   });
   return found;
 }

@@ -7,21 +7,6 @@
 
 namespace txla::compiler::emitter {
 
-std::string Emitter::Combiner(const Instruction& reduce, const std::string& acc, const std::string& v) {
-  const Instruction* r = reduce.attrs().called.at(0)->root();
-  switch (r->opcode()) {
-    case Opcode::kAdd: return "txla_add(" + acc + ", " + v + ")";
-    case Opcode::kMultiply: return "txla_mul(" + acc + ", " + v + ")";
-    case Opcode::kMaximum: return "txla_max(" + acc + ", " + v + ")";
-    case Opcode::kMinimum: return "txla_min(" + acc + ", " + v + ")";
-    case Opcode::kAnd: return acc + " && " + v;
-    case Opcode::kOr: return acc + " || " + v;
-    default:
-      throw std::invalid_argument("codegen: reduce with a " + std::string(hlo::OpcodeName(r->opcode())) +
-                                  " combiner is not supported yet");
-  }
-}
-
 std::vector<Emitter::Reduction> Emitter::KernelReductions(const Instruction& reduce, const std::string& out) {
   std::vector<Reduction> all = {{&reduce, "", out}};
   for (size_t k = 0; k < sibling_reductions_.size(); ++k)
@@ -34,11 +19,10 @@ std::vector<Emitter::Reduction> Emitter::KernelReductions(const Instruction& red
 // Operand `operand` (0: the input, 1: the init value) of every reduction at `idx`: their
 // statements written into the kernel, their names returned in the reductions' order.
 std::vector<std::string> Emitter::EmitOperands(const std::vector<Reduction>& all, size_t operand, const Index& idx) {
-  body_.str("");
-  memo_.clear();
+  expr_.BeginBody();
   std::vector<std::string> values;
-  for (const Reduction& r : all) values.push_back(Value(*r.reduce->operand(operand), idx));
-  out_ << body_.str();
+  for (const Reduction& r : all) values.push_back(expr_.Value(*r.reduce->operand(operand), idx));
+  out_ << expr_.body.str();
   return values;
 }
 
@@ -206,12 +190,12 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
 // (following fusion parameters and inlined producers as Value does; every operand counts).
 bool Emitter::LoadsNarrowElements(const Instruction& i, std::set<const Instruction*>* seen) {
   if (!seen->insert(&i).second) return false;
-  auto param = fusion_params_.find(&i);
-  if (param != fusion_params_.end()) return LoadsNarrowElements(*param->second, seen);
-  auto inlined = inlined_.find(&i);
-  if (inlined != inlined_.end()) return LoadsNarrowElements(*inlined->second, seen);
+  auto param = expr_.fusion_params.find(&i);
+  if (param != expr_.fusion_params.end()) return LoadsNarrowElements(*param->second, seen);
+  auto inlined = expr_.inlined.find(&i);
+  if (inlined != expr_.inlined.end()) return LoadsNarrowElements(*inlined->second, seen);
   if (i.opcode() == Opcode::kConstant && i.shape().IsScalar()) return false;
-  if (Materialized(i) && &i != current_output_) return runtime::ByteWidth(i.shape().type) < 4;
+  if (Materialized(i) && &i != expr_.current_output) return runtime::ByteWidth(i.shape().type) < 4;
   for (const Instruction* operand : i.operands())
     if (LoadsNarrowElements(*operand, seen)) return true;
   return false;
@@ -312,85 +296,6 @@ void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
          << Stored(t, "(" + std::string(CType(t)) + ")acc" + r.suffix + "[o]") << ";\n";
   }
   out_ << "  }\n";
-}
-
-Emitter::WindowRead Emitter::ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,
-                                     const std::vector<int64_t>& pos, const std::vector<int64_t>& in_dims) {
-  WindowRead r;
-  for (size_t k = 0; k < idx.size(); ++k) {
-    const hlo::WindowDim& w = window[k];
-    IndexExpr e = idx[k] * w.stride + (pos[k] * w.rhs_dilation - w.pad_lo);
-    r.never |= e.OutsideRange(0, in_dims[k] - 1);
-    if (e.lo() < 0) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " >= 0";
-    if (e.hi() >= in_dims[k]) r.inside += (r.inside.empty() ? "" : " && ") + e.str() + " < " + std::to_string(in_dims[k]);
-    r.at.push_back(e.Clamp(0, in_dims[k] - 1));
-  }
-  return r;
-}
-
-// The next window position, last dimension fastest.
-void Emitter::NextWindowPosition(const std::vector<hlo::WindowDim>& window, std::vector<int64_t>* pos) {
-  for (size_t k = pos->size(); k-- > 0;) {
-    if (++(*pos)[k] < window[k].size) return;
-    (*pos)[k] = 0;
-  }
-}
-
-std::string Emitter::ReduceWindow(const Instruction& i, const Index& idx) {
-  const auto& window = i.attrs().window;
-  const auto& in_dims = i.operand(0)->shape().dims;
-  std::string acc = "v" + std::to_string(next_var_++);
-  std::string init = Value(*i.operand(1), {});
-  body_ << "      " << CType(i.shape().type) << " " << acc << " = " << init << ";\n";
-  // Small windows are unrolled: straight-line code, vectorizable. Positions in the padding
-  // are read clamped and masked out; the index ranges drop the masks where they cannot fail.
-  int64_t positions = 1;
-  for (size_t k = 0; k < idx.size(); ++k) {
-    if (window[k].lhs_dilation != 1) throw std::invalid_argument("codegen: reduce-window with base dilation");
-    positions *= window[k].size;
-  }
-  auto saved = memo_;  // values computed inside the window are local to it
-  if (positions <= 16) {
-    std::vector<int64_t> pos(idx.size(), 0);
-    for (int64_t p = 0; p < positions; ++p, NextWindowPosition(window, &pos)) {
-      WindowRead read = ReadWindowPosition(window, idx, pos, in_dims);
-      if (read.never) continue;  // padding for every output: holds the init value
-      std::string v = Value(*i.operand(0), read.at);
-      std::string combined = Combiner(i, acc, v);
-      if (!read.inside.empty()) combined = "(" + read.inside + ") ? " + combined + " : " + acc;
-      body_ << "      " << acc << " = " << combined << ";\n";
-    }
-    memo_ = std::move(saved);
-    return acc;
-  }
-  Index in_idx(idx.size());
-  int braces = 0;
-  for (size_t k = 0; k < idx.size(); ++k) {
-    const hlo::WindowDim& w = window[k];
-    if (w.size == 1 && w.pad_lo == 0 && w.stride == 1) {
-      in_idx[k] = idx[k];
-      continue;
-    }
-    std::string wv = acc + "_w" + std::to_string(k), iv = acc + "_x" + std::to_string(k);
-    body_ << "      for (int64_t " << wv << " = 0; " << wv << " < " << w.size << "; ++" << wv << ") {\n"
-          << "      const int64_t " << iv << " = " << idx[k].str() << " * " << w.stride << " - " << w.pad_lo
-          << " + " << wv << " * " << w.rhs_dilation << ";\n"
-          << "      if (" << iv << " < 0 || " << iv << " >= " << in_dims[k] << ") continue;\n";
-    in_idx[k] = IndexExpr::Opaque(iv, 0, in_dims[k] - 1);  // past the bounds check
-    ++braces;
-  }
-  std::string v = Value(*i.operand(0), in_idx);
-  memo_ = std::move(saved);
-  body_ << "      " << acc << " = " << Combiner(i, acc, v) << ";\n";
-  for (int b = 0; b < braces; ++b) body_ << "      }\n";
-  return acc;
-}
-
-// An index read from data: one outside [0, size) is reported (the run fails with eager's
-// error once it returns) and replaced by 0, so it never reads or writes outside the buffer.
-std::string Emitter::CheckedIndex(const std::string& j, int64_t size, const std::string& site) {
-  return "((unsigned long long)(" + j + ") >= " + std::to_string(size) + "ULL ? txla_support->index_error(" + j +
-         ", " + std::to_string(size) + ", \"" + site + "\") : (" + j + "))";
 }
 
 // scatter: copy the operand, then combine each update into the position its index names.

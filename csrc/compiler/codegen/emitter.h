@@ -15,6 +15,7 @@
 
 #include "compiler/buffer_assignment.h"
 #include "compiler/graph_program.h"
+#include "compiler/codegen/expression_emitter.h"
 #include "compiler/codegen/index_expr.h"
 #include "compiler/codegen/kernel_registry.h"
 #include "compiler/codegen/program_builder.h"
@@ -63,14 +64,14 @@ bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank);
 class Emitter {
  public:
   Emitter(const hlo::Module& module, const BufferPlan& plan, bool profile)
-      : module_(module), plan_(plan), profile_(profile) {}
+      : module_(module), plan_(plan), profile_(profile), expr_(plan) {}
   std::string Emit();
 
  private:
   // cpp_emitter.cc: each instruction's driver code made a step of the program (program_)
-  std::string Buffer(const Instruction& i) { return "b_" + Sanitize(i.name()); }
+  std::string Buffer(const Instruction& i) { return BufferName(i); }
   void RecordBuffer(const Instruction& i);
-  bool Materialized(const Instruction& i);
+  bool Materialized(const Instruction& i) { return IsMaterialized(plan_, i); }
   // Clears what the previous instruction's driver code left (out_, its tables and prototypes).
   void BeginStep();
   // What `chunk` (the driver code of `name`: kernel calls, library calls) becomes: a step
@@ -141,8 +142,7 @@ class Emitter {
   void EmitKernelCall(const std::string& name, const std::vector<KernelBuffer>& buffers, const std::string& body,
                       int64_t parallel_extent, CallForm form = CallForm::kOutermost);
 
-  // emit_reductions.cc: kernels that accumulate (reductions, windows, cumulative sums, scatter)
-  std::string Combiner(const Instruction& reduce, const std::string& acc, const std::string& v);
+  // emit_reductions.cc: kernels that accumulate (reductions, cumulative sums, scatter)
   // The reductions a reduction kernel computes in one set of loops: its own, then its siblings'
   // (kernel_merging.h), each with its accumulator's name suffix and its output buffer.
   struct Reduction {
@@ -167,30 +167,10 @@ class Emitter {
   static constexpr int64_t kRowBlock = 16;
   static size_t RowReduceLeading(const Instruction& reduce);
   void EmitRowReduce(const std::vector<Reduction>& reductions, size_t leading);
-  // One position of a window at output index `idx`: where it reads (clamped into the input), the
-  // condition that it lies in the input (empty when the index ranges prove it always does), and
-  // whether it lies in the padding for every output.
-  struct WindowRead {
-    Index at;
-    std::string inside;
-    bool never = false;
-  };
-  static WindowRead ReadWindowPosition(const std::vector<hlo::WindowDim>& window, const Index& idx,
-                                       const std::vector<int64_t>& pos, const std::vector<int64_t>& in_dims);
-  static void NextWindowPosition(const std::vector<hlo::WindowDim>& window, std::vector<int64_t>* pos);
-  // A window's reduction at one output index: an accumulator and a loop per windowed dimension,
-  // emitted in the kernel body; positions in the padding are skipped (they hold the init value).
-  std::string ReduceWindow(const Instruction& i, const Index& idx);
-  static std::string CheckedIndex(const std::string& j, int64_t size, const std::string& site);
   void EmitScatter(const Instruction& i);
   void EmitCumulative(const Instruction& i);
   // A scan's lines along dimensions={d}: {before d, d's length, after d} (emit_library_calls.cc).
   static std::vector<int64_t> ScanLines(const Instruction& i);
-
-  // emit_expressions.cc: the scalar expression of an instruction at a loop index
-  std::string Load(const Instruction& buffer, const std::string& index);
-  std::string Value(const Instruction& i, const Index& idx);
-  std::string Compute(const Instruction& i, const Index& idx);
 
   // emit_library_calls.cc: GEMM, convolution, pooling and collective calls
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields);
@@ -230,30 +210,17 @@ class Emitter {
   std::ostringstream step_tables_;  // geometry tables of the instruction being emitted
   std::string step_prototypes_;     // prototypes of the kernels it calls
   ProgramBuilder program_;  // the buffers, the steps and the program they make
-  std::ostringstream tables_;  // constant tables of the kernel being emitted
   bool parallel_ = false;       // the kernel being emitted splits its outermost loop
-  // A loop the kernel being emitted splits at a concatenation's boundaries (-1: none).
-  bool may_split_ = false;
-  int64_t split_dim_ = -1;
-  std::vector<int64_t> split_points_;
-  static constexpr size_t kMaxSplitParts = 8;
   int64_t parallel_extent_ = 0;
-  std::set<std::string> declared_tables_;
   std::set<const Instruction*> flat_kernels_;  // the loop kernels emitted flat (FlatKernelsOfManyLengths)
   bool probing_flat_ = false;                  // emitting only a flat candidate, to compare it
-  // Buffers the kernel being emitted reads, in order of first use (deterministic source).
-  std::vector<const Instruction*> used_;
-  const Instruction* current_output_ = nullptr;
-  std::ostringstream body_;
-  std::map<std::string, std::string> memo_;
-  std::map<const Instruction*, const Instruction*> fusion_params_;
-  // Producers the kernel being emitted also writes (kernel_merging.h) -> their fused roots.
-  std::map<const Instruction*, const Instruction*> inlined_;
+  // The kernel's expressions and what they leave (its body, buffers, tables); its context:
+  // fused parameters and the producers it also writes (kernel_merging.h) -> their fused roots.
+  ExpressionEmitter expr_;
   std::vector<const Instruction*> extra_outputs_;
   // The fused roots of the sibling reductions the kernel being emitted also computes, in the
   // order of extra_outputs_.
   std::vector<const Instruction*> sibling_reductions_;
-  int next_var_ = 0;
 };
 
 }  // namespace txla::compiler::emitter
