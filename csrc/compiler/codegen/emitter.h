@@ -106,11 +106,12 @@ class Emitter {
   std::set<const Instruction*> FlatKernelsOfManyLengths();
   void EmitFlatLoop(const Instruction& root, const std::string& out);
   static constexpr int64_t kTile = 8;  // one vector of floats; measured best for 512x512
-  bool KernelTransposesLastDimension(const Instruction& root);
-  bool ReadsOnlyThroughTransposedRows(const Instruction& root);
   // What the last LoopNest emitted: tiles indexed as tile * kTile + offset (or would have, in a
   // first pass that may split), and tiles walked down columns (since EmitLoop began).
   bool nest_has_tile_indices_ = false, nest_walked_down_columns_ = false;
+  // loop_reads.cc: what a loop kernel reads, for the shape of its loops
+  bool KernelTransposesLastDimension(const Instruction& root);
+  bool ReadsOnlyThroughTransposedRows(const Instruction& root);
   // The first of `root`'s dimensions [k, rank), k >= first_candidate, that a loop nest over its
   // shape runs as one loop (rank: none).
   size_t MergedInnerDimensions(const Instruction& root, size_t first_candidate);
@@ -119,7 +120,7 @@ class Emitter {
   bool ReadsMergeable(const Instruction& i, const std::vector<int64_t>& root_dim_of, size_t k, size_t root_rank,
                       MergeableReads* seen);
   bool TransposesLastDimension(const Instruction& root);
-  // Kernels are hidden (not static) functions, each between split markers: a large source can then
+  // emit_loops.cc again: kernels are hidden (not static) functions, each between split markers: a large source can then
   // be built as several translation units in parallel. A kernel (its signature and body; what
   // follows it in its unit, its trampoline; what a step that calls it declares besides its
   // prototype) is named by its content (kernel_naming.h) and emitted
