@@ -6,6 +6,14 @@
 
 namespace txla::ir::rules {
 
+// For the rule files (shape_rules*.cc).
+using Shapes = std::optional<std::vector<Shape>>;
+inline Shape ShapeOf(const at::Tensor& t) { return Shape(t.scalar_type(), t.sizes()); }
+inline Shape Undefined() { return Shape(c10::ScalarType::Undefined, {}); }
+inline const at::Tensor* OptionalTensor(const c10::IValue& v) {
+  return (v.isTensor() && v.toTensor().defined()) ? &v.toTensor() : nullptr;
+}
+
 // Output has the input's shape and dtype (activations and their backwards, fills, rng ops).
 // Only when every tensor argument has the first one's shape and dtype, and it is floating.
 std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);
