@@ -10,6 +10,7 @@
 #include "compiler/codegen/support_abi.h"
 #include "compiler/compile.h"
 #include "compiler/support.h"
+#include "compiler/golden_source.h"
 #include "hlo/custom_call.h"
 #include "hlo/parser.h"
 
@@ -51,22 +52,6 @@ TEST(LibraryCallsTest, TargetNamesRoundTripAndStrangersAreRefused) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "unknown custom_call_target \"txla.fft\"");
   }
-}
-
-// The generated source after its prelude, the kernels' content hashes written as H (they follow
-// the text).
-std::string EmitAfterPrelude(const std::string& text) {
-  auto module = hlo::ParseModule(text);
-  RunPipeline(*module);
-  SourceParts parts = ParseSource(EmitCpp(*module, AssignBuffers(*module)));
-  EXPECT_TRUE(parts.valid);
-  std::string rest;
-  for (const SourceKernel& k : parts.kernels) rest += k.text;
-  rest += parts.run;
-  for (const SourceKernel& k : parts.kernels)
-    for (size_t at = rest.find(k.hash); at != std::string::npos; at = rest.find(k.hash, at))
-      rest.replace(at, k.hash.size(), "H");
-  return rest;
 }
 
 const char* kSortRows = R"(HloModule m
