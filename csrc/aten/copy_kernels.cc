@@ -8,6 +8,7 @@
 
 #include "aten/lazy_kernel.h"
 #include "graph/graph_executor.h"
+#include "ir/op_names.h"
 #include "ir/op_table.h"
 #include "ir/shape_rules.h"
 #include "tensor/bridge.h"
@@ -36,7 +37,7 @@ void EmptyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit:
   if (zeros[1].isNone())
     zeros[1] = c10::IValue(c10::typeMetaToScalarType(c10::get_default_dtype()));
   torch::jit::drop(*stack, num_args);
-  RecordTableOp("aten::zeros", &zeros);
+  RecordTableOp(ir::op::aten_zeros, &zeros);
   stack->push_back(std::move(zeros.back()));
 }
 
@@ -44,7 +45,7 @@ void EmptyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit:
 // are plain zeros (as in PyTorch/XLA); same arguments as zeros.
 void EfficientZeroTensorKernel(const c10::OperatorHandle& op, c10::DispatchKeySet,
                                torch::jit::Stack* stack) {
-  RecordTableOp("aten::zeros", stack);
+  RecordTableOp(ir::op::aten_zeros, stack);
 }
 
 // _to_copy: host -> device, device -> host, device -> other device, or a cast on the device.
@@ -75,7 +76,7 @@ void ToCopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   } else {
     torch::jit::Stack cast(args.begin(), args.end());
     cast[3] = c10::IValue();
-    RecordTableOp("aten::_to_copy", &cast);
+    RecordTableOp(ir::op::aten__to_copy, &cast);
     result = cast.back().toTensor();
   }
   torch::jit::drop(*stack, 7);
@@ -100,7 +101,7 @@ void CopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::
     result = ShareValue(src_lt);
   } else {
     torch::jit::Stack copy{self, src, args[2]};
-    RecordTableOp("aten::copy", &copy);
+    RecordTableOp(ir::op::aten_copy, &copy);
     result = copy.back().toTensor();
   }
   torch::jit::drop(*stack, 3);

@@ -6,6 +6,7 @@
 
 #include <unordered_map>
 
+#include "ir/op_names.h"
 #include "ir/op_table.h"
 #include "metrics/metrics.h"
 #include "runtime/collectives.h"
@@ -100,7 +101,7 @@ InterpreterProgram::InterpreterProgram(const GraphCut& cut) {
 // replayed as its ATen kernel does, drawing from a private generator seeded with the node's seed.
 void ReplayWithPrivateGenerator(const Instruction& instr, torch::jit::Stack& stack, uint64_t seed) {
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
-  TORCH_CHECK(instr.name == "aten::native_dropout", "the interpreter has no replay of ", instr.name,
+  TORCH_CHECK(instr.name == ir::op::aten_native_dropout, "the interpreter has no replay of ", instr.name,
               " with a private generator");
   // native_dropout(input, p, train?) -> (output, mask), as ATen's CPU kernel computes it.
   at::Tensor input = stack[0].toTensor();

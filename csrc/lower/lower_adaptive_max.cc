@@ -111,8 +111,8 @@ Outs AdaptiveMaxPool2dBackward(LoweringContext& c, const ir::Node& n) {
 }  // namespace
 
 std::vector<LoweringEntry> AdaptiveMaxLowerings() {
-  return {{"aten::adaptive_max_pool2d", AdaptiveMaxPool2d},
-          {"aten::adaptive_max_pool2d_backward", AdaptiveMaxPool2dBackward}};
+  return {{op::aten_adaptive_max_pool2d, AdaptiveMaxPool2d},
+          {op::aten_adaptive_max_pool2d_backward, AdaptiveMaxPool2dBackward}};
 }
 
 }  // namespace txla::lower

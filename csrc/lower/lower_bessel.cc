@@ -96,10 +96,10 @@ Outs Bessel(LoweringContext& c, const ir::Node& n) {
 }  // namespace
 
 std::vector<LoweringEntry> BesselLowerings() {
-  return {{"aten::i0", Bessel<false, false>},
-          {"aten::special_i0e", Bessel<false, true>},
-          {"aten::special_i1", Bessel<true, false>},
-          {"aten::special_i1e", Bessel<true, true>}};
+  return {{op::aten_i0, Bessel<false, false>},
+          {op::aten_special_i0e, Bessel<false, true>},
+          {op::aten_special_i1, Bessel<true, false>},
+          {op::aten_special_i1e, Bessel<true, true>}};
 }
 
 }  // namespace txla::lower

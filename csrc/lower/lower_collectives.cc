@@ -87,9 +87,9 @@ Outs ReduceScatter(LoweringContext& c, const ir::Node& n) {  // reduce_scatter(s
 
 std::vector<LoweringEntry> CollectiveLowerings() {
   return {
-      {"txla::all_reduce", AllReduce},
-      {"txla::all_gather", AllGather},
-      {"txla::reduce_scatter", ReduceScatter},
+      {op::txla_all_reduce, AllReduce},
+      {op::txla_all_gather, AllGather},
+      {op::txla_reduce_scatter, ReduceScatter},
   };
 }
 

@@ -140,8 +140,8 @@ Outs ConvolutionBackward(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> ConvLowerings() {
   return {
-      {"aten::convolution", Convolution},
-      {"aten::convolution_backward", ConvolutionBackward},
+      {op::aten_convolution, Convolution},
+      {op::aten_convolution_backward, ConvolutionBackward},
   };
 }
 

@@ -189,7 +189,7 @@ Outs GridSampler2dBackward(LoweringContext& c, const ir::Node& n) {
 }  // namespace
 
 std::vector<LoweringEntry> GridSampleLowerings() {
-  return {{"aten::grid_sampler_2d", GridSampler2d}, {"aten::grid_sampler_2d_backward", GridSampler2dBackward}};
+  return {{op::aten_grid_sampler_2d, GridSampler2d}, {op::aten_grid_sampler_2d_backward, GridSampler2dBackward}};
 }
 
 }  // namespace txla::lower

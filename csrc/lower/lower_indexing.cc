@@ -327,13 +327,13 @@ Outs EmbeddingDenseBackward(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> IndexingLowerings() {
   return {
-      {"aten::index_select", IndexSelect}, {"aten::embedding", Embedding}, {"aten::gather", GatherOp},
-      {"aten::index.Tensor", IndexTensor}, {"aten::scatter.src", ScatterSrc<false>},
-      {"aten::scatter_add", ScatterSrc<true>}, {"aten::scatter.value", ScatterValue},
-      {"aten::scatter_reduce.two", ScatterReduce}, {"aten::index_add", IndexAdd},
-      {"aten::index_copy", IndexCopy}, {"aten::index_fill.int_Scalar", IndexFill},
-      {"aten::index_fill.int_Tensor", IndexFill}, {"aten::take", Take}, {"aten::put", Put},
-      {"aten::index_put", IndexPut}, {"aten::embedding_dense_backward", EmbeddingDenseBackward},
+      {op::aten_index_select, IndexSelect}, {op::aten_embedding, Embedding}, {op::aten_gather, GatherOp},
+      {op::aten_index_Tensor, IndexTensor}, {op::aten_scatter_src, ScatterSrc<false>},
+      {op::aten_scatter_add, ScatterSrc<true>}, {op::aten_scatter_value, ScatterValue},
+      {op::aten_scatter_reduce_two, ScatterReduce}, {op::aten_index_add, IndexAdd},
+      {op::aten_index_copy, IndexCopy}, {op::aten_index_fill_int_Scalar, IndexFill},
+      {op::aten_index_fill_int_Tensor, IndexFill}, {op::aten_take, Take}, {op::aten_put, Put},
+      {op::aten_index_put, IndexPut}, {op::aten_embedding_dense_backward, EmbeddingDenseBackward},
   };
 }
 

@@ -193,14 +193,14 @@ Outs MultiMarginLossBackward(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> LossLowerings() {
   return {
-      {"aten::mse_loss", MseLoss}, {"aten::mse_loss_backward", MseLossBackward},
-      {"aten::smooth_l1_loss", SmoothL1Loss}, {"aten::smooth_l1_loss_backward", SmoothL1LossBackward},
-      {"aten::huber_loss", HuberLoss}, {"aten::huber_loss_backward", HuberLossBackward},
-      {"aten::binary_cross_entropy", BinaryCrossEntropy},
-      {"aten::binary_cross_entropy_backward", BinaryCrossEntropyBackward},
-      {"aten::native_dropout_backward", DropoutBackward},
-      {"aten::multi_margin_loss", MultiMarginLoss},
-      {"aten::multi_margin_loss_backward", MultiMarginLossBackward},
+      {op::aten_mse_loss, MseLoss}, {op::aten_mse_loss_backward, MseLossBackward},
+      {op::aten_smooth_l1_loss, SmoothL1Loss}, {op::aten_smooth_l1_loss_backward, SmoothL1LossBackward},
+      {op::aten_huber_loss, HuberLoss}, {op::aten_huber_loss_backward, HuberLossBackward},
+      {op::aten_binary_cross_entropy, BinaryCrossEntropy},
+      {op::aten_binary_cross_entropy_backward, BinaryCrossEntropyBackward},
+      {op::aten_native_dropout_backward, DropoutBackward},
+      {op::aten_multi_margin_loss, MultiMarginLoss},
+      {op::aten_multi_margin_loss_backward, MultiMarginLossBackward},
   };
 }
 

@@ -122,7 +122,7 @@ Outs MaxPool2dWithIndicesBackward(LoweringContext& c, const ir::Node& n) {
   const ir::Value& indices = n.operands().at(n.args().at(7).operand);
   const ir::Node& producer = *indices.node;
   if (g.WindowsTile() && indices.index == 1 && producer.kind() == ir::NodeKind::kOp &&
-      producer.op()->name == "aten::max_pool2d_with_indices" && c.Operand(producer, 0) == g.x &&
+      producer.op()->name == op::aten_max_pool2d_with_indices && c.Operand(producer, 0) == g.x &&
       PoolWindow(c, producer, g.x->shape(), g.dy->shape().dims, 1, true) == g.attrs.window)
     return {g.FromInput(c)};
   return {g.FromIndices(c, c.Operand(n, 7))};
@@ -410,20 +410,20 @@ Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> NnLowerings() {
   return {
-      {"aten::max_pool2d_with_indices", MaxPool2dWithIndices},
-      {"aten::max_pool2d_with_indices_backward", MaxPool2dWithIndicesBackward},
-      {"txla::max_pool2d_backward_from_input", MaxPool2dBackwardFromInput},
-      {"aten::avg_pool2d", AvgPool},
-      {"aten::avg_pool2d_backward", AvgPoolBackward},
-      {"aten::avg_pool3d", AvgPool},
-      {"aten::avg_pool3d_backward", AvgPoolBackward},
-      {"aten::_adaptive_avg_pool2d", AdaptiveAvgPool<2>},
-      {"aten::_adaptive_avg_pool2d_backward", AdaptiveAvgPoolBackward<2>},
-      {"aten::_adaptive_avg_pool3d", AdaptiveAvgPool<3>},
-      {"aten::_adaptive_avg_pool3d_backward", AdaptiveAvgPoolBackward<3>},
-      {"aten::native_batch_norm", BatchNorm},
-      {"aten::_native_batch_norm_legit", BatchNorm},
-      {"aten::native_batch_norm_backward", BatchNormBackward},
+      {op::aten_max_pool2d_with_indices, MaxPool2dWithIndices},
+      {op::aten_max_pool2d_with_indices_backward, MaxPool2dWithIndicesBackward},
+      {op::txla_max_pool2d_backward_from_input, MaxPool2dBackwardFromInput},
+      {op::aten_avg_pool2d, AvgPool},
+      {op::aten_avg_pool2d_backward, AvgPoolBackward},
+      {op::aten_avg_pool3d, AvgPool},
+      {op::aten_avg_pool3d_backward, AvgPoolBackward},
+      {op::aten__adaptive_avg_pool2d, AdaptiveAvgPool<2>},
+      {op::aten__adaptive_avg_pool2d_backward, AdaptiveAvgPoolBackward<2>},
+      {op::aten__adaptive_avg_pool3d, AdaptiveAvgPool<3>},
+      {op::aten__adaptive_avg_pool3d_backward, AdaptiveAvgPoolBackward<3>},
+      {op::aten_native_batch_norm, BatchNorm},
+      {op::aten__native_batch_norm_legit, BatchNorm},
+      {op::aten_native_batch_norm_backward, BatchNormBackward},
   };
 }
 

@@ -158,10 +158,10 @@ Outs GroupNormBackward(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> NormLowerings() {
   return {
-      {"aten::native_layer_norm", LayerNorm},
-      {"aten::native_layer_norm_backward", LayerNormBackward},
-      {"aten::native_group_norm", GroupNorm},
-      {"aten::native_group_norm_backward", GroupNormBackward},
+      {op::aten_native_layer_norm, LayerNorm},
+      {op::aten_native_layer_norm_backward, LayerNormBackward},
+      {op::aten_native_group_norm, GroupNorm},
+      {op::aten_native_group_norm_backward, GroupNormBackward},
   };
 }
 

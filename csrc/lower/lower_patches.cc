@@ -110,7 +110,7 @@ Outs Col2im(LoweringContext& c, const ir::Node& n) {
 }  // namespace
 
 std::vector<LoweringEntry> PatchLowerings() {
-  return {{"aten::im2col", Im2col}, {"aten::col2im", Col2im}};
+  return {{op::aten_im2col, Im2col}, {op::aten_col2im, Col2im}};
 }
 
 }  // namespace txla::lower

@@ -141,16 +141,16 @@ Outs Randperm(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> RandomLowerings() {
   return {
-      {"aten::uniform", UniformOp},
-      {"aten::normal_functional", Normal},
-      {"aten::bernoulli.p", Bernoulli},
-      {"aten::bernoulli.Tensor", BernoulliTensor},
-      {"aten::bernoulli", BernoulliOfSelf},
-      {"aten::native_dropout", NativeDropout},
-      {"aten::random", Random},
-      {"aten::random.from", RandomFrom},
-      {"aten::randperm", Randperm<false>},
-      {"aten::randperm.generator", Randperm<true>},
+      {op::aten_uniform, UniformOp},
+      {op::aten_normal_functional, Normal},
+      {op::aten_bernoulli_p, Bernoulli},
+      {op::aten_bernoulli_Tensor, BernoulliTensor},
+      {op::aten_bernoulli, BernoulliOfSelf},
+      {op::aten_native_dropout, NativeDropout},
+      {op::aten_random, Random},
+      {op::aten_random_from, RandomFrom},
+      {op::aten_randperm, Randperm<false>},
+      {op::aten_randperm_generator, Randperm<true>},
   };
 }
 

@@ -36,7 +36,7 @@ Outs RnnLayerBackward(LoweringContext& c, const ir::Node& n) {
 }  // namespace
 
 std::vector<LoweringEntry> RecurrentLowerings() {
-  return {{"txla::rnn_layer", RnnLayer}, {"txla::rnn_layer_backward", RnnLayerBackward}};
+  return {{op::txla_rnn_layer, RnnLayer}, {op::txla_rnn_layer_backward, RnnLayerBackward}};
 }
 
 }  // namespace txla::lower

@@ -276,21 +276,21 @@ Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, larges
 
 std::vector<LoweringEntry> ReductionLowerings() {
   return {
-      {"aten::prod", Prod}, {"aten::prod.dim_int", Prod},
-      {"aten::amax", Extremum<RK::kMax>}, {"aten::amin", Extremum<RK::kMin>},
-      {"aten::max", Extremum<RK::kMax>}, {"aten::min", Extremum<RK::kMin>},
-      {"aten::max.dim", ExtremumDim<RK::kMax>}, {"aten::min.dim", ExtremumDim<RK::kMin>},
-      {"aten::argmax", ArgExtremum<RK::kMax>}, {"aten::argmin", ArgExtremum<RK::kMin>},
-      {"aten::var.correction", Spread<false, false>}, {"aten::std.correction", Spread<true, false>},
-      {"aten::var_mean.correction", Spread<false, true>}, {"aten::std_mean.correction", Spread<true, true>},
-      {"aten::linalg_vector_norm", LinalgVectorNorm}, {"aten::norm.ScalarOpt_dim", NormScalarOptDim},
-      {"aten::logsumexp", Logsumexp}, {"aten::renorm", Renorm}, {"aten::aminmax", Aminmax},
-      {"aten::count_nonzero", CountNonzero}, {"aten::count_nonzero.dim_IntList", CountNonzero},
-      {"aten::any", AnyAll<RK::kOr>}, {"aten::any.dim", AnyAll<RK::kOr>},
-      {"aten::all", AnyAll<RK::kAnd>}, {"aten::all.dim", AnyAll<RK::kAnd>},
-      {"aten::cumsum", Cumsum}, {"aten::cumprod", Cumprod},
-      {"aten::_logcumsumexp", Logcumsumexp}, {"aten::cummax", CumulativeExtremum<true>},
-      {"aten::cummin", CumulativeExtremum<false>}, {"aten::sort", Sort<1>}, {"aten::sort.stable", Sort<2>}, {"aten::topk", Topk},
+      {op::aten_prod, Prod}, {op::aten_prod_dim_int, Prod},
+      {op::aten_amax, Extremum<RK::kMax>}, {op::aten_amin, Extremum<RK::kMin>},
+      {op::aten_max, Extremum<RK::kMax>}, {op::aten_min, Extremum<RK::kMin>},
+      {op::aten_max_dim, ExtremumDim<RK::kMax>}, {op::aten_min_dim, ExtremumDim<RK::kMin>},
+      {op::aten_argmax, ArgExtremum<RK::kMax>}, {op::aten_argmin, ArgExtremum<RK::kMin>},
+      {op::aten_var_correction, Spread<false, false>}, {op::aten_std_correction, Spread<true, false>},
+      {op::aten_var_mean_correction, Spread<false, true>}, {op::aten_std_mean_correction, Spread<true, true>},
+      {op::aten_linalg_vector_norm, LinalgVectorNorm}, {op::aten_norm_ScalarOpt_dim, NormScalarOptDim},
+      {op::aten_logsumexp, Logsumexp}, {op::aten_renorm, Renorm}, {op::aten_aminmax, Aminmax},
+      {op::aten_count_nonzero, CountNonzero}, {op::aten_count_nonzero_dim_IntList, CountNonzero},
+      {op::aten_any, AnyAll<RK::kOr>}, {op::aten_any_dim, AnyAll<RK::kOr>},
+      {op::aten_all, AnyAll<RK::kAnd>}, {op::aten_all_dim, AnyAll<RK::kAnd>},
+      {op::aten_cumsum, Cumsum}, {op::aten_cumprod, Cumprod},
+      {op::aten__logcumsumexp, Logcumsumexp}, {op::aten_cummax, CumulativeExtremum<true>},
+      {op::aten_cummin, CumulativeExtremum<false>}, {op::aten_sort, Sort<1>}, {op::aten_sort_stable, Sort<2>}, {op::aten_topk, Topk},
   };
 }
 

@@ -445,20 +445,20 @@ Outs ViewCopyDtype(LoweringContext& c, const ir::Node& n) {  // view_copy.dtype(
 
 std::vector<LoweringEntry> ShapeLowerings() {
   return {
-      {"aten::slice_copy.Tensor", SliceCopy}, {"aten::select_copy.int", SelectCopy},
-      {"aten::flip", Flip}, {"aten::rot90", Rot90}, {"aten::constant_pad_nd", ConstantPadNd},
-      {"aten::tril", Triangle<Comparison::kLe>}, {"aten::triu", Triangle<Comparison::kGe>},
-      {"aten::cat", Cat}, {"aten::stack", Stack},
-      {"aten::slice_backward", SliceBackward}, {"aten::select_backward", SelectBackward},
-      {"aten::slice_scatter", SliceScatter}, {"aten::select_scatter", SelectScatter},
-      {"aten::split_copy.Tensor", SplitCopy}, {"aten::split_with_sizes_copy", SplitCopy},
-      {"aten::unsafe_split.Tensor", SplitCopy}, {"aten::unsafe_split_with_sizes", SplitCopy},
-      {"aten::unbind_copy.int", UnbindCopy}, {"aten::repeat", Repeat}, {"aten::roll", Roll},
-      {"aten::as_strided_copy", AsStridedCopy}, {"aten::as_strided_scatter", AsStridedScatter},
-      {"aten::diagonal_copy", DiagonalCopy}, {"aten::diagonal_backward", DiagonalBackward},
-      {"aten::diagonal_scatter", DiagonalScatter}, {"aten::diag_embed", DiagEmbed},
-      {"aten::trace", Trace}, {"aten::unfold_copy", UnfoldCopy},
-      {"aten::view_copy.dtype", ViewCopyDtype},
+      {op::aten_slice_copy_Tensor, SliceCopy}, {op::aten_select_copy_int, SelectCopy},
+      {op::aten_flip, Flip}, {op::aten_rot90, Rot90}, {op::aten_constant_pad_nd, ConstantPadNd},
+      {op::aten_tril, Triangle<Comparison::kLe>}, {op::aten_triu, Triangle<Comparison::kGe>},
+      {op::aten_cat, Cat}, {op::aten_stack, Stack},
+      {op::aten_slice_backward, SliceBackward}, {op::aten_select_backward, SelectBackward},
+      {op::aten_slice_scatter, SliceScatter}, {op::aten_select_scatter, SelectScatter},
+      {op::aten_split_copy_Tensor, SplitCopy}, {op::aten_split_with_sizes_copy, SplitCopy},
+      {op::aten_unsafe_split_Tensor, SplitCopy}, {op::aten_unsafe_split_with_sizes, SplitCopy},
+      {op::aten_unbind_copy_int, UnbindCopy}, {op::aten_repeat, Repeat}, {op::aten_roll, Roll},
+      {op::aten_as_strided_copy, AsStridedCopy}, {op::aten_as_strided_scatter, AsStridedScatter},
+      {op::aten_diagonal_copy, DiagonalCopy}, {op::aten_diagonal_backward, DiagonalBackward},
+      {op::aten_diagonal_scatter, DiagonalScatter}, {op::aten_diag_embed, DiagEmbed},
+      {op::aten_trace, Trace}, {op::aten_unfold_copy, UnfoldCopy},
+      {op::aten_view_copy_dtype, ViewCopyDtype},
   };
 }
 

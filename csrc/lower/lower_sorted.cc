@@ -215,16 +215,16 @@ Outs Bucketize(LoweringContext& c, const ir::Node& n) {
 
 std::vector<LoweringEntry> SortedLowerings() {
   return {
-      {"aten::kthvalue", Kthvalue},
-      {"aten::mode", Mode},
-      {"aten::median", MedianAll<Statistic::kMedian>},
-      {"aten::nanmedian", MedianAll<Statistic::kNanMedian>},
-      {"aten::median.dim", MedianDim<Statistic::kMedian>},
-      {"aten::nanmedian.dim", MedianDim<Statistic::kNanMedian>},
-      {"aten::searchsorted.Tensor", Searchsorted},
-      {"aten::searchsorted.Scalar", Searchsorted},
-      {"aten::bucketize.Tensor", Bucketize},
-      {"aten::bucketize.Scalar", Bucketize},
+      {op::aten_kthvalue, Kthvalue},
+      {op::aten_mode, Mode},
+      {op::aten_median, MedianAll<Statistic::kMedian>},
+      {op::aten_nanmedian, MedianAll<Statistic::kNanMedian>},
+      {op::aten_median_dim, MedianDim<Statistic::kMedian>},
+      {op::aten_nanmedian_dim, MedianDim<Statistic::kNanMedian>},
+      {op::aten_searchsorted_Tensor, Searchsorted},
+      {op::aten_searchsorted_Scalar, Searchsorted},
+      {op::aten_bucketize_Tensor, Bucketize},
+      {op::aten_bucketize_Scalar, Bucketize},
   };
 }
 

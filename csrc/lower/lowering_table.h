@@ -4,11 +4,13 @@
 #include <utility>
 #include <vector>
 
+#include "ir/op_names.h"
 #include "lower/lowering_context.h"
 
 namespace txla::lower {
 
-using LoweringEntry = std::pair<const char*, LowerFn>;
+using LoweringEntry = std::pair<const char*, LowerFn>;  // an op::... name and its rule
+namespace op = ir::op;
 
 // The names every rule file uses.
 using hlo::Comparison;
