@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "hlo/literal.h"
 #include "hlo/opcode.h"
 #include "hlo/shape.h"
+#include "hlo/sharding.h"
 
 namespace txla::hlo {
 
@@ -90,6 +92,8 @@ struct Attributes {
   std::vector<Computation*> called;  // to_apply (reduce, reduce-window, ...) or calls (fusion)
   FusionKind fusion_kind = FusionKind::kLoop;
   CustomCallTarget custom_call_target = CustomCallTarget::kNone;
+  // How the value is laid out over devices (sharding={...}); none: the partitioner decides.
+  std::optional<Sharding> sharding;
   Precision precision = Precision::kDefault;  // convolutions, dots
   // all-reduce, all-gather, reduce-scatter: lists of replica ids; empty = one group of all.
   std::vector<std::vector<int64_t>> replica_groups;

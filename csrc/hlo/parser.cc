@@ -399,6 +399,8 @@ class Parser {
         if (static_cast<int>(p) > static_cast<int>(a.precision)) a.precision = p;
       } while (Accept(","));
       Expect("}");
+    } else if (key == "sharding") {
+      a.sharding = Sharding::Parse(Braced());
     } else if (key == "custom_call_target") {
       a.custom_call_target = ParseCustomCallTarget(Quoted());
     } else if (key == "metadata") {  // {op_type="..." op_name="..." source_file="..." source_line=12}
@@ -418,6 +420,21 @@ class Parser {
     } else {
       Fail("unknown attribute '" + key + "'");
     }
+  }
+
+  // {...} with the braces nested inside it, as text.
+  std::string Braced() {
+    SkipSpace();
+    if (pos_ >= text_.size() || text_[pos_] != '{') Fail("expected '{'");
+    size_t start = pos_;
+    int depth = 0;
+    do {
+      if (text_[pos_] == '{') ++depth;
+      if (text_[pos_] == '}') --depth;
+      ++pos_;
+    } while (depth > 0 && pos_ < text_.size());
+    if (depth != 0) Fail("unbalanced braces");
+    return std::string(text_.substr(start, pos_ - start));
   }
 
   // "text" (no escapes: XLA's names and paths have none we read).

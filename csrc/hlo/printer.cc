@@ -182,6 +182,7 @@ std::string ToText(const Instruction& i) {
   ss << ")";
   std::string attrs = AttributesToText(i);
   if (!attrs.empty()) ss << ", " << attrs;
+  if (i.attrs().sharding) ss << ", sharding=" << i.attrs().sharding->ToString();
   const Attributes::Metadata& m = i.attrs().metadata;
   if (!m.empty()) {
     ss << ", metadata={op_type=\"" << m.op_type << "\"";
