@@ -167,8 +167,7 @@ class NodeBuilder {
       if (present) {
         const at::Tensor& t = e.toTensor();
         bool wrapped = false;
-        operands_.push_back(host_indices_ && t.device().is_cpu() && !TryGetLazyTensor(t) ? HostIndex(t)
-                                                                                        : ValueFor(i, t, &wrapped));
+        operands_.push_back(host_indices_ && t.device().is_cpu() ? HostIndex(t) : ValueFor(i, t, &wrapped));
         ++arg.count;
       }
     }
@@ -363,7 +362,7 @@ std::vector<ir::Shape> CachedMetaShapes(const ir::OpInfo& info, const c10::Opera
   static std::unordered_map<std::string, std::vector<ir::Shape>> cache;
   constexpr size_t kMaxEntries = 1 << 16;
   std::string key = op.schema().name() + "." + op.schema().overload_name() + "|";
-  const bool scalar_kind_only = info.scalar_kind_only;
+  const bool scalar_kind_only = info.Has(ir::kScalarKindOnly);
   for (size_t i = 0; i < args.size(); ++i) {
     if (scalar_kind_only && classes[i] == ArgClass::kScalar && args[i].isScalar()) {
       const c10::Scalar s = args[i].toScalar();
@@ -430,7 +429,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   CheckResultsFitInMemory(schema, shapes);
 
   bool has_tensor_input = false;
-  NodeBuilder builder(schema, device, info.constant_scalars, info.host_indices);
+  NodeBuilder builder(schema, device, info.Has(ir::kConstantScalars), info.Has(ir::kHostIndices));
   for (size_t i = 0; i < num_args; ++i) {
     const c10::IValue& v = args[i];
     switch (classes[i]) {
@@ -461,7 +460,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
         break;
     }
   }
-  if (info.seeds_default_generator) builder.AddGenerator(c10::IValue());
+  if (info.Has(ir::kSeedsDefaultGenerator)) builder.AddGenerator(c10::IValue());
   std::vector<LazyTensorPtr> written_targets;
   for (int i : written) written_targets.push_back(GetLazyTensor(args[i].toTensor(), schema.name().c_str()));
 

@@ -50,7 +50,7 @@ at::Tensor IdentityKernel(const at::Tensor& self) { return ShareValue(GetLazyTen
 void RegisterTableOps(torch::Library& m, const std::string& ns) {
   const std::string prefix = ns + "::";
   for (const ir::OpInfo& info : ir::OpTable()) {
-    if (info.edge_kernel || info.name.rfind(prefix, 0) != 0) continue;
+    if (info.Has(ir::kEdgeKernel) || info.name.rfind(prefix, 0) != 0) continue;
     m.impl(info.name.substr(prefix.size()).c_str(),
            torch::CppFunction::makeFromBoxedFunctor(std::make_unique<LazyKernel>(&info)));
   }

@@ -64,7 +64,7 @@ void CapturedGraph::Record(const GraphCut& cut) {
         r.args = node->args();
         r.operands.reserve(node->operands().size());
         for (const ir::Value& v : node->operands()) r.operands.push_back(ref(v));
-        if (node->op()->collective) inlinable_ = false;
+        if (node->op()->Has(ir::kCollective)) inlinable_ = false;
         break;
     }
     recorded_.push_back(std::move(r));

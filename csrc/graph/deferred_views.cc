@@ -20,7 +20,7 @@ const ir::OpInfo* UnaryOp(const ir::Value& value) {
 // Applying the op again gives back its operand.
 bool IsInvolution(const ir::Value& value) {
   const ir::OpInfo* op = UnaryOp(value);
-  return op && op->involution;
+  return op && op->Has(ir::kInvolution);
 }
 
 }  // namespace
@@ -28,7 +28,7 @@ bool IsInvolution(const ir::Value& value) {
 // Functionalization's transposing view ops, as they reach the lazy IR.
 bool IsTransposingView(const ir::Value& value) {
   const ir::OpInfo* op = UnaryOp(value);
-  return op && op->transposing_view;
+  return op && op->Has(ir::kTransposingView);
 }
 
 std::vector<DeferredView> TakeDeferredViews(std::vector<LazyTensorPtr>* pending) {

@@ -2,7 +2,7 @@
 // HLO text gives it (custom_call_target="..."), the support-table routine that computes it
 // (compiler/codegen/support_abi.h has one slot per element type, `<routine>_f32` and so on; `loop`
 // where the emitter writes the computation as a kernel of its own), and the geometry the call is
-// given (compiler/codegen/library_calls.cc: one function per kind). Lowering builds the calls,
+// given (compiler/codegen/emit_library_calls.cc: one function per kind). Lowering builds the calls,
 // the compiler expands the last two columns; no other layer names a target.
 #pragma once
 

@@ -86,14 +86,7 @@ struct Table {
       info.shape_rule = decl.shape_rule;
       info.needs_fallback = decl.needs_fallback;
       info.written_args = decl.written_args;
-      info.seeds_default_generator = decl.flags & kSeedsDefaultGenerator;
-      info.constant_scalars = decl.flags & kConstantScalars;
-      info.collective = decl.flags & kCollective;
-      info.scalar_kind_only = decl.flags & kScalarKindOnly;
-      info.transposing_view = decl.flags & kTransposingView;
-      info.involution = decl.flags & kInvolution;
-      info.edge_kernel = decl.flags & kEdgeKernel;
-      info.host_indices = decl.flags & kHostIndices;
+      info.flags = decl.flags;
       if (decl.inplace) info.inplace = decl.inplace;
       info.name_hash = HashString(info.name);
       info.index = ops.size();

@@ -56,19 +56,8 @@ struct OpInfo {
   ShapeRule shape_rule = nullptr;
   FallbackRule needs_fallback = nullptr;
   WrittenArgsRule written_args = nullptr;
-  // Random ops whose schema has no Generator argument draw from the default CPU generator; the
-  // node then carries a seed as one extra trailing argument (see the interpreter).
-  bool seeds_default_generator = false;
-  // Scalar arguments are constants of the graph, not parameters: they choose the computation
-  // (a norm's order), so the lowering must know them.
-  bool constant_scalars = false;
-  // Exchanges data between replicas; ordered by a token chain (csrc/aten/collective_ops.cc).
-  bool collective = false;
-  bool scalar_kind_only = false;  // OpFlag's
-  bool transposing_view = false;
-  bool involution = false;
-  bool edge_kernel = false;
-  bool host_indices = false;
+  unsigned flags = 0;  // OpFlag bits
+  bool Has(OpFlag flag) const { return (flags & flag) != 0; }
   // The in-place overload ("add_.Tensor") whose calls on raw xla tensors record this op and make
   // its result the tensor's new value (aten/register.cc); empty when there is none.
   std::string inplace;

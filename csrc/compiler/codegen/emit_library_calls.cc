@@ -131,8 +131,6 @@ bool IsSupportSlot(const std::string& name) {
 
 }  // namespace
 
-std::vector<int64_t> Emitter::ScanLines(const Instruction& i) { return ScanGeometry(i); }
-
 void Emitter::EmitLibraryCall(const Instruction& i) {
   if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
   const CustomCallTarget target = i.attrs().custom_call_target;
@@ -158,7 +156,7 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   }
   const Routine routine = RoutineOf(i);
   if (routine.name == "loop") {
-    EmitCumulative(i);
+    EmitCumulative(i, routine.geometry(i));
     return;
   }
   const ElementType type = i.operand(0)->shape().type;

@@ -336,12 +336,11 @@ void Emitter::EmitScatter(const Instruction& i) {
 // totals), txla.cumlogsumexp (a running log-sum-exp), and txla.cummax_indices /
 // txla.cummin_indices (where the running extremum was last taken: a later equal value or any NaN
 // takes over; the values are a gather of these indices).
-void Emitter::EmitCumulative(const Instruction& i) {
+void Emitter::EmitCumulative(const Instruction& i, const std::vector<int64_t>& lines) {
   using hlo::CustomCallTarget;
   const CustomCallTarget target = i.attrs().custom_call_target;
   const hlo::Shape& s = i.shape();
   const hlo::Shape& xs = i.operand(0)->shape();
-  const std::vector<int64_t> lines = ScanLines(i);
   const int64_t outer = lines[0], length = lines[1], inner = lines[2];
   std::string type = CType(s.type), x_type = CType(xs.type), fn = "k_" + Sanitize(i.name());
   std::string acc_type = WideType(s.type);

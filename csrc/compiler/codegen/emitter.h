@@ -169,9 +169,8 @@ class Emitter {
   static size_t RowReduceLeading(const Instruction& reduce);
   void EmitRowReduce(const std::vector<Reduction>& reductions, size_t leading);
   void EmitScatter(const Instruction& i);
-  void EmitCumulative(const Instruction& i);
-  // A scan's lines along dimensions={d}: {before d, d's length, after d} (emit_library_calls.cc).
-  static std::vector<int64_t> ScanLines(const Instruction& i);
+  // `lines`: the scan's geometry from its custom-call row, {before d, d's length, after d}.
+  void EmitCumulative(const Instruction& i, const std::vector<int64_t>& lines);
 
   // emit_library_calls.cc: GEMM, convolution, pooling and collective calls
   std::string Geometry(const std::string& name, const std::vector<int64_t>& fields);
