@@ -14,6 +14,7 @@
 #include "metrics/metrics.h"
 #include "metrics/trace.h"
 #include "runtime/collectives.h"
+#include "runtime/shards.h"
 #include "runtime/host_activity.h"
 
 namespace txla::compiler {

@@ -34,7 +34,14 @@ namespace txla::hlo {
   V(kCumprod, "txla.cumprod", loop, Scan)                                                                \
   V(kCumlogsumexp, "txla.cumlogsumexp", loop, Scan)                                                      \
   V(kCummaxIndices, "txla.cummax_indices", loop, Scan)                                                   \
-  V(kCumminIndices, "txla.cummin_indices", loop, Scan)
+  V(kCumminIndices, "txla.cummin_indices", loop, Scan)                                                  \
+  /* SPMD (compiler/spmd): an annotation the partitioner consumes (XLA's names), and the */             \
+  /* resharding it writes: a tiled value gathered whole, a whole value cut to this device's tile */    \
+  V(kSharding, "Sharding", partitioner, Partitioner)                                                     \
+  V(kSpmdFullToShardShape, "SPMDFullToShardShape", partitioner, Partitioner)                             \
+  V(kSpmdShardToFullShape, "SPMDShardToFullShape", partitioner, Partitioner)                             \
+  V(kSpmdAllGather, "txla.spmd_all_gather", reshard, Reshard)                                            \
+  V(kSpmdShard, "txla.spmd_shard", reshard, Reshard)
 
 enum class CustomCallTarget {
   kNone,  // not a custom call

@@ -113,6 +113,8 @@ class Instruction {
 
   Opcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_; }
+  // Passes that change what an instruction computes over (the SPMD partitioner's local shapes).
+  void set_shape(Shape shape) { shape_ = std::move(shape); }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
   const std::vector<Instruction*>& operands() const { return operands_; }

@@ -8,7 +8,9 @@
 #include "compiler/codegen/support_abi.h"
 #include "compiler/library/recurrent.h"
 #include "hlo/shape_inference.h"
+#include "compiler/spmd/tile_map.h"
 #include "runtime/collectives.h"
+#include "runtime/shards.h"
 #include "runtime/element_type.h"
 
 namespace txla::compiler::emitter {
@@ -107,6 +109,24 @@ struct Routine {
   std::vector<int64_t> (*geometry)(const Instruction&);
 };
 
+// The whole value's and this device's tile's dimensions, and where every device's tile starts.
+std::vector<int64_t> ReshardGeometry(const Instruction& i) {
+  const bool gather = i.attrs().custom_call_target == CustomCallTarget::kSpmdAllGather;
+  const hlo::Shape& full = gather ? i.shape() : i.operand(0)->shape();
+  const hlo::Shape& local = gather ? i.operand(0)->shape() : i.shape();
+  const hlo::Sharding& sharding = i.attrs().sharding.value();
+  const auto map = spmd::TileMap::Of(sharding, full.rank(), static_cast<int64_t>(sharding.devices.size()));
+  return runtime::EncodeReshard(gather ? runtime::ReshardOp::kAllGather : runtime::ReshardOp::kShard, full.type,
+                                full.dims, local.dims, spmd::ShardOffsets(map, full.dims));
+}
+
+// Annotations the SPMD partitioner consumes never reach codegen in a partitioned program.
+std::vector<int64_t> PartitionerGeometry(const Instruction& i) {
+  throw std::invalid_argument("codegen: " + i.name() + " is an SPMD annotation (" +
+                              std::string(hlo::CustomCallTargetName(i.attrs().custom_call_target)) +
+                              "); only a program partitioned for SPMD (torch_xla.runtime.use_spmd()) can run it");
+}
+
 Routine RoutineOf(const Instruction& i) {
   if (i.opcode() == Opcode::kConvolution) return {"conv2d", &ConvGeometry};
   switch (i.attrs().custom_call_target) {
@@ -157,6 +177,11 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   const Routine routine = RoutineOf(i);
   if (routine.name == "loop") {
     EmitCumulative(i, routine.geometry(i));
+    return;
+  }
+  if (routine.name == "reshard" || routine.name == "partitioner") {  // untyped: bytes moved as they are
+    std::string table = Geometry(i.name(), routine.geometry(i));
+    out_ << "  support->reshard(" << table << ", " << Operand(i, 0) << ", " << Buffer(i) << ");\n";
     return;
   }
   const ElementType type = i.operand(0)->shape().type;

@@ -76,6 +76,9 @@
   /* all-reduce / all-gather / reduce-scatter through the runtime's transport */                                  \
   /* (runtime::RunCollective; `spec` from runtime::EncodeCollective). */                                          \
   V(void, collective, (const int64_t* spec, const void* in, void* out), runtime::RunCollective)                   \
+  /* SPMD resharding: a tiled value gathered whole, or this device's tile cut from a whole one */                 \
+  /* (runtime::RunReshard; `spec` from runtime::EncodeReshard). */                                                \
+  V(void, reshard, (const int64_t* spec, const void* in, void* out), runtime::RunReshard)                         \
   /* An index read from data is outside [0, size) at instruction `site`: the run reports it as */                 \
   /* eager would, once it returns; the kernel goes on with the index it gets back (0). */                         \
   V(int64_t, index_error, (int64_t index, int64_t size, const char* site), IndexError)                            \

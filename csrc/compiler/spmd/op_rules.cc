@@ -1,0 +1,206 @@
+#include "compiler/spmd/op_rules.h"
+
+#include <algorithm>
+
+namespace txla::compiler::spmd {
+namespace {
+
+using hlo::Instruction;
+using hlo::Opcode;
+
+Plan Local(std::vector<TileMap> operands, TileMap result) {
+  Plan p;
+  p.local = true;
+  p.operands = std::move(operands);
+  p.result = std::move(result);
+  return p;
+}
+
+// A map over the dimensions `pick` of `from` (result dimension k is from's dimension pick[k], or
+// a whole dimension where pick[k] < 0).
+TileMap Project(const TileMap& from, const std::vector<int64_t>& pick) {
+  TileMap m;
+  for (int64_t p : pick) m.tiles.push_back(p < 0 ? 1 : from.tiles[p]);
+  m.coords.resize(from.devices());
+  for (int64_t d = 0; d < from.devices(); ++d)
+    for (int64_t p : pick) m.coords[d].push_back(p < 0 ? 0 : from.coords[d][p]);
+  return m;
+}
+
+// Elementwise: every operand of the result's rank on the first tiled one's layout.
+Plan Elementwise(const Instruction& i, const std::vector<TileMap>& ops, int64_t devices) {
+  const int64_t rank = i.shape().rank();
+  TileMap target = TileMap::Replicated(rank, devices);
+  for (const TileMap& m : ops)
+    if (m.rank() == rank && !m.replicated()) {
+      target = m;
+      break;
+    }
+  std::vector<TileMap> want;
+  for (const TileMap& m : ops) want.push_back(m.rank() == rank ? target : TileMap::Replicated(m.rank(), devices));
+  return Local(std::move(want), target);
+}
+
+Plan Broadcast(const Instruction& i, const TileMap& op) {
+  std::vector<int64_t> pick(i.shape().rank(), -1);
+  const auto& dims = i.attrs().dimensions;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (i.operand(0)->shape().dims[k] != i.shape().dims[dims[k]] && op.tiles[k] > 1)
+      return WholePlan(i, op.devices());  // a size-1 dimension stretched: not tile by tile
+    pick[dims[k]] = static_cast<int64_t>(k);
+  }
+  return Local({op}, Project(op, pick));
+}
+
+Plan Transpose(const Instruction& i, const TileMap& op) {
+  return Local({op}, Project(op, i.attrs().dimensions));
+}
+
+// Tiles survive a reshape in the dimensions it leaves alone: a common prefix and suffix.
+Plan Reshape(const Instruction& i, const TileMap& op) {
+  const auto& from = i.operand(0)->shape().dims;
+  const auto& to = i.shape().dims;
+  const size_t n = std::min(from.size(), to.size());
+  size_t prefix = 0, suffix = 0;
+  while (prefix < n && from[prefix] == to[prefix]) ++prefix;
+  while (suffix < n - prefix && from[from.size() - 1 - suffix] == to[to.size() - 1 - suffix]) ++suffix;
+  std::vector<int64_t> pick(to.size(), -1);
+  for (size_t k = 0; k < prefix; ++k) pick[k] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < suffix; ++k)
+    pick[to.size() - 1 - k] = static_cast<int64_t>(from.size() - 1 - k);
+  for (int64_t d = 0; d < op.rank(); ++d) {
+    const bool kept = static_cast<size_t>(d) < prefix || static_cast<size_t>(d) >= from.size() - suffix;
+    if (op.tiles[d] > 1 && !kept) return WholePlan(i, op.devices());
+  }
+  return Local({op}, Project(op, pick));
+}
+
+// Batch and free dimensions keep their tiles; a tiled contracting dimension leaves partial sums
+// (summed over the devices that hold the same output tile).
+Plan Dot(const Instruction& i, const TileMap& lhs, const TileMap& rhs) {
+  const hlo::DotDims& dd = i.attrs().dot;
+  const auto& ls = i.operand(0)->shape().dims;
+  const int64_t devices = lhs.devices();
+  auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < rank; ++d)
+      if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
+          std::find(contracting.begin(), contracting.end(), d) == contracting.end())
+        out.push_back(d);
+    return out;
+  };
+  const auto lfree = free_dims(lhs.rank(), dd.lhs_batch, dd.lhs_contracting);
+  const auto rfree = free_dims(rhs.rank(), dd.rhs_batch, dd.rhs_contracting);
+  auto paired = [&](const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (lhs.tiles[a[k]] != rhs.tiles[b[k]]) return false;
+      for (int64_t d = 0; d < devices; ++d)
+        if (lhs.coords[d][a[k]] != rhs.coords[d][b[k]]) return false;
+    }
+    return true;
+  };
+  if (!paired(dd.lhs_batch, dd.rhs_batch) || !paired(dd.lhs_contracting, dd.rhs_contracting))
+    return WholePlan(i, devices);
+  bool partial = false;
+  for (int64_t c : dd.lhs_contracting) {
+    if (lhs.tiles[c] == 1) continue;
+    if (ls[c] % lhs.tiles[c] != 0) return WholePlan(i, devices);  // padding would be summed
+    partial = true;
+  }
+  TileMap result;
+  std::vector<std::vector<int64_t>> key(devices), dup(devices);
+  auto take = [&](const TileMap& m, const std::vector<int64_t>& dims) {
+    for (int64_t k : dims) {
+      result.tiles.push_back(m.tiles[k]);
+      for (int64_t d = 0; d < devices; ++d) key[d].push_back(m.coords[d][k]);
+    }
+  };
+  take(lhs, dd.lhs_batch);
+  take(lhs, lfree);
+  take(rhs, rfree);
+  result.coords = key;
+  Plan p = Local({lhs, rhs}, result);
+  if (partial) {
+    for (int64_t d = 0; d < devices; ++d)
+      for (int64_t c : dd.lhs_contracting) dup[d].push_back(lhs.coords[d][c]);
+    p.partial_groups = GroupDevices(devices, key, dup);
+  }
+  return p;
+}
+
+// The reducer's root applied to its two parameters: the op an all-reduce can finish.
+bool Combiner(const Instruction& reduce, Opcode* op) {
+  const auto& called = reduce.attrs().called;
+  if (called.size() != 1) return false;
+  const Instruction* root = called[0]->root();
+  switch (root->opcode()) {
+    case Opcode::kAdd: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum: break;
+    default: return false;
+  }
+  if (root->operand(0)->opcode() != Opcode::kParameter || root->operand(1)->opcode() != Opcode::kParameter)
+    return false;
+  *op = root->opcode();
+  return true;
+}
+
+Plan Reduce(const Instruction& i, const std::vector<TileMap>& ops) {
+  const int64_t devices = ops[0].devices();
+  Opcode combiner;
+  if (i.operands().size() != 2 || i.shape().is_tuple || !Combiner(i, &combiner)) return WholePlan(i, devices);
+  const TileMap& in = ops[0];
+  const auto& dims = i.attrs().dimensions;
+  const auto& full = i.operand(0)->shape().dims;
+  std::vector<int64_t> kept;
+  bool partial = false;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
+      kept.push_back(d);
+    } else if (in.tiles[d] > 1) {
+      if (full[d] % in.tiles[d] != 0) return WholePlan(i, devices);
+      partial = true;
+    }
+  }
+  Plan p = Local({in, TileMap::Replicated(0, devices)}, Project(in, kept));
+  if (partial) {
+    std::vector<std::vector<int64_t>> dup(devices);
+    for (int64_t d = 0; d < devices; ++d)
+      for (int64_t r : dims) dup[d].push_back(in.coords[d][r]);
+    p.partial_groups = GroupDevices(devices, p.result.coords, dup);
+    p.combiner = combiner;
+  }
+  return p;
+}
+
+}  // namespace
+
+Plan WholePlan(const Instruction& i, int64_t devices) {
+  Plan p;
+  for (const Instruction* op : i.operands())
+    p.operands.push_back(TileMap::Replicated(op->shape().is_tuple ? 0 : op->shape().rank(), devices));
+  p.result = TileMap::Replicated(i.shape().is_tuple ? 0 : i.shape().rank(), devices);
+  return p;
+}
+
+Plan PlanInstruction(const Instruction& i, const std::vector<TileMap>& ops, int64_t devices) {
+  if (i.shape().is_tuple) return WholePlan(i, devices);
+  for (const Instruction* op : i.operands())
+    if (op->shape().is_tuple) return WholePlan(i, devices);
+  const Opcode op = i.opcode();
+  if (hlo::IsElementwise(op)) return Elementwise(i, ops, devices);
+  switch (op) {
+    case Opcode::kBroadcast: return Broadcast(i, ops[0]);
+    case Opcode::kTranspose: return Transpose(i, ops[0]);
+    case Opcode::kReshape: return Reshape(i, ops[0]);
+    case Opcode::kDot: return Dot(i, ops[0], ops[1]);
+    case Opcode::kReduce: return Reduce(i, ops);
+    case Opcode::kCustomCall:
+      if (i.attrs().custom_call_target == hlo::CustomCallTarget::kSharding && i.attrs().sharding) {
+        TileMap m = TileMap::Of(*i.attrs().sharding, i.shape().rank(), devices);
+        return Local({m}, m);
+      }
+      return WholePlan(i, devices);
+    default: return WholePlan(i, devices);
+  }
+}
+
+}  // namespace txla::compiler::spmd

@@ -1,0 +1,153 @@
+#include "compiler/spmd/spmd_partitioner.h"
+
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "compiler/spmd/op_rules.h"
+
+namespace txla::compiler::spmd {
+namespace {
+
+using hlo::CustomCallTarget;
+using hlo::Instruction;
+using hlo::Opcode;
+
+class Partitioner {
+ public:
+  Partitioner(hlo::Module& module, int64_t devices, std::vector<SpmdPartitioner::Reshard>* inserted)
+      : module_(module), c_(*module.entry()), devices_(devices), inserted_(inserted) {}
+
+  void Run() {
+    const std::vector<Instruction*> order = c_.instructions();
+    for (Instruction* i : order) full_[i] = i->shape();
+    for (Instruction* i : order) Partition(i);
+    c_.SortTopologically();
+  }
+
+ private:
+  TileMap MapOf(const Instruction* i) const {
+    const hlo::Shape& s = full_.at(i);
+    if (!i->attrs().sharding)
+      throw std::logic_error("spmd-partitioner: " + i->name() + " has no sharding (run sharding-propagation first)");
+    return TileMap::Of(*i->attrs().sharding, s.rank(), devices_);
+  }
+
+  hlo::Sharding ShardingOf(const TileMap& m, const Instruction* at) const {
+    std::optional<hlo::Sharding> s = m.ToSharding();
+    if (!s) throw std::logic_error("spmd-partitioner: a layout of " + at->name() + " has no sharding syntax");
+    return *s;
+  }
+
+  static hlo::Shape WithDims(const hlo::Shape& s, std::vector<int64_t> dims) {
+    return hlo::Shape::Array(s.type, std::move(dims));
+  }
+
+  Instruction* AddCustomCall(CustomCallTarget target, hlo::Shape shape, Instruction* operand,
+                             const hlo::Sharding& sharding) {
+    hlo::Attributes a;
+    a.custom_call_target = target;
+    a.sharding = sharding;
+    return c_.Add(Opcode::kCustomCall, std::move(shape), {operand}, a);
+  }
+
+  void Count(const std::string& kind, const hlo::Shape& received) {
+    inserted_->push_back({kind, received.element_count() * static_cast<int64_t>(runtime::ByteWidth(received.type))});
+  }
+
+  // `value` (a local value of the full shape `full`, laid out as `from`) laid out as `to`.
+  Instruction* Reshard(Instruction* value, const hlo::Shape& full, const TileMap& from, const TileMap& to) {
+    if (from == to) return value;
+    if (!from.replicated()) {
+      value = AddCustomCall(CustomCallTarget::kSpmdAllGather, full, value, ShardingOf(from, value));
+      Count("all-gather", full);
+    }
+    if (!to.replicated()) {
+      value = AddCustomCall(CustomCallTarget::kSpmdShard, WithDims(full, LocalDims(full.dims, to.tiles)), value,
+                            ShardingOf(to, value));
+      Count("shard", value->shape());
+    }
+    return value;
+  }
+
+  hlo::Computation* CombinerComputation(Opcode op, hlo::ElementType type) {
+    auto key = std::make_pair(op, type);
+    auto it = combiners_.find(key);
+    if (it != combiners_.end()) return it->second;
+    hlo::Computation* c = module_.AddComputation(module_.UniqueName("spmd_combiner"));
+    Instruction* a = c->AddParameter(0, hlo::Shape::Scalar(type));
+    Instruction* b = c->AddParameter(1, hlo::Shape::Scalar(type));
+    c->set_root(c->Add(op, hlo::Shape::Scalar(type), {a, b}));
+    return combiners_[key] = c;
+  }
+
+  // Every use of `from` by `users` (and the root) now reads `to`.
+  void Redirect(Instruction* from, Instruction* to, const std::vector<Instruction*>& users) {
+    for (Instruction* u : users)
+      for (size_t k = 0; k < u->operands().size(); ++k)
+        if (u->operand(k) == from) u->ReplaceOperand(k, to);
+    if (c_.root() == from) c_.set_root(to);
+  }
+
+  void Partition(Instruction* i) {
+    if (i->opcode() == Opcode::kTuple) {  // outputs stay in their layouts: each device's tiles
+      std::vector<hlo::Shape> parts;
+      for (const Instruction* op : i->operands()) parts.push_back(op->shape());
+      i->set_shape(hlo::Shape::Tuple(std::move(parts)));
+      return;
+    }
+    if (i->opcode() == Opcode::kParameter) {
+      const TileMap m = MapOf(i);
+      i->set_shape(WithDims(i->shape(), LocalDims(i->shape().dims, m.tiles)));
+      return;
+    }
+    std::vector<TileMap> have;
+    for (const Instruction* op : i->operands())
+      have.push_back(op->shape().is_tuple ? TileMap::Replicated(0, devices_) : MapOf(op));
+    const Plan plan = PlanInstruction(*i, have, devices_);
+    for (size_t k = 0; k < i->operands().size(); ++k) {
+      Instruction* op = i->operand(k);
+      if (op->shape().is_tuple) continue;
+      Instruction* brought = Reshard(op, full_.at(op), have[k], plan.operands[k]);
+      if (brought != op) i->ReplaceOperand(k, brought);
+    }
+    const std::vector<Instruction*> users = i->users();
+    if (!i->shape().is_tuple) i->set_shape(WithDims(i->shape(), LocalDims(i->shape().dims, plan.result.tiles)));
+    Instruction* out = i;
+    const CustomCallTarget target = i->attrs().custom_call_target;
+    if (i->opcode() == Opcode::kCustomCall && target == CustomCallTarget::kSharding) {
+      out = i->operand(0);  // the annotation has done its work: its operand is in its layout
+    } else if (!plan.partial_groups.empty()) {
+      hlo::Attributes a;
+      a.called = {CombinerComputation(plan.combiner, i->shape().type)};
+      a.replica_groups = plan.partial_groups;
+      out = c_.Add(Opcode::kAllReduce, i->shape(), {i}, a);
+      Count("all-reduce", i->shape());
+    }
+    if (!i->shape().is_tuple) out = Reshard(out, full_.at(i), plan.result, MapOf(i));
+    if (out != i) {
+      // Later instructions read `out` where they read `i`: in i's layout, of i's full shape.
+      full_[out] = full_.at(i);
+      out->mutable_attrs().sharding = i->attrs().sharding;
+      Redirect(i, out, users);
+    }
+    if (out != i && i->users().empty() && c_.root() != i) c_.Remove(i);
+  }
+
+  hlo::Module& module_;
+  hlo::Computation& c_;
+  int64_t devices_;
+  std::vector<SpmdPartitioner::Reshard>* inserted_;
+  std::unordered_map<const Instruction*, hlo::Shape> full_;
+  std::map<std::pair<Opcode, hlo::ElementType>, hlo::Computation*> combiners_;
+};
+
+}  // namespace
+
+bool SpmdPartitioner::Run(hlo::Module& module) {
+  inserted_.clear();
+  Partitioner(module, devices_, &inserted_).Run();
+  return true;
+}
+
+}  // namespace txla::compiler::spmd
