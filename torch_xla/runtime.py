@@ -62,3 +62,23 @@ def initialize_cache(path, readonly=False):
     start-up. Counters: PersistentCacheHit, PersistentCacheMiss, PersistentCacheError.
     """
     torch_xla._XLAC._xla_init_persistent_cache(os.fspath(path), bool(readonly))
+
+
+def global_runtime_device_count():
+    """Every device of the job the runtime drives: this process's devices (CPU_NUM_DEVICES) on
+    every host. SPMD meshes span all of them."""
+    return local_device_count() * config.XLA_NUM_HOSTS.get()
+
+
+def use_spmd(auto=False):
+    """Turns SPMD on for the rest of the process: programs traced on xla:0 are partitioned over
+    every device by the shardings `torch_xla.distributed.spmd.mark_sharding` gives tensors."""
+    if auto:
+        raise NotImplementedError('use_spmd(auto=True): auto-sharding is not supported yet')
+    config.XLA_USE_SPMD.set('1')
+    torch_xla._XLAC._xla_use_spmd()
+
+
+def is_spmd():
+    """Whether SPMD is on (use_spmd() or XLA_USE_SPMD=1)."""
+    return torch_xla._XLAC._xla_is_spmd()

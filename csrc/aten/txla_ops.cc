@@ -19,6 +19,9 @@ TORCH_LIBRARY(txla, m) {
         "bool reverse) -> Tensor");
   m.def("rnn_layer_backward(Tensor grad_h, Tensor grad_hn, Tensor grad_cn, Tensor w_hh, Tensor h0, "
         "Tensor c0, Tensor forward, int cell, bool reverse) -> Tensor");
+  // SPMD: `self` laid out over the devices as `sharding` says (XLA syntax): the partitioner's
+  // annotation (a `Sharding` custom call); the value itself is unchanged.
+  m.def("custom_sharding(Tensor self, str sharding) -> Tensor");
   m.def("max_pool2d_backward_from_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
         "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor");
 }

@@ -9,7 +9,9 @@
 #include "debug/frames.h"
 #include "hlo/printer.h"
 #include "ir/ir_dump.h"
+#include "graph/spmd_execution.h"
 #include "lower/lowering.h"
+#include "runtime/device.h"
 
 namespace txla::graph {
 namespace {
@@ -18,7 +20,9 @@ std::string Hlo(const GraphCut& cut) {
   std::string missing = lower::FirstUnloweredOp(cut);
   if (!missing.empty()) return "(no HLO: " + missing + " has no lowering; this graph runs on the interpreter)\n";
   try {
-    return hlo::ToText(*lower::LowerGraph(cut));
+    std::unique_ptr<hlo::Module> module = lower::LowerGraph(cut);
+    if (runtime::SpmdEnabled()) AnnotateParameterShardings(*module, cut);  // shardings show in dumps
+    return hlo::ToText(*module);
   } catch (const std::exception& e) {
     return std::string("(no HLO: lowering failed: ") + e.what() + ")\n";
   }

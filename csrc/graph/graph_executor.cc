@@ -24,11 +24,13 @@
 #include "graph/graph_retirement.h"
 #include "graph/interpreter.h"
 #include "graph/post_order.h"
+#include "graph/spmd_execution.h"
 #include "ir/ir_dump.h"
 #include "hlo/instruction.h"
 #include "lower/lowering.h"
 #include "metrics/metrics.h"
 #include "runtime/collectives.h"
+#include "runtime/device.h"
 #include "runtime/execution_queue.h"
 #include "runtime/host_activity.h"
 #include "tensor/bridge.h"
@@ -48,7 +50,34 @@ std::atomic<uint64_t> step_epoch{0};  // barriers (MarkStep) so far
 
 // Native code when every op lowers and codegen handles the module; otherwise the whole graph
 // runs on the interpreter, counted (InterpretedGraph, and the reason) so it is never silent.
+std::shared_ptr<runtime::Executable> CompileWhole(const GraphCut& cut, bool op_by_op);
+
+// Under SPMD the graph is partitioned over every device; a graph that cannot be (an op without
+// lowering or codegen) runs whole on device 0 from gathered inputs, counted.
 std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op) {
+  if (!runtime::SpmdEnabled()) return CompileWhole(cut, op_by_op);
+  if (op_by_op || !lower::FirstUnloweredOp(cut).empty()) return RunWholeUnderSpmd(CompileWhole(cut, op_by_op));
+  std::unique_ptr<hlo::Module> module;
+  try {
+    metrics::TraceSpan span("compile", "LowerGraph");
+    module = lower::LowerGraph(cut);
+  } catch (const std::exception& e) {
+    return RunWholeUnderSpmd(CompileWhole(cut, op_by_op));
+  }
+  try {
+    return CompileSpmd(std::move(module), cut);
+  } catch (const compiler::Unsupported& e) {
+    metrics::GetCounter(std::string("NoCodegen:") + e.what())->Add(1);
+    return RunWholeUnderSpmd(BuildInterpreterProgram(cut));
+  } catch (const compiler::BuildError& e) {
+    TORCH_CHECK(false, "compiling the xla graph failed (the tensors keep their pending values): ", e.what());
+  } catch (const std::exception& e) {
+    TORCH_CHECK(false, "internal compiler error in an SPMD program (the tensors keep their pending values): ",
+                e.what());
+  }
+}
+
+std::shared_ptr<runtime::Executable> CompileWhole(const GraphCut& cut, bool op_by_op) {
   if (op_by_op) {
     TXLA_COUNTER("OpByOpGraph", 1);
     return BuildInterpreterProgram(cut);
@@ -140,6 +169,7 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
   // Switches that change the generated code are part of the key: turning a pass off for a
   // graph already compiled must compile it again.
   ir::hash_t key = ir::Mix(ir::Mix(cut.hash, op_by_op), ir::HashString(debug::GetConfig().CodegenKey()));
+  if (runtime::SpmdEnabled()) key = ir::Mix(key, ShardingKey(cut));
   if (auto cached = Cache().Get(key)) {
     TXLA_COUNTER("CachedCompile", 1);
     return cached;
@@ -228,6 +258,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   std::vector<DeferredView> deferred;
   if (ends_step) deferred = TakeDeferredViews(&pending);
   if (pending.empty()) return;
+  if (runtime::SpmdEnabled()) AnnotateShardedTensors(pending);
   runtime::HostBarrierScope barrier;
   std::vector<ir::Value> values;
   values.reserve(pending.size());

@@ -240,6 +240,8 @@
   V(txla_all_reduce, "txla::all_reduce", LikeFirst, nullptr, nullptr, kCollective, nullptr)                           \
   V(txla_all_gather, "txla::all_gather", AllGather, nullptr, nullptr, kCollective, nullptr)                           \
   V(txla_reduce_scatter, "txla::reduce_scatter", ReduceScatter, nullptr, nullptr, kCollective, nullptr)               \
+  /* SPMD's sharding annotation (csrc/aten/sharding_ops.cc). */                                                      \
+  V(txla_custom_sharding, "txla::custom_sharding", LikeFirst, nullptr, nullptr, 0, nullptr)                           \
   /* Random numbers: each node draws from its own seed, fixed when the node is traced. */                             \
   V(aten_native_dropout, "aten::native_dropout", NativeDropout, nullptr, nullptr, kSeedsDefaultGenerator, nullptr)    \
   V(aten_native_dropout_backward, "aten::native_dropout_backward", SameAsFirst, nullptr, nullptr, 0, nullptr)         \

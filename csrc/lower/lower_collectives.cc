@@ -83,6 +83,16 @@ Outs ReduceScatter(LoweringContext& c, const ir::Node& n) {  // reduce_scatter(s
   return {Along(c, n, Opcode::kReduceScatter, x, c.ConstArg(n, 2).toInt(), a, 5)};
 }
 
+// custom_sharding(self, sharding): XLA's `Sharding` custom call, which the SPMD partitioner
+// consumes (a program that is not partitioned cannot run it).
+Outs CustomSharding(LoweringContext& c, const ir::Node& n) {
+  Instruction* x = c.Operand(n, 0);
+  hlo::Attributes a;
+  a.custom_call_target = hlo::CustomCallTarget::kSharding;
+  a.sharding = hlo::Sharding::Parse(c.ConstArg(n, 1).toStringRef());
+  return {c.Add(Opcode::kCustomCall, x->shape(), {x}, a)};
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> CollectiveLowerings() {
@@ -90,6 +100,7 @@ std::vector<LoweringEntry> CollectiveLowerings() {
       {op::txla_all_reduce, AllReduce},
       {op::txla_all_gather, AllGather},
       {op::txla_reduce_scatter, ReduceScatter},
+      {op::txla_custom_sharding, CustomSharding},
   };
 }
 

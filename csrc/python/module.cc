@@ -11,6 +11,7 @@
 #include "debug/frames.h"
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
+#include "graph/spmd_execution.h"
 #include "hlo/printer.h"
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
@@ -24,6 +25,7 @@
 #include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
+#include "python/sharding_bindings.h"
 #include "python/signals.h"
 #include "runtime/buffer.h"
 #include "runtime/collectives.h"
@@ -60,12 +62,18 @@ std::string GraphText(const std::vector<at::Tensor>& tensors, bool dot) {
 // PyTorch/XLA's _get_xla_tensors_hlo); an op without a lowering raises, naming it.
 std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
   std::vector<ir::Value> values;
-  for (const LazyTensorPtr& lt : LazyTensors(tensors)) values.push_back(lt->GetIrValue());
+  for (const LazyTensorPtr& lt : LazyTensors(tensors)) {
+    // Under SPMD, as the barrier would compute it: in the layout the tensor was given.
+    const bool annotate = runtime::SpmdEnabled() && lt->pending() && !lt->sharding().empty();
+    values.push_back(annotate ? graph::AnnotateSharding(lt->GetIrValue(), lt->sharding()) : lt->GetIrValue());
+  }
   graph::GraphCut cut = graph::CutGraph(values, nullptr);
   std::string missing = lower::FirstUnloweredOp(cut);
   TORCH_CHECK(missing.empty(), "_get_xla_tensors_hlo: ", missing,
               " has no lowering (this graph would run on the interpreter)");
-  return hlo::ToText(*lower::LowerGraph(cut));
+  std::unique_ptr<hlo::Module> module = lower::LowerGraph(cut);
+  if (runtime::SpmdEnabled()) graph::AnnotateParameterShardings(*module, cut);
+  return hlo::ToText(*module);
 }
 
 std::string PythonFrames() {
@@ -278,6 +286,7 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_collective_transport", [] { return runtime::GetCollectiveBackend()->name(); });
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   RegisterDynamoBridge(m);
+  RegisterShardingBindings(m);
   // The kernel libraries compiled code calls in this build.
   m.def("_xla_kernel_libraries", [] {
     std::vector<std::string> libs{"openblas"};

@@ -5,12 +5,14 @@
 #include <functional>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 
 #include <mutex>
 #include <unordered_map>
 
 #include "debug/config.h"
 #include "metrics/metrics.h"
+#include "runtime/shards.h"
 
 namespace txla::runtime {
 namespace {
@@ -132,6 +134,26 @@ bool Buffer::AdoptStorage(Buffer& donor) {
   data_ = donor.data_;
   donor.owns_ = false;
   return true;
+}
+
+Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Shards shards)
+    : type_(type),
+      dims_(std::move(dims)),
+      device_ordinal_(device_ordinal),
+      shards_(std::make_unique<const Shards>(std::move(shards))) {
+  TXLA_COUNTER("CreateDataHandles", 1);
+}
+
+void Buffer::Assemble(void* dst) const {
+  if (!shards_) throw std::logic_error("Buffer::Assemble: " + ToString() + " is not split over devices");
+  const int64_t bytes = ByteWidth(type_);
+  const std::vector<int64_t> origin(dims_.size(), 0);
+  for (size_t d = 0; d < shards_->pieces.size(); ++d) {
+    const Buffer& piece = *shards_->pieces[d];
+    piece.WaitReady();
+    const std::vector<int64_t>& at = shards_->offsets[d];
+    CopyBlock(bytes, piece.data(), piece.dims(), origin, dst, dims_, at, ValidExtent(dims_, piece.dims(), at));
+  }
 }
 
 Buffer::~Buffer() {

@@ -27,6 +27,16 @@ class Buffer {
   // Adopts memory kept alive by `owner` (never copied, never freed here).
   Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, void* data,
          std::shared_ptr<void> owner);
+  // A value split over the devices of an SPMD program: each device's piece (its tile, padded
+  // with zeros where a dimension does not divide), where each piece starts in the whole value,
+  // and the sharding in XLA's syntax. Such a buffer has no memory of its own (data() is null):
+  // programs read the pieces, the host assembles them (Assemble).
+  struct Shards {
+    std::vector<std::shared_ptr<Buffer>> pieces;
+    std::vector<std::vector<int64_t>> offsets;
+    std::string sharding;
+  };
+  Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Shards shards);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -39,6 +49,10 @@ class Buffer {
   void* data() { return data_; }
   const void* data() const { return data_; }
   std::string ToString() const;  // "f32[2,3] on xla:0"
+  // The pieces of a value split over devices; null for a whole buffer.
+  const Shards* shards() const { return shards_.get(); }
+  // The whole value of a split buffer, written row-major to `dst` (waits for its pieces).
+  void Assemble(void* dst) const;
 
   // Takes over `donor`'s memory (same size, owned by the donor): this buffer's own block, if it
   // has one, is freed and `donor` keeps a borrowed pointer to what is now this buffer's. False
@@ -55,9 +69,16 @@ class Buffer {
   // Blocks until the data is written; throws the execution's error if it failed.
   void WaitReady() const {
     if (readiness_) readiness_->Wait();
+    if (shards_)
+      for (const auto& piece : shards_->pieces) piece->WaitReady();
   }
   // Written (or failed) already: reading it waits for nothing.
-  bool IsReady() const { return !readiness_ || readiness_->IsReady(); }
+  bool IsReady() const {
+    if (shards_)
+      for (const auto& piece : shards_->pieces)
+        if (!piece->IsReady()) return false;
+    return !readiness_ || readiness_->IsReady();
+  }
 
  private:
   ElementType type_;
@@ -67,6 +88,7 @@ class Buffer {
   bool owns_ = false;
   std::shared_ptr<void> owner_;
   std::shared_ptr<Readiness> readiness_;
+  std::unique_ptr<const Shards> shards_;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

@@ -1,6 +1,10 @@
 #include "runtime/device.h"
 
+#include <atomic>
+#include <numeric>
+
 #include "debug/config.h"
+#include "runtime/collectives.h"
 
 namespace txla::runtime {
 
@@ -19,5 +23,25 @@ std::vector<DeviceInfo> Devices() {
 }
 
 std::string DeviceName(int ordinal) { return "xla:" + std::to_string(ordinal); }
+
+namespace {
+std::atomic<bool> spmd{false};
+}
+
+void EnableSpmd() {
+  if (spmd.exchange(true)) return;
+  std::vector<int> devices(DeviceCount());
+  std::iota(devices.begin(), devices.end(), 0);
+  SetCollectiveBackend(MakeInProcessBackend(devices));
+}
+
+bool SpmdEnabled() {
+  static const bool from_environment = [] {
+    if (debug::GetConfig().use_spmd) EnableSpmd();
+    return true;
+  }();
+  (void)from_environment;
+  return spmd.load();
+}
 
 }  // namespace txla::runtime

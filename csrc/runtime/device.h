@@ -17,4 +17,10 @@ int DeviceCount();
 std::vector<DeviceInfo> Devices();
 std::string DeviceName(int ordinal);  // "xla:0"
 
+// SPMD (torch_xla.runtime.use_spmd(), XLA_USE_SPMD=1): the program traced on xla:0 is partitioned
+// over all DeviceCount() devices, which run it together (their collectives meet in memory).
+// Once on, it stays on for the process, as in PyTorch/XLA.
+void EnableSpmd();
+bool SpmdEnabled();
+
 }  // namespace txla::runtime

@@ -73,7 +73,9 @@ at::Tensor TransferFromDevice(const runtime::BufferPtr& buffer) {
   TXLA_TIMED("TransferFromDeviceTime");
   at::Tensor out = at::empty(buffer->dims(), at::TensorOptions().dtype(
                                                  ir::ToScalarType(buffer->type())));
-  if (buffer->size_bytes() > 0) std::memcpy(out.data_ptr(), buffer->data(), buffer->size_bytes());
+  if (buffer->size_bytes() == 0) return out;
+  if (buffer->shards()) buffer->Assemble(out.data_ptr());  // split over SPMD devices
+  else std::memcpy(out.data_ptr(), buffer->data(), buffer->size_bytes());
   return out;
 }
 

@@ -46,6 +46,12 @@ void LazyTensor::SetData(runtime::BufferPtr data) {
   pending_ = ir::Value{};
 }
 
+std::string LazyTensor::EffectiveSharding() const {
+  if (!sharding_.empty()) return sharding_;
+  if (data_ && data_->shards()) return data_->shards()->sharding;
+  return "";
+}
+
 void LazyTensor::SetIrValue(ir::Value value) {
   shape_ = value.shape();
   pending_ = std::move(value);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "ir/node.h"
 #include "runtime/buffer.h"
@@ -33,6 +34,13 @@ class LazyTensor {
   const ir::Value& pending() const { return pending_; }
   const runtime::BufferPtr& data() const { return data_; }
 
+  // SPMD: the sharding the user gave the tensor (XLA syntax; "" for none). It stays with the
+  // tensor across in-place updates, and each graph that computes the tensor produces it so.
+  const std::string& sharding() const { return sharding_; }
+  void set_sharding(std::string sharding) { sharding_ = std::move(sharding); }
+  // The sharding the tensor has: the user's, or else its data's when split over devices.
+  std::string EffectiveSharding() const;
+
   // The graph that computed this tensor ran: it now holds `data` and nothing is pending.
   void SetData(runtime::BufferPtr data);
   // An in-place update: from now on the tensor is `value` (its shape may change with it).
@@ -47,6 +55,7 @@ class LazyTensor {
   runtime::BufferPtr data_;
   ir::Value pending_;
   ir::Value data_node_;  // cached device-data node for data_
+  std::string sharding_;
 };
 
 }  // namespace txla

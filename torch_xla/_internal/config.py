@@ -53,6 +53,9 @@ PJRT_DEVICE = _declare('PJRT_DEVICE', str, 'CPU', "the device type; only 'CPU' e
 CPU_NUM_DEVICES = _declare('CPU_NUM_DEVICES', int, 1,
                            'xla devices a process offers (the C++ side reads it too), and the '
                            'replicas xmp.spawn starts by default')
+XLA_USE_SPMD = _declare('XLA_USE_SPMD', bool, False,
+                        'programs on xla:0 are partitioned over every device by their shardings '
+                        '(torch_xla.runtime.use_spmd() sets it)')
 RANK = _declare('RANK', int, 0, "this replica's index in the job (set by the launcher)")
 LOCAL_RANK = _declare('LOCAL_RANK', int, 0, "this replica's index on its host (set by the launcher)")
 WORLD_SIZE = _declare('WORLD_SIZE', int, 1, 'replicas in the job (set by the launcher)')

@@ -1,0 +1,169 @@
+#include "graph/spmd_execution.h"
+
+#include <exception>
+#include <thread>
+
+#include "compiler/compile.h"
+#include "compiler/spmd/sharding_propagation.h"
+#include "compiler/spmd/spmd_partitioner.h"
+#include "compiler/spmd/tile_map.h"
+#include "ir/op_names.h"
+#include "ir/op_table.h"
+#include "metrics/metrics.h"
+#include "runtime/collectives.h"
+#include "runtime/device.h"
+
+namespace txla::graph {
+namespace {
+
+using compiler::spmd::TileMap;
+
+int64_t SpmdDevices() { return runtime::DeviceCount(); }
+
+// A parameter's piece for `device`: its piece when split, else the whole buffer (every device
+// reads the one copy: device memory is host memory).
+runtime::BufferPtr PieceFor(const runtime::BufferPtr& p, int device) {
+  return p->shards() ? p->shards()->pieces.at(device) : p;
+}
+
+class SpmdExecutable final : public runtime::Executable {
+ public:
+  SpmdExecutable(std::shared_ptr<runtime::Executable> local, std::vector<hlo::Sharding> outputs,
+                 std::vector<std::vector<int64_t>> output_dims)
+      : local_(std::move(local)), outputs_(std::move(outputs)), output_dims_(std::move(output_dims)) {}
+
+  std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters, int device) override {
+    const int n = static_cast<int>(SpmdDevices());
+    std::vector<std::vector<runtime::BufferPtr>> results(n);
+    std::vector<std::exception_ptr> errors(n);
+    auto run = [&](int d) {
+      try {
+        std::vector<runtime::BufferPtr> mine;
+        mine.reserve(parameters.size());
+        for (const runtime::BufferPtr& p : parameters) mine.push_back(PieceFor(p, d));
+        results[d] = local_->Execute(mine, d);
+      } catch (...) {
+        errors[d] = std::current_exception();
+        // The others may be waiting for this device in a collective.
+        runtime::GetCollectiveBackend()->Abort("device " + std::to_string(d) + " failed");
+      }
+    };
+    TXLA_TIMED("ExecuteReplicatedTime");
+    std::vector<std::thread> others;
+    for (int d = 1; d < n; ++d) others.emplace_back(run, d);
+    run(0);
+    for (std::thread& t : others) t.join();
+    for (const std::exception_ptr& e : errors)
+      if (e) std::rethrow_exception(e);
+    std::vector<runtime::BufferPtr> out;
+    for (size_t o = 0; o < outputs_.size(); ++o) {
+      const hlo::Sharding& s = outputs_[o];
+      const auto& full = output_dims_[o];
+      const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), n);
+      if (map.replicated()) {
+        out.push_back(results[0][o]);
+        continue;
+      }
+      runtime::Buffer::Shards shards;
+      for (int d = 0; d < n; ++d) shards.pieces.push_back(results[d][o]);
+      shards.offsets = compiler::spmd::ShardOffsets(map, full);
+      shards.sharding = s.ToString();
+      out.push_back(std::make_shared<runtime::Buffer>(results[0][o]->type(), full, device, std::move(shards)));
+    }
+    return out;
+  }
+  std::string kind() const override { return local_->kind(); }
+  std::string dump_path() const override { return local_->dump_path(); }
+
+ private:
+  std::shared_ptr<runtime::Executable> local_;
+  std::vector<hlo::Sharding> outputs_;
+  std::vector<std::vector<int64_t>> output_dims_;
+};
+
+class WholeUnderSpmd final : public runtime::Executable {
+ public:
+  explicit WholeUnderSpmd(std::shared_ptr<runtime::Executable> whole) : whole_(std::move(whole)) {}
+  std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters, int device) override {
+    std::vector<runtime::BufferPtr> gathered;
+    for (const runtime::BufferPtr& p : parameters) {
+      if (!p->shards()) {
+        gathered.push_back(p);
+        continue;
+      }
+      auto whole = std::make_shared<runtime::Buffer>(p->type(), p->dims(), device);
+      p->Assemble(whole->data());
+      gathered.push_back(whole);
+    }
+    TXLA_COUNTER("SpmdUnpartitionedGraph", 1);
+    return whole_->Execute(gathered, device);
+  }
+  std::string kind() const override { return whole_->kind(); }
+  std::string dump_path() const override { return whole_->dump_path(); }
+
+ private:
+  std::shared_ptr<runtime::Executable> whole_;
+};
+
+}  // namespace
+
+ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding) {
+  static const ir::OpInfo* op = ir::FindOp("txla::custom_sharding");
+  std::vector<ir::Arg> args(2);
+  args[0].kind = ir::Arg::Kind::kTensor;
+  args[0].operand = 0;
+  args[1].value = c10::IValue(sharding);
+  return ir::Value{ir::Node::Op(op, {value}, std::move(args), {value.shape()}), 0};
+}
+
+void AnnotateShardedTensors(const std::vector<LazyTensorPtr>& pending) {
+  for (const LazyTensorPtr& t : pending) {
+    if (t->sharding().empty() || !t->pending()) continue;
+    const ir::Node& node = *t->pending().node;
+    if (node.kind() == ir::NodeKind::kOp && node.op() == ir::FindOp("txla::custom_sharding") &&
+        node.args().at(1).value.toStringRef() == t->sharding())
+      continue;
+    t->SetIrValue(AnnotateSharding(t->pending(), t->sharding()));
+  }
+}
+
+void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut) {
+  for (hlo::Instruction* p : module.entry()->parameters()) {
+    const auto& buffer = cut.parameters.at(p->attrs().parameter_number);
+    p->mutable_attrs().sharding =
+        buffer->shards() ? hlo::Sharding::Parse(buffer->shards()->sharding) : hlo::Sharding::Replicated();
+  }
+}
+
+ir::hash_t ShardingKey(const GraphCut& cut) {
+  ir::hash_t h = ir::HashString("spmd");
+  for (const runtime::BufferPtr& p : cut.parameters)
+    h = ir::Mix(h, p->shards() ? ir::HashString(p->shards()->sharding) : 0);
+  return h;
+}
+
+std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut) {
+  const int64_t n = SpmdDevices();
+  AnnotateParameterShardings(*module, cut);
+  compiler::spmd::ShardingPropagation(n).Run(*module);
+  std::vector<hlo::Sharding> outputs;
+  std::vector<std::vector<int64_t>> output_dims;
+  for (const hlo::Instruction* o : module->entry()->root()->operands()) {
+    outputs.push_back(o->attrs().sharding.value_or(hlo::Sharding::Replicated()));
+    output_dims.push_back(o->shape().dims);
+  }
+  compiler::spmd::SpmdPartitioner partitioner(n);
+  partitioner.Run(*module);
+  for (const auto& r : partitioner.inserted()) {
+    metrics::GetCounter("SpmdReshard:" + r.kind)->Add(1);
+    metrics::GetCounter("SpmdReshardBytes:" + r.kind)->Add(r.bytes);
+  }
+  auto local = compiler::Compile(std::move(module));
+  return std::make_shared<SpmdExecutable>(std::move(local), std::move(outputs), std::move(output_dims));
+}
+
+std::shared_ptr<runtime::Executable> RunWholeUnderSpmd(std::shared_ptr<runtime::Executable> whole) {
+  return std::make_shared<WholeUnderSpmd>(std::move(whole));
+}
+
+}  // namespace txla::graph

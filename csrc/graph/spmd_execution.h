@@ -1,0 +1,38 @@
+// Running a graph as one SPMD program over every device (runtime::SpmdEnabled()).
+//
+// The graph is lowered whole; its parameters carry the shardings of the buffers they read (a
+// buffer split over devices says how), the user's annotations are `Sharding` custom calls, and
+// the compiler's SPMD passes (compiler/spmd) propagate shardings and partition it into the
+// program each device runs on its tiles. That program is compiled once; the executable runs it on
+// all devices at once, each on its own thread with its pieces of the inputs, and hands back each
+// result whole (replicated) or split (a runtime::Buffer of pieces).
+#pragma once
+
+#include <memory>
+
+#include "graph/post_order.h"
+#include "hlo/instruction.h"
+#include "runtime/executable.h"
+#include "tensor/lazy_tensor.h"
+
+namespace txla::graph {
+
+// `value` annotated with `sharding` (XLA syntax): a txla::custom_sharding node, which lowers to a
+// `Sharding` custom call.
+ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding);
+// Each pending tensor the user sharded gets its value annotated (once), so the graph computes
+// it in that layout and it keeps its sharding across updates.
+void AnnotateShardedTensors(const std::vector<LazyTensorPtr>& pending);
+
+// Gives each entry parameter the sharding of the buffer it reads (none: replicated).
+void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut);
+// The parameters' shardings, mixed into the compile cache's key: the same graph over inputs split
+// differently is a different program.
+ir::hash_t ShardingKey(const GraphCut& cut);
+// Propagates, partitions and compiles `module` (the cut, lowered); throws as compiler::Compile.
+std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut);
+// An executable of the whole graph (the interpreter's) run on device 0 with its inputs gathered
+// whole; its results are replicated. The fallback when the graph cannot be partitioned.
+std::shared_ptr<runtime::Executable> RunWholeUnderSpmd(std::shared_ptr<runtime::Executable> whole);
+
+}  // namespace txla::graph

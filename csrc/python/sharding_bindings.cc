@@ -1,0 +1,322 @@
+#include "python/sharding_bindings.h"
+
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/extension.h>
+
+#include <cstring>
+
+#include "compiler/spmd/tile_map.h"
+#include "graph/graph_executor.h"
+#include "graph/spmd_execution.h"
+#include "hlo/sharding.h"
+#include "ir/shape.h"
+#include "runtime/device.h"
+#include "runtime/shards.h"
+#include "tensor/bridge.h"
+
+namespace py = pybind11;
+
+namespace txla::python {
+namespace {
+
+using compiler::spmd::TileMap;
+
+// PyTorch/XLA's ShardingType (xla::OpSharding::Type).
+enum ShardingType : int64_t { kReplicated = 0, kMaximal = 1, kTuple = 2, kTiled = 3, kManual = 4, kPartial = 5 };
+
+// The dimensions and row-major elements of a nested Python list of ints.
+void Flatten(const py::handle& h, size_t depth, std::vector<int64_t>* dims, std::vector<int64_t>* out) {
+  if (!py::isinstance<py::list>(h) && !py::isinstance<py::tuple>(h)) {
+    out->push_back(h.cast<int64_t>());
+    return;
+  }
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(h);
+  if (dims->size() == depth) dims->push_back(static_cast<int64_t>(seq.size()));
+  TORCH_CHECK((*dims)[depth] == static_cast<int64_t>(seq.size()), "OpSharding: a ragged tile assignment");
+  for (const py::handle& item : seq) Flatten(item, depth + 1, dims, out);
+}
+
+hlo::Sharding MakeSharding(const py::list& tile_assignment, const py::list& group_assignment,
+                           const py::list& replication_groups, int64_t type) {
+  switch (type) {
+    case kReplicated: return hlo::Sharding::Replicated();
+    case kManual: return hlo::Sharding::Manual();
+    case kMaximal: {
+      std::vector<int64_t> dims, devices;
+      Flatten(tile_assignment, 0, &dims, &devices);
+      return hlo::Sharding::Maximal(devices.empty() ? 0 : devices[0]);
+    }
+    case kTiled: {
+      std::vector<int64_t> dims, devices;
+      Flatten(tile_assignment, 0, &dims, &devices);
+      return hlo::Sharding::Tiled(dims, devices);
+    }
+    case kPartial: {
+      std::vector<int64_t> dims, groups;
+      Flatten(group_assignment, 0, &dims, &groups);
+      const auto members = replication_groups.cast<std::vector<std::vector<int64_t>>>();
+      TORCH_CHECK(!members.empty(), "OpSharding: PARTIAL needs replication groups");
+      std::vector<int64_t> devices;
+      for (int64_t g : groups) {
+        TORCH_CHECK(g >= 0 && g < static_cast<int64_t>(members.size()) && members[g].size() == members[0].size(),
+                    "OpSharding: replication groups do not fit the group assignment");
+        devices.insert(devices.end(), members[g].begin(), members[g].end());
+      }
+      dims.push_back(static_cast<int64_t>(members[0].size()));
+      return hlo::Sharding::Tiled(dims, devices, /*last_tile_dim_replicate=*/true);
+    }
+    default: TORCH_CHECK(false, "OpSharding: sharding type ", type, " is not supported");
+  }
+}
+
+int64_t TypeOf(const hlo::Sharding& s) {
+  switch (s.kind) {
+    case hlo::Sharding::Kind::kReplicated: return kReplicated;
+    case hlo::Sharding::Kind::kMaximal: return kMaximal;
+    case hlo::Sharding::Kind::kManual: return kManual;
+    case hlo::Sharding::Kind::kTiled: return s.last_tile_dim_replicate ? kPartial : kTiled;
+  }
+  return kReplicated;
+}
+
+int64_t Devices() { return runtime::DeviceCount(); }
+
+void RequireSpmd(const char* what) {
+  TORCH_CHECK(runtime::SpmdEnabled(), what, " needs SPMD: call torch_xla.runtime.use_spmd() first");
+}
+
+// `host` placed on the devices as `sharding` says: split into padded pieces, or one whole buffer
+// every device reads.
+runtime::BufferPtr Place(const at::Tensor& host, const hlo::Sharding& sharding, c10::ScalarType dtype) {
+  at::Tensor src = host.to(ir::ToScalarType(ir::ToElementType(dtype))).contiguous();
+  const std::vector<int64_t> full = src.sizes().vec();
+  const TileMap map = TileMap::Of(sharding, static_cast<int64_t>(full.size()), Devices());
+  if (map.replicated()) return TensorAsBuffer(src, 0, dtype);
+  const std::vector<int64_t> local = compiler::spmd::LocalDims(full, map.tiles);
+  runtime::Buffer::Shards shards;
+  shards.offsets = compiler::spmd::ShardOffsets(map, full);
+  shards.sharding = sharding.ToString();
+  const auto type = ir::ToElementType(dtype);
+  for (int64_t d = 0; d < Devices(); ++d) {
+    auto piece = std::make_shared<runtime::Buffer>(type, local, static_cast<int>(d));
+    std::memset(piece->data(), 0, piece->size_bytes());
+    runtime::CopyBlock(src.element_size(), src.data_ptr(), full, shards.offsets[d], piece->data(), local,
+                       std::vector<int64_t>(full.size(), 0), runtime::ValidExtent(full, local, shards.offsets[d]));
+    shards.pieces.push_back(piece);
+  }
+  return std::make_shared<runtime::Buffer>(type, full, 0, std::move(shards));
+}
+
+hlo::Sharding ParseChecked(const std::string& text, const LazyTensorPtr& t) {
+  hlo::Sharding s = hlo::Sharding::Parse(text);
+  if (s.kind == hlo::Sharding::Kind::kTiled) {
+    const int64_t rank = static_cast<int64_t>(t->shape().sizes.size());
+    try {
+      s.TilesPerDimension(rank);
+    } catch (const std::exception& e) {
+      TORCH_CHECK(false, "the sharding ", text, " does not fit a tensor of rank ", rank, ": ", e.what());
+    }
+    TORCH_CHECK(static_cast<int64_t>(s.devices.size()) == Devices(), "the sharding ", text, " places ",
+                s.devices.size(), " devices; there are ", Devices());
+  }
+  return s;
+}
+
+// Sets the tensor's sharding: its data is split now, a pending value is annotated.
+void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
+  RequireSpmd("mark_sharding");
+  LazyTensorPtr t = GetLazyTensor(tensor, "mark_sharding");
+  const std::string text = sharding.ToString();
+  ParseChecked(text, t);
+  if (t->pending()) {
+    t->SetIrValue(graph::AnnotateSharding(t->pending(), text));
+  } else if (t->EffectiveSharding() != text) {
+    at::Tensor host = graph::ToHost(t);
+    t->SetData(Place(host, sharding, t->dtype()));
+  }
+  t->set_sharding(text);
+}
+
+// Every device's piece of the tensor, as host tensors (padded), with the piece's place.
+struct Piece {
+  at::Tensor data;
+  int64_t device;
+  std::vector<int64_t> offset;
+};
+std::vector<Piece> Pieces(const LazyTensorPtr& t) {
+  at::Tensor whole;
+  if (t->pending() || !t->data() || !t->data()->shards()) whole = graph::ToHost(t);
+  std::vector<Piece> out;
+  const int64_t rank = static_cast<int64_t>(t->shape().sizes.size());
+  for (int64_t d = 0; d < Devices(); ++d) {
+    if (whole.defined()) {
+      out.push_back({whole.clone(), d, std::vector<int64_t>(rank, 0)});
+      continue;
+    }
+    const auto* shards = t->data()->shards();
+    at::Tensor piece = TransferFromDevice(shards->pieces[d]);
+    if (piece.scalar_type() != t->dtype()) piece = piece.to(t->dtype());
+    out.push_back({piece, d, shards->offsets[d]});
+  }
+  return out;
+}
+
+}  // namespace
+
+void RegisterShardingBindings(py::module& m) {
+  py::class_<hlo::Sharding>(m, "OpSharding")
+      .def(py::init(&MakeSharding))
+      .def("__repr__", &hlo::Sharding::ToString)
+      .def("__str__", &hlo::Sharding::ToString);
+  m.def("_xla_use_spmd", [] { runtime::EnableSpmd(); });
+  m.def("_xla_is_spmd", [] { return runtime::SpmdEnabled(); });
+  m.def("_xla_mark_sharding", &MarkSharding);
+  m.def("_xla_annotate_custom_sharding", [](const at::Tensor& tensor, const hlo::Sharding& sharding) {
+    RequireSpmd("annotate_custom_sharding");
+    LazyTensorPtr t = GetLazyTensor(tensor, "annotate_custom_sharding");
+    ParseChecked(sharding.ToString(), t);
+    t->SetIrValue(graph::AnnotateSharding(t->GetIrValue(), sharding.ToString()));
+  });
+  m.def("_xla_clear_sharding", [](const at::Tensor& tensor) {
+    LazyTensorPtr t = GetLazyTensor(tensor, "clear_sharding");
+    t->set_sharding("");
+    if (!t->pending() && t->data() && t->data()->shards()) {
+      at::Tensor host = graph::ToHost(t);
+      t->SetData(TensorAsBuffer(host, 0, t->dtype()));
+    }
+  });
+  m.def("_get_xla_sharding_spec", [](const at::Tensor& tensor) {
+    return GetLazyTensor(tensor, "_get_xla_sharding_spec")->EffectiveSharding();
+  });
+  m.def("_get_xla_sharding_type", [](const at::Tensor& tensor) -> py::object {
+    const std::string spec = GetLazyTensor(tensor, "_get_xla_sharding_type")->EffectiveSharding();
+    if (spec.empty()) return py::none();
+    return py::int_(TypeOf(hlo::Sharding::Parse(spec)));
+  });
+  m.def("_get_local_shards", [](const std::vector<at::Tensor>& tensors) {
+    std::vector<std::vector<std::pair<at::Tensor, std::string>>> out;
+    for (const at::Tensor& tensor : tensors) {
+      std::vector<std::pair<at::Tensor, std::string>> pieces;
+      for (Piece& p : Pieces(GetLazyTensor(tensor, "_get_local_shards")))
+        pieces.emplace_back(p.data, runtime::DeviceName(static_cast<int>(p.device)));
+      out.push_back(std::move(pieces));
+    }
+    return out;
+  });
+  m.def("_get_local_shard_replica_and_indices", [](const std::vector<at::Tensor>& tensors) {
+    py::list out;
+    for (const at::Tensor& tensor : tensors) {
+      LazyTensorPtr t = GetLazyTensor(tensor, "_get_local_shard_replica_and_indices");
+      const std::string spec = t->EffectiveSharding();
+      const std::vector<int64_t>& full = t->shape().sizes;
+      py::list per_device;
+      const hlo::Sharding s = spec.empty() ? hlo::Sharding::Replicated() : hlo::Sharding::Parse(spec);
+      const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), Devices());
+      if (map.replicated()) {
+        for (int64_t d = 0; d < Devices(); ++d) per_device.append(py::make_tuple(d, py::ellipsis()));
+      } else {
+        const auto offsets = compiler::spmd::ShardOffsets(map, full);
+        const auto local = compiler::spmd::LocalDims(full, map.tiles);
+        for (int64_t d = 0; d < Devices(); ++d) {
+          int64_t replica = 0;
+          for (int64_t e = 0; e < d; ++e) replica += map.coords[e] == map.coords[d];
+          py::list indices;
+          for (size_t k = 0; k < full.size(); ++k) {
+            const int64_t start = std::min(offsets[d][k], full[k]);
+            const int64_t end = std::min(offsets[d][k] + local[k], full[k]);
+            indices.append(py::slice(start, end, 1));
+          }
+          per_device.append(py::make_tuple(replica, indices));
+        }
+      }
+      out.append(per_device);
+    }
+    return out;
+  });
+  m.def("_load_local_shards", [](const at::Tensor& tensor, const std::vector<at::Tensor>& shards,
+                                 const std::vector<std::string>& devices) {
+    LazyTensorPtr t = GetLazyTensor(tensor, "_load_local_shards");
+    const std::string spec = t->EffectiveSharding();
+    TORCH_CHECK(!spec.empty(), "_load_local_shards: the tensor has no sharding");
+    const hlo::Sharding s = hlo::Sharding::Parse(spec);
+    const std::vector<int64_t>& full = t->shape().sizes;
+    const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), Devices());
+    TORCH_CHECK(!map.replicated(), "_load_local_shards: the tensor is replicated; load it whole instead");
+    TORCH_CHECK(static_cast<int64_t>(shards.size()) == Devices() && shards.size() == devices.size(),
+                "_load_local_shards: ", shards.size(), " shards for ", Devices(), " devices");
+    const auto local = compiler::spmd::LocalDims(full, map.tiles);
+    runtime::Buffer::Shards pieces;
+    pieces.offsets = compiler::spmd::ShardOffsets(map, full);
+    pieces.sharding = spec;
+    pieces.pieces.resize(shards.size());
+    for (size_t k = 0; k < shards.size(); ++k) {
+      TORCH_CHECK(shards[k].sizes().vec() == local, "_load_local_shards: shard ", k, " has shape ", shards[k].sizes(),
+                  ", a device's shard of this tensor is ", c10::IntArrayRef(local));
+      const int d = std::stoi(devices[k].substr(devices[k].find(':') + 1));
+      pieces.pieces.at(d) = TensorAsBuffer(shards[k].to(t->dtype()).contiguous().clone(), d, t->dtype());
+    }
+    t->SetData(std::make_shared<runtime::Buffer>(ir::ToElementType(t->dtype()), full, 0, std::move(pieces)));
+  });
+  m.def("_global_tensor_from_cpu_shards", [](const std::vector<at::Tensor>& shards, const hlo::Sharding& sharding,
+                                             std::optional<std::vector<int64_t>> global_shape) {
+    RequireSpmd("_global_tensor_from_cpu_shards");
+    TORCH_CHECK(!shards.empty(), "_global_tensor_from_cpu_shards: no shards");
+    for (const at::Tensor& shard : shards)
+      TORCH_CHECK(shard.device().is_cpu(), "_global_tensor_from_cpu_shards: shards must be CPU tensors");
+    std::vector<int64_t> full = global_shape ? *global_shape : shards[0].sizes().vec();
+    const TileMap map = TileMap::Of(sharding, static_cast<int64_t>(full.size()), Devices());
+    if (!global_shape && !map.replicated())
+      for (size_t k = 0; k < full.size(); ++k) full[k] *= map.tiles[k];
+    at::Tensor whole = at::zeros(full, shards[0].options());
+    if (map.replicated()) {
+      TORCH_CHECK(shards[0].sizes().vec() == full, "_global_tensor_from_cpu_shards: a replicated shard has shape ",
+                  shards[0].sizes(), ", the tensor ", c10::IntArrayRef(full));
+      whole.copy_(shards[0]);
+    } else {
+      TORCH_CHECK(static_cast<int64_t>(shards.size()) == Devices(), "_global_tensor_from_cpu_shards: ",
+                  shards.size(), " shards for ", Devices(), " devices");
+      const auto local = compiler::spmd::LocalDims(full, map.tiles);
+      const auto offsets = compiler::spmd::ShardOffsets(map, full);
+      for (int64_t d = 0; d < Devices(); ++d) {
+        at::Tensor piece = shards[d].contiguous();
+        TORCH_CHECK(piece.sizes().vec() == local || piece.sizes().vec() == runtime::ValidExtent(full, local, offsets[d]),
+                    "_global_tensor_from_cpu_shards: shard ", d, " has shape ", piece.sizes(), ", expected ",
+                    c10::IntArrayRef(local));
+        runtime::CopyBlock(piece.element_size(), piece.data_ptr(), piece.sizes().vec(), std::vector<int64_t>(full.size(), 0),
+                           whole.data_ptr(), full, offsets[d], runtime::ValidExtent(full, piece.sizes().vec(), offsets[d]));
+      }
+    }
+    auto t = LazyTensor::FromData(Place(whole, sharding, whole.scalar_type()), whole.scalar_type(), 0);
+    t->set_sharding(sharding.ToString());
+    return MakeEntryXlaTensor(t);
+  }, py::arg("shards"), py::arg("sharding"), py::arg("global_shape") = py::none());
+  m.def("_get_xla_tensor_debug_info", [](const at::Tensor& tensor) {
+    LazyTensorPtr t = GetLazyTensor(tensor, "_get_xla_tensor_debug_info");
+    std::string info = "XLATensor {\nTensorID: " + std::to_string(t->id()) + "\nDevice: xla:" +
+                       std::to_string(t->device()) + "\nXLA Shape: " + t->shape().ToString() + "\n";
+    const std::string spec = t->EffectiveSharding();
+    if (!spec.empty()) info += "ShardingSpec: " + spec + "\n";
+    info += std::string("IR: ") + (t->pending() ? t->pending().node->OpName() : "None") + "\n";
+    if (t->data() && t->data()->shards()) {
+      info += "XLAShardedData: \nData Device: SPMD:0\nOpSharding: " + t->data()->shards()->sharding +
+              "\nNumShards: " + std::to_string(t->data()->shards()->pieces.size()) + "\n";
+    } else if (t->data()) {
+      info += "XLAData: \nData Device: " + std::string(runtime::SpmdEnabled() ? "SPMD:0" : runtime::DeviceName(t->device())) +
+              "\nData Shape: " + t->data()->ToString() + "\n";
+    } else {
+      info += "XLAData: None\n";
+    }
+    return info + "}\n";
+  });
+  for (const char* name : {"_mark_manual_sharding", "_spmd_full_to_shard_shape", "_spmd_shard_to_full_shape",
+                           "_xla_spmd_all_reduce", "_xla_spmd_reduce_scatter"}) {
+    std::string what = name;
+    m.def(name, [what](py::args, py::kwargs) {
+      TORCH_CHECK(false, "torch_xla._XLAC.", what, ": manual sharding is not supported yet (SPMD programs are "
+                  "partitioned by the compiler; manual regions are not)");
+    });
+  }
+}
+
+}  // namespace txla::python

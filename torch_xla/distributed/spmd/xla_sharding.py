@@ -1,0 +1,284 @@
+"""Meshes, partition specs and the shardings they make (PyTorch/XLA 2.9's `xs` API).
+
+A mesh arranges the job's devices in a logical grid with named axes; a partition spec says, per
+tensor dimension, which mesh axis (or axes, or None) it is split over. The sharding that results
+is XLA's (`{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}`): the compiler propagates it through
+the program and partitions the program over the devices."""
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from enum import IntEnum
+import functools
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+
+import torch_xla
+import torch_xla.runtime as xr
+from torch_xla.distributed.spmd.xla_sharded_tensor import XLAShardedTensor
+
+PartitionSpec = Tuple[Union[Tuple[Union[int, str], ...], int, str, None], ...]
+
+
+class ShardingType(IntEnum):
+    # xla::OpSharding::Type, as PyTorch/XLA numbers it
+    REPLICATED = 0
+    MAXIMAL = 1
+    TUPLE = 2
+    TILED = 3
+    MANUAL = 4
+    PARTIAL = 5
+    UNKNOWN = 6
+
+
+class Mesh:
+    """The devices `device_ids` arranged as `mesh_shape` (row-major), with optional axis names.
+
+    Every device of the job must be in the mesh once."""
+
+    def __init__(self, device_ids, mesh_shape: Tuple[int, ...], axis_names: Optional[Tuple[str, ...]] = None):
+        device_ids = np.asarray(device_ids)
+        mesh_shape = tuple(mesh_shape)
+        n = xr.global_runtime_device_count()
+        assert n > 0, 'This requires XLA supported device(s).'
+        assert len(device_ids) == n, \
+            f'Number of device IDs ({len(device_ids)}) must match the global number of devices ({n})'
+        if axis_names is not None:
+            assert len(mesh_shape) == len(axis_names), \
+                f'Number of axis names ({len(axis_names)}) must match mesh dimensions ({len(mesh_shape)})'
+            assert len(set(axis_names)) == len(axis_names), f'Axis names must be unique, got: {axis_names}'
+        expected = int(np.prod(mesh_shape))
+        assert len(device_ids) == expected, \
+            f'Number of device IDs ({len(device_ids)}) must match mesh size ({expected})'
+        assert len(device_ids) == len(np.unique(device_ids)), f'Device IDs must be unique, got: {device_ids}'
+        assert all(0 <= d < expected for d in device_ids), \
+            f'Device IDs must be less than mesh size ({expected}), got: {device_ids}'
+        self.device_ids = device_ids
+        self.mesh_shape = mesh_shape
+        self.axis_names = tuple(axis_names) if axis_names is not None else None
+
+    def size(self):
+        return int(np.prod(self.mesh_shape))
+
+    def shape(self):
+        names = self.axis_names if self.axis_names is not None else range(len(self.mesh_shape))
+        return OrderedDict(zip(names, self.mesh_shape))
+
+    def get_logical_mesh(self):
+        return self.device_ids.reshape(self.mesh_shape)
+
+    def get_axis_name_idx(self, name: str) -> Optional[int]:
+        if self.axis_names is None or name not in self.axis_names:
+            return None
+        return self.axis_names.index(name)
+
+    def __hash__(self):
+        return hash((tuple(self.device_ids.tolist()), self.mesh_shape, self.axis_names))
+
+    def __eq__(self, other):
+        return (isinstance(other, Mesh) and self.mesh_shape == other.mesh_shape and
+                self.axis_names == other.axis_names and np.array_equal(self.device_ids, other.device_ids))
+
+    def __str__(self):
+        return (f"{{'device_ids': {self.device_ids.tolist()}, 'mesh_shape': {self.mesh_shape}, "
+                f"'axis_names': {self.axis_names}}}")
+
+    def _translate(self, partition_spec: PartitionSpec):
+        """Mesh axis names to indices; checks each axis is used once and exists."""
+        out = []
+        for p in partition_spec:
+            if isinstance(p, tuple):
+                assert not any(isinstance(x, tuple) for x in p), 'Partition spec cannot contain nested tuples'
+                out.append(self._translate(p))
+            elif p is None or isinstance(p, int):
+                out.append(p)
+            elif isinstance(p, str):
+                idx = self.get_axis_name_idx(p)
+                if idx is None:
+                    raise ValueError(f'Axis name {p} is not defined in the given mesh')
+                out.append(idx)
+            else:
+                raise ValueError(f'Spec type {type(p)} is not supported in partition spec')
+        return tuple(out)
+
+    @functools.lru_cache(maxsize=None)
+    def _op_sharding_args(self, partition_spec: PartitionSpec):
+        spec = self._translate(partition_spec)
+        used = [a for p in spec if p is not None for a in (p if isinstance(p, tuple) else (p,))]
+        assert all(0 <= a < len(self.mesh_shape) for a in used), \
+            f'partition_spec ({partition_spec}) contains out of bound index into mesh_shape.'
+        assert len(used) == len(set(used)), \
+            f'Each device mesh dimension should appear at most once in partition_spec {partition_spec}.'
+        if self.size() == 1:
+            return [[0]], [], [], ShardingType.MAXIMAL
+        if not used:
+            return [], [], [], ShardingType.REPLICATED
+        missing = [a for a in range(len(self.mesh_shape)) if a not in used]
+        grid = self.get_logical_mesh().transpose(used + missing)
+        tile_dims = []
+        for p in spec:
+            if p is None:
+                tile_dims.append(1)
+            else:
+                axes = p if isinstance(p, tuple) else (p,)
+                tile_dims.append(int(np.prod([self.mesh_shape[a] for a in axes])))
+        replicas = int(np.prod([self.mesh_shape[a] for a in missing])) if missing else 1
+        if replicas == 1:
+            return grid.reshape(tile_dims).tolist(), [], [], ShardingType.TILED
+        tiles = int(np.prod(tile_dims))
+        groups = grid.reshape(tiles, replicas).tolist()
+        return [], np.arange(tiles).reshape(tile_dims).tolist(), groups, ShardingType.PARTIAL
+
+    def get_op_sharding(self, partition_spec: PartitionSpec):
+        """The sharding `partition_spec` gives a tensor of its rank over this mesh."""
+        if len(partition_spec) == 0:
+            return torch_xla._XLAC.OpSharding([], [], [], ShardingType.REPLICATED)
+        tile, groups, members, kind = self._op_sharding_args(tuple(partition_spec))
+        return torch_xla._XLAC.OpSharding(tile, groups, members, int(kind))
+
+
+class HybridMesh(Mesh):
+    """A mesh over hosts (dcn_mesh_shape) of meshes within a host (ici_mesh_shape), axis by axis
+    the product of the two. On CPU devices the devices of one process are a host's."""
+
+    def __init__(self, *, ici_mesh_shape: Tuple[int, ...], dcn_mesh_shape: Optional[Tuple[int, ...]] = None,
+                 axis_names: Optional[Tuple[str, ...]] = None):
+        if dcn_mesh_shape is None:
+            dcn_mesh_shape = tuple([1] * len(ici_mesh_shape))
+        assert len(ici_mesh_shape) == len(dcn_mesh_shape), \
+            'ici_mesh_shape and dcn_mesh_shape must have the same number of dimensions'
+        mesh_shape = tuple(i * d for i, d in zip(ici_mesh_shape, dcn_mesh_shape))
+        n = xr.global_runtime_device_count()
+        hosts = int(np.prod(dcn_mesh_shape))
+        per_host = n // hosts
+        blocks = np.arange(n).reshape((hosts, ) + tuple(ici_mesh_shape)) if hosts * per_host == n else None
+        assert blocks is not None and per_host == int(np.prod(ici_mesh_shape)), \
+            f'ici_mesh_shape {ici_mesh_shape} x dcn_mesh_shape {dcn_mesh_shape} does not cover {n} devices'
+        host_grid = np.arange(hosts).reshape(dcn_mesh_shape)
+        mesh = np.block(np.vectorize(lambda h: blocks[h], otypes=[object])(host_grid).tolist()) \
+            if hosts > 1 else blocks[0]
+        super().__init__(np.asarray(mesh).reshape(-1), mesh_shape, axis_names)
+
+
+_global_mesh: Optional[Mesh] = None
+
+
+def set_global_mesh(mesh: Mesh):
+    global _global_mesh
+    _global_mesh = mesh
+
+
+def get_global_mesh() -> Optional[Mesh]:
+    return _global_mesh
+
+
+def get_1d_mesh(axis_name: Optional[str] = None) -> Mesh:
+    """Every device in one axis."""
+    n = xr.global_runtime_device_count()
+    return Mesh(np.arange(n), (n, ), (axis_name, ) if axis_name is not None else None)
+
+
+def unwrap_sharded_tensor(t):
+    return t.global_tensor if isinstance(t, XLAShardedTensor) else t
+
+
+def wrap_as_sharded_tensor(t, mesh_shape=None, partition_spec=None) -> XLAShardedTensor:
+    if isinstance(t, XLAShardedTensor):
+        return t
+    return XLAShardedTensor(t, mesh_shape=mesh_shape, partition_spec=partition_spec)
+
+
+def wrap_if_sharded(x):
+    """`x` as an XLAShardedTensor if it is an xla tensor with a sharding, else itself."""
+    if (isinstance(x, torch.Tensor) and not isinstance(x, XLAShardedTensor) and x.device.type == 'xla' and
+            torch_xla._XLAC._get_xla_sharding_type(x) is not None):
+        return XLAShardedTensor(x)
+    return x
+
+
+def _check_spec(t: torch.Tensor, mesh: Mesh, partition_spec: PartitionSpec):
+    if t.device.type != 'xla':
+        raise ValueError(f'mark_sharding: the tensor is on {t.device}; only xla tensors are sharded '
+                         "(move it with .to('xla') first)")
+    assert len(partition_spec) == t.dim(), \
+        f'Partition spec length ({len(partition_spec)}) should be equal to the input rank ({t.dim()}).'
+    n = xr.global_runtime_device_count()
+    assert mesh.size() <= n, f'The mesh ({mesh.size()} devices) is larger than the device count ({n}).'
+
+
+def mark_sharding(t: Union[torch.Tensor, XLAShardedTensor], mesh: Mesh,
+                  partition_spec: PartitionSpec) -> XLAShardedTensor:
+    """Lays `t` over the mesh's devices as `partition_spec` says: dimension d is split over the
+    mesh axis (or axes) partition_spec[d], or whole where it is None. Data on the device is split
+    now; a value still to be computed is computed so. Returns `t` as an XLAShardedTensor."""
+    if not xr.is_spmd():
+        raise RuntimeError('mark_sharding needs SPMD: call torch_xla.runtime.use_spmd() first')
+    partition_spec = tuple(partition_spec)
+    tensor = unwrap_sharded_tensor(t)
+    _check_spec(tensor, mesh, partition_spec)
+    torch_xla._XLAC._xla_mark_sharding(tensor, mesh.get_op_sharding(partition_spec))
+    return wrap_as_sharded_tensor(t, mesh_shape=mesh.mesh_shape, partition_spec=partition_spec)
+
+
+def with_sharding_constraint(t, mesh: Mesh, partition_spec: PartitionSpec):
+    """The value of `t` in this layout at this point of the program (as mark_sharding)."""
+    return mark_sharding(t, mesh, partition_spec)
+
+
+def annotate_custom_sharding(t, mesh: Mesh, partition_spec: PartitionSpec) -> XLAShardedTensor:
+    """Annotates `t`'s value with a sharding without changing the tensor's own sharding."""
+    tensor = unwrap_sharded_tensor(t)
+    _check_spec(tensor, mesh, tuple(partition_spec))
+    torch_xla._XLAC._xla_annotate_custom_sharding(tensor, mesh.get_op_sharding(tuple(partition_spec)))
+    return wrap_as_sharded_tensor(t)
+
+
+def clear_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> torch.Tensor:
+    """Forgets `t`'s sharding (its data is gathered whole); returns the plain tensor."""
+    tensor = unwrap_sharded_tensor(t)
+    torch_xla._XLAC._xla_clear_sharding(tensor)
+    return tensor
+
+
+class MarkShardingFunction(torch.autograd.Function):
+    """mark_sharding in the forward pass and on the gradient in the backward pass."""
+
+    @staticmethod
+    def forward(ctx, t, mesh, partition_spec):
+        ctx.mesh, ctx.partition_spec = mesh, partition_spec
+        mark_sharding(t, mesh, partition_spec)
+        return t
+
+    @staticmethod
+    def backward(ctx, grad):
+        mark_sharding(grad, ctx.mesh, ctx.partition_spec)
+        return grad, None, None
+
+
+def mark_sharding_with_gradients(t, mesh: Mesh, partition_spec: PartitionSpec):
+    """As mark_sharding, and the gradient flowing back through `t` gets the same sharding."""
+    return MarkShardingFunction.apply(unwrap_sharded_tensor(t), mesh, tuple(partition_spec))
+
+
+def _manual_unsupported(*args, **kwargs):
+    raise NotImplementedError('manual sharding (enable_manual_sharding / disable_manual_sharding) is not '
+                              'supported yet: SPMD programs here are partitioned by the compiler only')
+
+
+enable_manual_sharding = _manual_unsupported
+disable_manual_sharding = _manual_unsupported
+_mark_manual_sharding = _manual_unsupported
+
+
+@dataclass
+class ShardingSpec:
+    """A mesh and partition spec to shard data with later (MpDeviceLoader's input_sharding)."""
+    mesh: Mesh
+    partition_spec: PartitionSpec
+    minibatch: Optional[bool] = False
+
+    def apply(self, t: torch.Tensor):
+        mark_sharding(t, self.mesh, self.partition_spec)
+
+    def can_apply(self, t: torch.Tensor) -> bool:
+        return len(t.shape) == len(self.partition_spec)
