@@ -311,6 +311,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     results = executable->Submit(cut.parameters, device, gate.readiness, ends_step, retired);
     if (!results.empty()) {
       for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+      if (runtime::SpmdEnabled()) MarkSpmdResults(pending);
       RebaseDeferredViews(deferred);
       RetireGraph(&cut, &values, &deferred, retired.get());
       retired.reset();
@@ -358,6 +359,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     }
   }
   for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+  if (runtime::SpmdEnabled()) MarkSpmdResults(pending);
   RebaseDeferredViews(deferred);
 }
 

@@ -119,12 +119,19 @@ ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding) 
 void AnnotateShardedTensors(const std::vector<LazyTensorPtr>& pending) {
   for (const LazyTensorPtr& t : pending) {
     if (t->sharding().empty() || !t->pending()) continue;
-    const ir::Node& node = *t->pending().node;
-    if (node.kind() == ir::NodeKind::kOp && node.op() == ir::FindOp("txla::custom_sharding") &&
-        node.args().at(1).value.toStringRef() == t->sharding())
-      continue;
+    if (IsSharding(t->pending(), t->sharding())) continue;
     t->SetIrValue(AnnotateSharding(t->pending(), t->sharding()));
   }
+}
+
+void MarkSpmdResults(const std::vector<LazyTensorPtr>& computed) {
+  for (const LazyTensorPtr& t : computed) t->MarkSpmdResult();
+}
+
+bool IsSharding(const ir::Value& value, const std::string& sharding) {
+  const ir::Node& node = *value.node;
+  return node.kind() == ir::NodeKind::kOp && node.op() == ir::FindOp("txla::custom_sharding") &&
+         node.args().at(1).value.toStringRef() == sharding;
 }
 
 void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut) {

@@ -20,9 +20,14 @@ namespace txla::graph {
 // `value` annotated with `sharding` (XLA syntax): a txla::custom_sharding node, which lowers to a
 // `Sharding` custom call.
 ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding);
+// Whether `value` is already annotated with `sharding`.
+bool IsSharding(const ir::Value& value, const std::string& sharding);
 // Each pending tensor the user sharded gets its value annotated (once), so the graph computes
 // it in that layout and it keeps its sharding across updates.
 void AnnotateShardedTensors(const std::vector<LazyTensorPtr>& pending);
+
+// The tensors an SPMD program just computed (their sharding reads "{replicated}" when whole).
+void MarkSpmdResults(const std::vector<LazyTensorPtr>& computed);
 
 // Gives each entry parameter the sharding of the buffer it reads (none: replicated).
 void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut);

@@ -64,7 +64,8 @@ std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
   std::vector<ir::Value> values;
   for (const LazyTensorPtr& lt : LazyTensors(tensors)) {
     // Under SPMD, as the barrier would compute it: in the layout the tensor was given.
-    const bool annotate = runtime::SpmdEnabled() && lt->pending() && !lt->sharding().empty();
+    const bool annotate = runtime::SpmdEnabled() && lt->pending() && !lt->sharding().empty() &&
+                          !graph::IsSharding(lt->pending(), lt->sharding());
     values.push_back(annotate ? graph::AnnotateSharding(lt->GetIrValue(), lt->sharding()) : lt->GetIrValue());
   }
   graph::GraphCut cut = graph::CutGraph(values, nullptr);

@@ -11,6 +11,7 @@
 #include "graph/spmd_execution.h"
 #include "hlo/sharding.h"
 #include "ir/shape.h"
+#include "metrics/metrics.h"
 #include "runtime/device.h"
 #include "runtime/shards.h"
 #include "tensor/bridge.h"
@@ -39,6 +40,7 @@ void Flatten(const py::handle& h, size_t depth, std::vector<int64_t>* dims, std:
 
 hlo::Sharding MakeSharding(const py::list& tile_assignment, const py::list& group_assignment,
                            const py::list& replication_groups, int64_t type) {
+  TXLA_COUNTER("CreateOpSharding", 1);
   switch (type) {
     case kReplicated: return hlo::Sharding::Replicated();
     case kManual: return hlo::Sharding::Manual();
@@ -110,6 +112,7 @@ runtime::BufferPtr Place(const at::Tensor& host, const hlo::Sharding& sharding, 
 
 hlo::Sharding ParseChecked(const std::string& text, const LazyTensorPtr& t) {
   hlo::Sharding s = hlo::Sharding::Parse(text);
+  TORCH_CHECK(s.kind != hlo::Sharding::Kind::kManual, "manual sharding is not supported yet");
   if (s.kind == hlo::Sharding::Kind::kTiled) {
     const int64_t rank = static_cast<int64_t>(t->shape().sizes.size());
     try {
@@ -129,6 +132,10 @@ void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
   LazyTensorPtr t = GetLazyTensor(tensor, "mark_sharding");
   const std::string text = sharding.ToString();
   ParseChecked(text, t);
+  const std::string existing = t->EffectiveSharding();
+  TORCH_CHECK(existing.empty() || existing == text || existing == "{replicated}",
+              "mark_sharding: the tensor is already sharded as ", existing, "; clear_sharding() it before giving it ",
+              text, " (or annotate_custom_sharding() a value in another layout)");
   if (t->pending()) {
     t->SetIrValue(graph::AnnotateSharding(t->pending(), text));
   } else if (t->EffectiveSharding() != text) {
@@ -177,6 +184,7 @@ void RegisterShardingBindings(py::module& m) {
     LazyTensorPtr t = GetLazyTensor(tensor, "annotate_custom_sharding");
     ParseChecked(sharding.ToString(), t);
     t->SetIrValue(graph::AnnotateSharding(t->GetIrValue(), sharding.ToString()));
+    t->set_sharding(sharding.ToString());
   });
   m.def("_xla_clear_sharding", [](const at::Tensor& tensor) {
     LazyTensorPtr t = GetLazyTensor(tensor, "clear_sharding");
@@ -265,7 +273,12 @@ void RegisterShardingBindings(py::module& m) {
     for (const at::Tensor& shard : shards)
       TORCH_CHECK(shard.device().is_cpu(), "_global_tensor_from_cpu_shards: shards must be CPU tensors");
     std::vector<int64_t> full = global_shape ? *global_shape : shards[0].sizes().vec();
-    const TileMap map = TileMap::Of(sharding, static_cast<int64_t>(full.size()), Devices());
+    TileMap map;
+    try {
+      map = TileMap::Of(sharding, static_cast<int64_t>(full.size()), Devices());
+    } catch (const std::exception& e) {
+      TORCH_CHECK(false, "_global_tensor_from_cpu_shards: ", e.what());
+    }
     if (!global_shape && !map.replicated())
       for (size_t k = 0; k < full.size(); ++k) full[k] *= map.tiles[k];
     at::Tensor whole = at::zeros(full, shards[0].options());

@@ -59,6 +59,9 @@ runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
   at::Tensor src = host.to(ir::ToScalarType(type)).contiguous();
   auto buffer = std::make_shared<runtime::Buffer>(type, src.sizes().vec(), device);
   if (buffer->size_bytes() > 0) std::memcpy(buffer->data(), src.data_ptr(), buffer->size_bytes());
+  // PyTorch/XLA's transfer metrics: bytes sent to and read from the devices.
+  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
+  outbound->AddSample(static_cast<double>(buffer->size_bytes()));
   return buffer;
 }
 
@@ -73,6 +76,8 @@ at::Tensor TransferFromDevice(const runtime::BufferPtr& buffer) {
   TXLA_TIMED("TransferFromDeviceTime");
   at::Tensor out = at::empty(buffer->dims(), at::TensorOptions().dtype(
                                                  ir::ToScalarType(buffer->type())));
+  static metrics::Metric* inbound = metrics::GetMetric("InboundData", metrics::MetricUnit::kBytes);
+  inbound->AddSample(static_cast<double>(buffer->size_bytes()));
   if (buffer->size_bytes() == 0) return out;
   if (buffer->shards()) buffer->Assemble(out.data_ptr());  // split over SPMD devices
   else std::memcpy(out.data_ptr(), buffer->data(), buffer->size_bytes());

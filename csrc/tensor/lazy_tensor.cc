@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "ir/op_table.h"
 #include "metrics/metrics.h"
 #include "tensor/registry.h"
 
@@ -44,18 +45,24 @@ void LazyTensor::SetData(runtime::BufferPtr data) {
   data_ = std::move(data);
   data_node_ = ir::Value{};
   pending_ = ir::Value{};
+  spmd_result_ = false;
 }
 
 std::string LazyTensor::EffectiveSharding() const {
   if (!sharding_.empty()) return sharding_;
   if (data_ && data_->shards()) return data_->shards()->sharding;
-  return "";
+  // A value annotated by the user (mark_sharding's IR form), seen through a fresh alias of it.
+  static const ir::OpInfo* annotation = ir::FindOp("txla::custom_sharding");
+  if (pending_ && pending_.node->kind() == ir::NodeKind::kOp && pending_.node->op() == annotation)
+    return pending_.node->args().at(1).value.toStringRef();
+  return spmd_result_ && data_ ? "{replicated}" : "";
 }
 
 void LazyTensor::SetIrValue(ir::Value value) {
   shape_ = value.shape();
   pending_ = std::move(value);
   data_ = nullptr;
+  spmd_result_ = false;
   data_node_ = ir::Value{};
 }
 

@@ -38,8 +38,11 @@ class LazyTensor {
   // tensor across in-place updates, and each graph that computes the tensor produces it so.
   const std::string& sharding() const { return sharding_; }
   void set_sharding(std::string sharding) { sharding_ = std::move(sharding); }
-  // The sharding the tensor has: the user's, or else its data's when split over devices.
+  // The sharding the tensor has: the user's, or else its data's when split over devices, or
+  // "{replicated}" when an SPMD program computed it whole (data sent from the host has none).
   std::string EffectiveSharding() const;
+  // An SPMD program computed the tensor's data (until its next update).
+  void MarkSpmdResult() { spmd_result_ = true; }
 
   // The graph that computed this tensor ran: it now holds `data` and nothing is pending.
   void SetData(runtime::BufferPtr data);
@@ -56,6 +59,7 @@ class LazyTensor {
   ir::Value pending_;
   ir::Value data_node_;  // cached device-data node for data_
   std::string sharding_;
+  bool spmd_result_ = false;
 };
 
 }  // namespace txla

@@ -172,7 +172,16 @@ def _maybe_convert_to_cpu(data, convert=True):
 
 
 def send_cpu_data_to_device(data, device, input_sharding=None):
-    return _map_tensors(data, lambda t: t.to(device))
+    """The tensors of `data` moved to `device`; under SPMD, laid out as `input_sharding` (a
+    torch_xla.distributed.spmd.ShardingSpec) says where it fits the tensor."""
+
+    def send(t):
+        x = t.to(device)
+        if input_sharding is not None and input_sharding.can_apply(t):
+            input_sharding.apply(x)
+        return x
+
+    return _map_tensors(data, send)
 
 
 def save(data, file_or_path, master_only=True, global_master=False):

@@ -56,6 +56,8 @@ class ParallelLoader:
         self._cpu_loader = cpu_loader
         self._devices = [torch.device(d) if isinstance(d, str) else d for d in devices]
         self._batchdim = batchdim
+        # SPMD: each batch tensor it fits is laid out over the devices as this ShardingSpec says.
+        self._input_sharding = input_sharding
         self.batches_per_execution = batches_per_execution
         self._done = False
         self._host_queues = {d: queue.Queue(maxsize=loader_prefetch_size) for d in self._devices}
@@ -110,7 +112,8 @@ class ParallelLoader:
             if batch is _END or isinstance(batch, BaseException):
                 self._device_queues[device].put(batch)
                 return
-            self._device_queues[device].put(xm.send_cpu_data_to_device(batch, device))
+            self._device_queues[device].put(
+                xm.send_cpu_data_to_device(batch, device, input_sharding=self._input_sharding))
             self.transfer_times.append(time.monotonic())
 
 

@@ -71,6 +71,8 @@ class XLAShardedTensor(torch.Tensor):
     def __repr__(self):
         return f"XLAShardedTensor({self.global_tensor})"
 
+    __str__ = __repr__
+
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
 
@@ -82,6 +84,5 @@ class XLAShardedTensor(torch.Tensor):
 
         return tree_map(wrap, func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {})))
 
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        return super().__torch_function__(func, types, args, kwargs)
+    # Ops reach __torch_dispatch__, which wraps their results with their global tensors.
+    __torch_function__ = torch._C._disabled_torch_function_impl

@@ -72,13 +72,6 @@ class Mesh:
             return None
         return self.axis_names.index(name)
 
-    def __hash__(self):
-        return hash((tuple(self.device_ids.tolist()), self.mesh_shape, self.axis_names))
-
-    def __eq__(self, other):
-        return (isinstance(other, Mesh) and self.mesh_shape == other.mesh_shape and
-                self.axis_names == other.axis_names and np.array_equal(self.device_ids, other.device_ids))
-
     def __str__(self):
         return (f"{{'device_ids': {self.device_ids.tolist()}, 'mesh_shape': {self.mesh_shape}, "
                 f"'axis_names': {self.axis_names}}}")
@@ -129,11 +122,12 @@ class Mesh:
         groups = grid.reshape(tiles, replicas).tolist()
         return [], np.arange(tiles).reshape(tile_dims).tolist(), groups, ShardingType.PARTIAL
 
+    @functools.lru_cache(maxsize=None)
     def get_op_sharding(self, partition_spec: PartitionSpec):
         """The sharding `partition_spec` gives a tensor of its rank over this mesh."""
         if len(partition_spec) == 0:
             return torch_xla._XLAC.OpSharding([], [], [], ShardingType.REPLICATED)
-        tile, groups, members, kind = self._op_sharding_args(tuple(partition_spec))
+        tile, groups, members, kind = self._op_sharding_args(partition_spec)
         return torch_xla._XLAC.OpSharding(tile, groups, members, int(kind))
 
 
@@ -246,8 +240,9 @@ class MarkShardingFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, t, mesh, partition_spec):
         ctx.mesh, ctx.partition_spec = mesh, partition_spec
-        mark_sharding(t, mesh, partition_spec)
-        return t
+        out = t.clone()  # `t` itself keeps its layout
+        mark_sharding(out, mesh, partition_spec)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -258,6 +253,33 @@ class MarkShardingFunction(torch.autograd.Function):
 def mark_sharding_with_gradients(t, mesh: Mesh, partition_spec: PartitionSpec):
     """As mark_sharding, and the gradient flowing back through `t` gets the same sharding."""
     return MarkShardingFunction.apply(unwrap_sharded_tensor(t), mesh, tuple(partition_spec))
+
+
+class XLAPatchedLinear(torch.autograd.Function):
+    """nn.Linear's forward and backward as einsums over the last dimension, which keep leading
+    dimensions whole (a sharded batch or sequence stays sharded through the gradient)."""
+
+    @staticmethod
+    def forward(ctx, input, weight, bias=None):
+        ctx.save_for_backward(input, weight, bias)
+        out = torch.einsum('...n,mn->...m', input, weight)
+        return out + bias if bias is not None else out
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, weight, bias = ctx.saved_tensors
+        grad_input = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_input = torch.einsum('...m,mn->...n', grad_output, weight)
+        if ctx.needs_input_grad[1]:
+            grad_weight = torch.einsum('...m,...n->mn', grad_output, input)
+        if bias is not None and ctx.needs_input_grad[2]:
+            grad_bias = torch.einsum('...m->m', grad_output)
+        return grad_input, grad_weight, grad_bias
+
+
+def xla_patched_nn_linear_forward(m, input):
+    return XLAPatchedLinear.apply(input, m.weight, m.bias)
 
 
 def _manual_unsupported(*args, **kwargs):

@@ -1,0 +1,48 @@
+"""SPMD on four CPU devices (tests/python/spmd_worker.py, in its own process): training against
+eager float64, uneven shards, no recompilation after warm-up, and clear errors for bad specs."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture(scope='module')
+def results():
+    env = dict(os.environ, CPU_NUM_DEVICES='4')
+    env.pop('XLA_USE_SPMD', None)
+    proc = subprocess.run([sys.executable, os.path.join(HERE, 'spmd_worker.py')], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_megatron_mlp_trains_like_eager_on_a_2x2_mesh(results):
+    r = results['megatron']
+    # The 10x rule: no farther from float64 than ten times eager float32 is.
+    assert r['xla_from_f64'] <= 10 * max(r['eager32_from_f64'], 1e-7), r
+    assert r['w1_spec'] == '{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}'
+    assert r['w2_spec'] == '{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}'
+    assert r['compiles_after_warmup'] == 0
+    assert r['unpartitioned'] == 0
+    assert r['all_reduces'] > 0  # fc2's contraction over 'model' is summed across devices
+
+
+def test_uneven_shards_are_padded_and_computed_exactly(results):
+    r = results['uneven']
+    assert r['shapes'] == [[2, 3]] * 4
+    assert r['last_piece'] == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]  # rows 6-7 do not exist
+    assert r['indices'] == [[[0, 2], [0, 3]], [[2, 4], [0, 3]], [[4, 5], [0, 3]], [[5, 5], [0, 3]]]
+    assert r['sum_error'] < 1e-6 and r['matmul_error'] == 0.0 and r['whole']
+
+
+def test_bad_specs_raise_at_the_call(results):
+    e = results['bad_input']
+    assert e['rank'].startswith('AssertionError') and 'input rank' in e['rank']
+    assert e['axis'].startswith('ValueError') and 'nope' in e['axis']
+    assert e['cpu'].startswith('ValueError') and 'xla' in e['cpu']
+    assert e['repeat'].startswith('AssertionError')
+    assert e['mesh'].startswith('AssertionError')
