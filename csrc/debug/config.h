@@ -45,6 +45,9 @@ namespace txla::debug {
     "0 and 1 become graph parameters like other scalars (the graph hash shows it)")               \
   V(std::string, save_tensors_file, "XLA_SAVE_TENSORS_FILE", "", false,                           \
     "append every executed IR graph to this file")                                                \
+  V(bool, dump_post_optimizations, "XLA_DUMP_POST_OPTIMIZATIONS", false, false,                    \
+    "HLO dumps (_get_xla_tensors_hlo) show the program after the compiler's passes: under SPMD, " \
+    "partitioned, with its collectives (read when a dump is made)")                              \
   V(std::string, save_tensors_fmt, "XLA_SAVE_TENSORS_FMT", "text", false,                         \
     "format of those dumps: text (lazy IR), dot (Graphviz) or hlo")                               \
   V(int64_t, compilation_cache_size, "XLA_COMPILATION_CACHE_SIZE", 1024, false,                   \

@@ -149,22 +149,27 @@ ir::hash_t ShardingKey(const GraphCut& cut) {
   return h;
 }
 
-std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut) {
+void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sharding>* output_shardings,
+                   std::vector<std::vector<int64_t>>* output_dims) {
   const int64_t n = SpmdDevices();
-  AnnotateParameterShardings(*module, cut);
-  compiler::spmd::ShardingPropagation(n).Run(*module);
-  std::vector<hlo::Sharding> outputs;
-  std::vector<std::vector<int64_t>> output_dims;
-  for (const hlo::Instruction* o : module->entry()->root()->operands()) {
-    outputs.push_back(o->attrs().sharding.value_or(hlo::Sharding::Replicated()));
-    output_dims.push_back(o->shape().dims);
+  AnnotateParameterShardings(module, cut);
+  compiler::spmd::ShardingPropagation(n).Run(module);
+  for (const hlo::Instruction* o : module.entry()->root()->operands()) {
+    if (output_shardings) output_shardings->push_back(o->attrs().sharding.value_or(hlo::Sharding::Replicated()));
+    if (output_dims) output_dims->push_back(o->shape().dims);
   }
   compiler::spmd::SpmdPartitioner partitioner(n);
-  partitioner.Run(*module);
+  partitioner.Run(module);
   for (const auto& r : partitioner.inserted()) {
     metrics::GetCounter("SpmdReshard:" + r.kind)->Add(1);
     metrics::GetCounter("SpmdReshardBytes:" + r.kind)->Add(r.bytes);
   }
+}
+
+std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut) {
+  std::vector<hlo::Sharding> outputs;
+  std::vector<std::vector<int64_t>> output_dims;
+  PartitionSpmd(*module, cut, &outputs, &output_dims);
   auto local = compiler::Compile(std::move(module));
   return std::make_shared<SpmdExecutable>(std::move(local), std::move(outputs), std::move(output_dims));
 }

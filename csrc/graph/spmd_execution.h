@@ -34,6 +34,10 @@ void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut);
 // The parameters' shardings, mixed into the compile cache's key: the same graph over inputs split
 // differently is a different program.
 ir::hash_t ShardingKey(const GraphCut& cut);
+// Propagates and partitions `module` (the cut, lowered) into the program each device runs;
+// `outputs` (if given) receives the global results' shardings and dimensions.
+void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sharding>* output_shardings = nullptr,
+                   std::vector<std::vector<int64_t>>* output_dims = nullptr);
 // Propagates, partitions and compiles `module` (the cut, lowered); throws as compiler::Compile.
 std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut);
 // An executable of the whole graph (the interpreter's) run on device 0 with its inputs gathered

@@ -15,6 +15,7 @@
 #include "hlo/printer.h"
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
+#include "compiler/compile.h"
 #include "compiler/library/conv2d_onednn.h"
 #include "compiler/library/gemm.h"
 #include "compiler/library/mkl_blas.h"
@@ -73,7 +74,13 @@ std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
   TORCH_CHECK(missing.empty(), "_get_xla_tensors_hlo: ", missing,
               " has no lowering (this graph would run on the interpreter)");
   std::unique_ptr<hlo::Module> module = lower::LowerGraph(cut);
-  if (runtime::SpmdEnabled()) graph::AnnotateParameterShardings(*module, cut);
+  // Read now: scripts set it around the one dump they want optimized.
+  if (debug::ReloadConfig().dump_post_optimizations) {
+    if (runtime::SpmdEnabled()) graph::PartitionSpmd(*module, cut);
+    compiler::RunPipeline(*module);
+  } else if (runtime::SpmdEnabled()) {
+    graph::AnnotateParameterShardings(*module, cut);
+  }
   return hlo::ToText(*module);
 }
 

@@ -77,7 +77,39 @@ Plan Reshape(const Instruction& i, const TileMap& op) {
 
 // Batch and free dimensions keep their tiles; a tiled contracting dimension leaves partial sums
 // (summed over the devices that hold the same output tile).
+// `whole` (replicated) cut to `tiled`'s tiles in the paired dimensions (its own dims `mine`,
+// tiled's `theirs`): a local slice, no communication, after which the two pair up.
+TileMap Follow(const TileMap& whole, const std::vector<int64_t>& mine, const TileMap& tiled,
+               const std::vector<int64_t>& theirs) {
+  TileMap m = whole;
+  for (size_t k = 0; k < mine.size(); ++k) {
+    m.tiles[mine[k]] = tiled.tiles[theirs[k]];
+    for (int64_t d = 0; d < m.devices(); ++d) m.coords[d][mine[k]] = tiled.coords[d][theirs[k]];
+  }
+  return m;
+}
+
+std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs);
+
+// When one operand is whole, it follows the other's tiles in the batch and contracting
+// dimensions (XLA's GSPMD does the same): a dot with a sharded contraction then sums partial
+// products instead of gathering the sharded operand.
 Plan Dot(const Instruction& i, const TileMap& lhs, const TileMap& rhs) {
+  const hlo::DotDims& dd = i.attrs().dot;
+  const auto lpaired = Concat(dd.lhs_batch, dd.lhs_contracting), rpaired = Concat(dd.rhs_batch, dd.rhs_contracting);
+  if (rhs.replicated() && !lhs.replicated())
+    return PairedDot(i, lhs, Follow(rhs, rpaired, lhs, lpaired));
+  if (lhs.replicated() && !rhs.replicated())
+    return PairedDot(i, Follow(lhs, lpaired, rhs, rpaired), rhs);
+  return PairedDot(i, lhs, rhs);
+}
+
+Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs) {
   const hlo::DotDims& dd = i.attrs().dot;
   const auto& ls = i.operand(0)->shape().dims;
   const int64_t devices = lhs.devices();

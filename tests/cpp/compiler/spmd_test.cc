@@ -113,6 +113,25 @@ ENTRY %main {
   EXPECT_EQ(text.find("\"Sharding\""), std::string::npos) << text;
 }
 
+const char* kRowTimesColumn = R"(HloModule m
+ENTRY %main {
+  %a = f32[1,128] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %b = f32[128,1] parameter(1), sharding={replicated}
+  %c = f32[1,1] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %out = (f32[1,1]) tuple(%c)
+})";
+
+TEST(SpmdPartitionerTest, AWholeOperandFollowsASplitContractionAndPartialSumsAreAllReduced) {
+  auto module = Propagated(kRowTimesColumn);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  std::string text = hlo::ToText(*module);
+  EXPECT_NE(text.find("f32[32,1]{1,0} custom-call(f32[128,1]{1,0} %b), custom_call_target=\"txla.spmd_shard\""),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("all-reduce(f32[1,1]{1,0} %c), replica_groups={{0,1,2,3}}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("txla.spmd_all_gather"), std::string::npos) << text;
+}
+
 // Runs `text` whole on one device and partitioned on four; the outputs must agree exactly.
 void ExpectPartitionedRunMatches(const std::string& text, const std::vector<std::vector<int64_t>>& param_dims) {
   auto global = hlo::ParseModule(text);
@@ -186,6 +205,10 @@ void ExpectPartitionedRunMatches(const std::string& text, const std::vector<std:
 
 TEST(SpmdPartitionerTest, PartitionedMlpComputesWhatTheWholeProgramDoes) {
   ExpectPartitionedRunMatches(kMlp, {{8, 16}, {12, 16}, {4, 12}});
+}
+
+TEST(SpmdPartitionerTest, PartitionedRowTimesColumnComputesWhatTheWholeProgramDoes) {
+  ExpectPartitionedRunMatches(kRowTimesColumn, {{1, 128}, {128, 1}});
 }
 
 TEST(SpmdPartitionerTest, UnevenTilesArePaddedAndGatheredBackWhole) {
