@@ -8,6 +8,8 @@ Systems (each in fresh processes, interleaved over rounds so machine noise hits 
   xla_spawn     xmp.spawn, 2 processes, xm.optimizer_step (all-reduce inside the step graph)
   xla_ddp       DistributedDataParallel on the 'xla' backend, 2 processes
   xla_threads   dp.DataParallel over 2 devices of one process (CPU_NUM_DEVICES=2)
+  xla_spmd      SPMD over 2 devices of one process: the batch sharded over a 1-D mesh, the model
+                replicated; the compiler partitions the step (gradients all-reduced inside it)
 Every step ends with the loss read on the host (the step has finished). Prints the median ms per
 global step and the ratio to eager_ddp; compilation is excluded (the first steps are warm-up,
 and every system runs with a warm disk cache after round 0).
@@ -25,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SYSTEMS = ['eager_1', 'eager_ddp', 'xla_1', 'xla_spawn', 'xla_ddp', 'xla_threads']
+SYSTEMS = ['eager_1', 'eager_ddp', 'xla_1', 'xla_spawn', 'xla_ddp', 'xla_threads', 'xla_spmd']
 WARMUP = 5
 
 
@@ -117,6 +119,42 @@ def _threads(steps, batch, out):
         json.dump({'ms': ms[0]}, f)
 
 
+def _spmd(steps, batch, out):
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    import torch_xla
+    import torch_xla.core.xla_model as xm
+    import torch_xla.debug.metrics as met
+    import torch_xla.distributed.spmd as xs
+    import torch_xla.runtime as xr
+    sys.path.insert(0, os.path.join(ROOT, 'examples'))
+    from mnist_model import MNIST
+    xr.use_spmd()
+    mesh = xs.Mesh(np.arange(xr.global_runtime_device_count()), (xr.global_runtime_device_count(), ), ('data', ))
+    batches = _batches(steps, batch)
+    torch.manual_seed(0)
+    device = torch_xla.device()
+    model = MNIST().train().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    times = []
+    for data, target in batches:
+        start = time.perf_counter()
+        opt.zero_grad()
+        x, y = data.to(device), target.to(device)
+        xs.mark_sharding(x, mesh, ('data', None, None, None))
+        xs.mark_sharding(y, mesh, ('data', ))
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+        loss.item()
+        times.append(time.perf_counter() - start)
+    moved = {k: met.counter_value(k) for k in met.counter_names() if k.startswith('SpmdReshard')}
+    with open(out, 'w') as f:
+        json.dump({'ms': statistics.median(times[WARMUP:]) * 1e3, 'reshard': moved}, f)
+
+
 def run_system(system, steps, batch, cache):
     out = tempfile.mktemp(suffix='.json')
     env = dict(os.environ, XLA_PERSISTENT_CACHE_PATH=cache, PYTHONPATH=ROOT, TXLA_NUM_THREADS='1')
@@ -125,6 +163,9 @@ def run_system(system, steps, batch, cache):
     if system in ('eager_1', 'xla_1'):
         env['TXLA_NUM_THREADS'] = '2'
         code = f'import bench.data_parallel as b; b._replica(0, {system!r}, {steps}, {batch}, {out!r})'
+    elif system == 'xla_spmd':
+        env.update(CPU_NUM_DEVICES='2', TXLA_NUM_THREADS='1')
+        code = f'import bench.data_parallel as b; b._spmd({steps}, {batch}, {out!r})'
     elif system == 'xla_threads':
         env.update(CPU_NUM_DEVICES='2', TXLA_NUM_THREADS='2')
         code = f'import bench.data_parallel as b; b._threads({steps}, {batch}, {out!r})'

@@ -19,11 +19,22 @@ def set_device_type(pjrt_device):
 
 
 def local_device_count():
-    return torch_xla._XLAC._xla_device_count()
+    """The devices a script addresses: under SPMD the one virtual device the program is traced
+    on (it runs on every runtime device), else this process's devices."""
+    return 1 if is_spmd() else torch_xla._XLAC._xla_device_count()
 
 
 def addressable_device_count():
     return local_device_count()
+
+
+def addressable_runtime_device_count():
+    """The runtime devices of this process (CPU_NUM_DEVICES), SPMD or not."""
+    return torch_xla._XLAC._xla_device_count()
+
+
+def local_process_count():
+    return config.LOCAL_WORLD_SIZE.get()
 
 
 def global_device_count():
@@ -67,7 +78,7 @@ def initialize_cache(path, readonly=False):
 def global_runtime_device_count():
     """Every device of the job the runtime drives: this process's devices (CPU_NUM_DEVICES) on
     every host. SPMD meshes span all of them."""
-    return local_device_count() * config.XLA_NUM_HOSTS.get()
+    return addressable_runtime_device_count() * config.XLA_NUM_HOSTS.get()
 
 
 def use_spmd(auto=False):
@@ -80,5 +91,6 @@ def use_spmd(auto=False):
 
 
 def is_spmd():
-    """Whether SPMD is on (use_spmd() or XLA_USE_SPMD=1)."""
-    return torch_xla._XLAC._xla_is_spmd()
+    """Whether SPMD is on: XLA_USE_SPMD, which use_spmd() sets (as in PyTorch/XLA, the
+    variable is the answer; the runtime, once partitioning, stays so for the process)."""
+    return config.XLA_USE_SPMD.get()

@@ -11,6 +11,7 @@
 #include "ir/op_names.h"
 #include "ir/op_table.h"
 #include "ir/shape_rules.h"
+#include "runtime/device.h"
 #include "tensor/bridge.h"
 #include "tensor/tensor_impl.h"
 
@@ -60,8 +61,11 @@ void ToCopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
   if (!lt) {
     TORCH_INTERNAL_ASSERT(device && device->type() == c10::DeviceType::XLA);
     at::Tensor host = self.to(at::TensorOptions().dtype(target_dtype).device(c10::kCPU));
-    result = MakeEntryXlaTensor(LazyTensor::FromData(TransferToDevice(host, DeviceOrdinal(*device)),
-                                                     target_dtype, DeviceOrdinal(*device)));
+    if (runtime::SpmdEnabled())  // the virtual device: uploaded when sharded or used
+      result = MakeEntryXlaTensor(LazyTensor::FromHost(host.contiguous().clone(), target_dtype, DeviceOrdinal(*device)));
+    else
+      result = MakeEntryXlaTensor(LazyTensor::FromData(TransferToDevice(host, DeviceOrdinal(*device)),
+                                                       target_dtype, DeviceOrdinal(*device)));
   } else if (device && device->type() != c10::DeviceType::XLA) {
     at::Tensor host = graph::ToHost(lt);
     result = host.to(at::TensorOptions().dtype(target_dtype).device(*device),

@@ -48,6 +48,7 @@ class SpmdExecutable final : public runtime::Executable {
         runtime::GetCollectiveBackend()->Abort("device " + std::to_string(d) + " failed");
       }
     };
+    TXLA_COUNTER("ExecuteReplicated", 1);  // PyTorch/XLA's name for a run on every device
     TXLA_TIMED("ExecuteReplicatedTime");
     std::vector<std::thread> others;
     for (int d = 1; d < n; ++d) others.emplace_back(run, d);

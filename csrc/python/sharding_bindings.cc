@@ -91,6 +91,9 @@ void RequireSpmd(const char* what) {
 // `host` placed on the devices as `sharding` says: split into padded pieces, or one whole buffer
 // every device reads.
 runtime::BufferPtr Place(const at::Tensor& host, const hlo::Sharding& sharding, c10::ScalarType dtype) {
+  TXLA_TIMED("TransferToDeviceTime");
+  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
+  outbound->AddSample(static_cast<double>(host.numel() * host.element_size()));
   at::Tensor src = host.to(ir::ToScalarType(ir::ToElementType(dtype))).contiguous();
   const std::vector<int64_t> full = src.sizes().vec();
   const TileMap map = TileMap::Of(sharding, static_cast<int64_t>(full.size()), Devices());
@@ -139,7 +142,8 @@ void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
   if (t->pending()) {
     t->SetIrValue(graph::AnnotateSharding(t->pending(), text));
   } else if (t->EffectiveSharding() != text) {
-    at::Tensor host = graph::ToHost(t);
+    // Data the virtual device still holds on the host is split straight from there.
+    at::Tensor host = t->host().defined() ? t->host() : graph::ToHost(t);
     t->SetData(Place(host, sharding, t->dtype()));
   }
   t->set_sharding(text);
@@ -306,16 +310,26 @@ void RegisterShardingBindings(py::module& m) {
   }, py::arg("shards"), py::arg("sharding"), py::arg("global_shape") = py::none());
   m.def("_get_xla_tensor_debug_info", [](const at::Tensor& tensor) {
     LazyTensorPtr t = GetLazyTensor(tensor, "_get_xla_tensor_debug_info");
-    std::string info = "XLATensor {\nTensorID: " + std::to_string(t->id()) + "\nDevice: xla:" +
-                       std::to_string(t->device()) + "\nXLA Shape: " + t->shape().ToString() + "\n";
+    std::string info = "XLATensor {\nTensorID: " + std::to_string(t->id()) + "\nDevice: " +
+                       (runtime::SpmdEnabled() ? std::string("SPMD:0") : runtime::DeviceName(t->device())) +
+                       "\nXLA Shape: " + t->shape().ToString() + "\n";
     const std::string spec = t->EffectiveSharding();
     if (!spec.empty()) info += "ShardingSpec: " + spec + "\n";
-    info += std::string("IR: ") + (t->pending() ? t->pending().node->OpName() : "None") + "\n";
-    if (t->data() && t->data()->shards()) {
+    info += std::string("IR: ") +
+            (t->pending() ? t->pending().node->OpName() : t->on_device() ? "xla::device_data" : "None") + "\n";
+    if (t->host().defined()) {
+      std::string sizes;
+      for (int64_t d : t->host().sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(d);
+      info += "Tensor on host: with size [" + sizes + "]\n";
+    } else {
+      info += "Tensor on host: None\n";
+    }
+    if (t->on_device() && t->data()->shards()) {
       info += "XLAShardedData: \nData Device: SPMD:0\nOpSharding: " + t->data()->shards()->sharding +
               "\nNumShards: " + std::to_string(t->data()->shards()->pieces.size()) + "\n";
-    } else if (t->data()) {
-      info += "XLAData: \nData Device: " + std::string(runtime::SpmdEnabled() ? "SPMD:0" : runtime::DeviceName(t->device())) +
+    } else if (t->on_device()) {
+      info += "XLAData: \nData Device: " +
+              std::string(runtime::SpmdEnabled() ? "SPMD:0" : runtime::DeviceName(t->device())) +
               "\nData Shape: " + t->data()->ToString() + "\n";
     } else {
       info += "XLAData: None\n";

@@ -291,6 +291,9 @@ void RunCollective(const int64_t* spec, const void* in, void* out) {
   const int device = ExecutingDevice();
   const size_t bytes = count * ByteWidth(type);
   TXLA_TIMED("CollectiveTime");
+  // What the collective delivers to this replica (an all-gather: every member's piece).
+  static metrics::Counter* delivered = metrics::GetCounter("CollectiveBytes");
+  delivered->Add(static_cast<int64_t>(op == CollectiveOp::kAllGather ? bytes * std::max<int64_t>(spec[5], 1) : bytes));
   switch (op) {
     case CollectiveOp::kAllReduce:
       metrics::GetCounter("CollectiveAllReduce")->Add(1);

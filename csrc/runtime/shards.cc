@@ -81,6 +81,7 @@ void RunReshard(const int64_t* spec, const void* in, void* out) {
     return;
   }
   metrics::GetCounter("CollectiveAllGather")->Add(1);
+  metrics::GetCounter("CollectiveBytes")->Add(piece * bytes * devices);
   std::vector<char> gathered(static_cast<size_t>(piece * bytes * devices));
   GetCollectiveBackend()->AllGather(ExecutingDevice(), type, in, piece, gathered.data(), {});
   for (int64_t d = 0; d < devices; ++d) {

@@ -4,6 +4,7 @@
 
 #include "ir/op_table.h"
 #include "metrics/metrics.h"
+#include "tensor/bridge.h"
 #include "tensor/registry.h"
 
 namespace txla {
@@ -35,14 +36,31 @@ LazyTensorPtr LazyTensor::FromValue(ir::Value value, int device) {
   return t;
 }
 
+LazyTensorPtr LazyTensor::FromHost(at::Tensor host, c10::ScalarType dtype, int device) {
+  auto t = std::make_shared<LazyTensor>(device, ir::Shape(dtype, host.sizes()));
+  t->host_ = std::move(host);
+  registry::Add(t);
+  TXLA_COUNTER("VirtualDeviceUsage", 1);
+  return t;
+}
+
+void LazyTensor::Upload() const {
+  TXLA_TIMED("TransferToDeviceTime");
+  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
+  data_ = TensorAsBuffer(host_, device_, shape_.dtype);  // adopts the host copy: no second copy
+  outbound->AddSample(static_cast<double>(data_->size_bytes()));
+  host_ = at::Tensor();
+}
+
 ir::Value LazyTensor::GetIrValue() {
   if (pending_) return pending_;
-  if (!data_node_) data_node_ = ir::Value{ir::Node::DeviceData(data_, shape_), 0};
+  if (!data_node_) data_node_ = ir::Value{ir::Node::DeviceData(data(), shape_), 0};
   return data_node_;
 }
 
 void LazyTensor::SetData(runtime::BufferPtr data) {
   data_ = std::move(data);
+  host_ = at::Tensor();
   data_node_ = ir::Value{};
   pending_ = ir::Value{};
   spmd_result_ = false;
@@ -62,6 +80,7 @@ void LazyTensor::SetIrValue(ir::Value value) {
   shape_ = value.shape();
   pending_ = std::move(value);
   data_ = nullptr;
+  host_ = at::Tensor();
   spmd_result_ = false;
   data_node_ = ir::Value{};
 }

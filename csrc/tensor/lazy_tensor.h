@@ -20,6 +20,10 @@ class LazyTensor {
  public:
   static LazyTensorPtr FromData(runtime::BufferPtr data, c10::ScalarType dtype, int device);
   static LazyTensorPtr FromValue(ir::Value value, int device);
+  // SPMD's virtual device: data sent from the host stays a host tensor until it is sharded
+  // (split straight from it) or used, as PyTorch/XLA defers the upload (counter
+  // VirtualDeviceUsage). `host` must not be shared with the caller.
+  static LazyTensorPtr FromHost(at::Tensor host, c10::ScalarType dtype, int device);
   ~LazyTensor();
 
   int64_t id() const { return id_; }
@@ -32,7 +36,15 @@ class LazyTensor {
   ir::Value GetIrValue();
   // The pending computation; empty once the tensor holds data.
   const ir::Value& pending() const { return pending_; }
-  const runtime::BufferPtr& data() const { return data_; }
+  // The device data (uploading data held on the host first).
+  const runtime::BufferPtr& data() const {
+    if (!data_ && host_.defined()) Upload();
+    return data_;
+  }
+  // Data still on the host (SPMD's deferred upload); undefined once uploaded or replaced.
+  const at::Tensor& host() const { return host_; }
+  // Whether the tensor has device data now (without uploading).
+  bool on_device() const { return data_ != nullptr; }
 
   // SPMD: the sharding the user gave the tensor (XLA syntax; "" for none). It stays with the
   // tensor across in-place updates, and each graph that computes the tensor produces it so.
@@ -55,7 +67,10 @@ class LazyTensor {
   int64_t id_;
   int device_;
   ir::Shape shape_;
-  runtime::BufferPtr data_;
+  void Upload() const;
+
+  mutable runtime::BufferPtr data_;
+  mutable at::Tensor host_;
   ir::Value pending_;
   ir::Value data_node_;  // cached device-data node for data_
   std::string sharding_;

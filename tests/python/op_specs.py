@@ -710,6 +710,9 @@ SPECS += [
          ops=('txla::all_reduce',), dtypes=FLOAT + INTS, grad=False),
     Spec('all_gather_last_dim', lambda x: _TXLA.all_gather(x, -1, [0], 1), COLLECTIVE_CASES,
          ops=('txla::all_gather',), dtypes=FLOAT + INTS, grad=False),
+    # Outside SPMD a sharding annotation is the identity (SPMD's own tests: test_spmd.py).
+    Spec('custom_sharding', lambda x: _TXLA.custom_sharding(x * 2, '{replicated}') + 1, UNARY,
+         ops=('txla::custom_sharding',), dtypes=FLOAT + INTS, grad=False),
     Spec('reduce_scatter_first_dim', lambda x: _TXLA.reduce_scatter(x + 1, 0, 0, [0], 1), COLLECTIVE_CASES,
          ops=('txla::reduce_scatter',), dtypes=FLOAT + INTS, grad=False),
 ]

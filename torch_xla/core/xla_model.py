@@ -51,7 +51,8 @@ def _xla_device(n=None, devkind=None):
 
 
 def get_xla_supported_devices(devkind=None, max_devices=None):
-    devices = torch_xla._XLAC._xla_get_all_devices()
+    # Under SPMD a script addresses one virtual device, xla:0.
+    devices = ['xla:0'] if xr.is_spmd() else torch_xla._XLAC._xla_get_all_devices()
     if max_devices is not None:
         devices = devices[:max_devices]
     return devices
@@ -69,6 +70,15 @@ def xla_device_hw(device):
 
 def xla_real_devices(devices):
     return ['CPU:%d' % torch.device(d).index for d in devices]
+
+
+def xla_replication_devices(local_devices):
+    """The real devices replication runs over, given this process's local devices (all of them)."""
+    supported = get_xla_supported_devices()
+    if len(supported) != len(local_devices):
+        raise RuntimeError(f'Cannot replicate if number of devices ({len(local_devices)}) is different from '
+                           f'{len(supported)}')
+    return xla_real_devices(supported)
 
 
 # Topology: the launcher's environment (RANK, WORLD_SIZE, LOCAL_RANK), or the devices of this
@@ -169,6 +179,13 @@ def _map_tensors(data, fn, leaf=lambda x: isinstance(x, torch.Tensor)):
 
 def _maybe_convert_to_cpu(data, convert=True):
     return _map_tensors(data, lambda t: t.cpu() if convert and t.device.type == 'xla' else t)
+
+
+def optimization_barrier_(tensors):
+    """XLA's optimization barrier on `tensors`: the compiler may not move computation across it.
+    Values are unchanged; this compiler neither rematerializes nor fuses across graph outputs in
+    ways the barrier would forbid, so it has nothing to hold back."""
+    return None
 
 
 def send_cpu_data_to_device(data, device, input_sharding=None):

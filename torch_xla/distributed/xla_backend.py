@@ -12,6 +12,7 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import ProcessGroup, _create_work_from_future
 
+import torch_xla.runtime as xr
 from torch_xla._internal import config
 from torch_xla.core import collectives as _collectives
 
@@ -100,11 +101,19 @@ class ProcessGroupXla(ProcessGroup):
         return _done([])
 
 
+def _refuse_under_spmd():
+    # Under SPMD one process drives every device and the compiler places the collectives.
+    assert not xr.is_spmd(), ("the 'xla' process-group backend is not supported with SPMD: the "
+                              "compiler partitions the program and inserts its collectives")
+
+
 def _create_xla_process_group(store, rank, size, timeout):
+    _refuse_under_spmd()
     return ProcessGroupXla(store, rank, size, timeout)
 
 
 def _xla_rendezvous_handler(url, timeout=timedelta(minutes=30), **kwargs):
+    _refuse_under_spmd()
     return dist.rendezvous('env://', config.RANK.get(), config.WORLD_SIZE.get(), timeout=timeout)
 
 

@@ -74,6 +74,10 @@ Instruction* Simplify(Instruction* i) {
   auto operand = [&](size_t k) { return i->operand(k); };
   if (Instruction* sunk = SinkScalarBroadcasts(i)) return sunk;
   switch (i->opcode()) {
+    case Opcode::kCustomCall:
+      // A sharding annotation in a program no partitioner will see (not SPMD) is the identity.
+      if (i->attrs().custom_call_target == hlo::CustomCallTarget::kSharding) return operand(0);
+      return nullptr;
     case Opcode::kBroadcast: {
       const auto& dims = i->attrs().dimensions;
       bool identity = operand(0)->shape().dims == i->shape().dims;

@@ -7,6 +7,8 @@
 //   transpose(x, identity) -> x
 //   transpose(transpose(x, p), q) -> transpose(x, p o q)
 //   transpose(dot(a, b)) -> dot(b, a)         (2-D: (ab)^T = b^T a^T, contracting dims swapped)
+//   custom-call "Sharding"(x) -> x            (outside SPMD the partitioner, which consumes it,
+//                                              never runs)
 //
 // "0" and "1" are scalar constants or broadcasts of them. Floating-point identities that are not
 // exact (x * 0 -> 0 is wrong for NaN and infinity) are not applied.

@@ -41,11 +41,11 @@ Plan Elementwise(const Instruction& i, const std::vector<TileMap>& ops, int64_t 
   return Local(std::move(want), target);
 }
 
-Plan Broadcast(const Instruction& i, const TileMap& op) {
+Plan Broadcast(const Instruction& i, const TileMap& op, const std::vector<int64_t>& from) {
   std::vector<int64_t> pick(i.shape().rank(), -1);
   const auto& dims = i.attrs().dimensions;
   for (size_t k = 0; k < dims.size(); ++k) {
-    if (i.operand(0)->shape().dims[k] != i.shape().dims[dims[k]] && op.tiles[k] > 1)
+    if (from[k] != i.shape().dims[dims[k]] && op.tiles[k] > 1)
       return WholePlan(i, op.devices());  // a size-1 dimension stretched: not tile by tile
     pick[dims[k]] = static_cast<int64_t>(k);
   }
@@ -57,8 +57,7 @@ Plan Transpose(const Instruction& i, const TileMap& op) {
 }
 
 // Tiles survive a reshape in the dimensions it leaves alone: a common prefix and suffix.
-Plan Reshape(const Instruction& i, const TileMap& op) {
-  const auto& from = i.operand(0)->shape().dims;
+Plan Reshape(const Instruction& i, const TileMap& op, const std::vector<int64_t>& from) {
   const auto& to = i.shape().dims;
   const size_t n = std::min(from.size(), to.size());
   size_t prefix = 0, suffix = 0;
@@ -94,24 +93,23 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
   return a;
 }
 
-Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs);
+Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<int64_t>& ls);
 
 // When one operand is whole, it follows the other's tiles in the batch and contracting
 // dimensions (XLA's GSPMD does the same): a dot with a sharded contraction then sums partial
 // products instead of gathering the sharded operand.
-Plan Dot(const Instruction& i, const TileMap& lhs, const TileMap& rhs) {
+Plan Dot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<int64_t>& ls) {
   const hlo::DotDims& dd = i.attrs().dot;
   const auto lpaired = Concat(dd.lhs_batch, dd.lhs_contracting), rpaired = Concat(dd.rhs_batch, dd.rhs_contracting);
   if (rhs.replicated() && !lhs.replicated())
-    return PairedDot(i, lhs, Follow(rhs, rpaired, lhs, lpaired));
+    return PairedDot(i, lhs, Follow(rhs, rpaired, lhs, lpaired), ls);
   if (lhs.replicated() && !rhs.replicated())
-    return PairedDot(i, Follow(lhs, lpaired, rhs, rpaired), rhs);
-  return PairedDot(i, lhs, rhs);
+    return PairedDot(i, Follow(lhs, lpaired, rhs, rpaired), rhs, ls);
+  return PairedDot(i, lhs, rhs, ls);
 }
 
-Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs) {
+Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<int64_t>& ls) {
   const hlo::DotDims& dd = i.attrs().dot;
-  const auto& ls = i.operand(0)->shape().dims;
   const int64_t devices = lhs.devices();
   auto free_dims = [](int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting) {
     std::vector<int64_t> out;
@@ -175,13 +173,12 @@ bool Combiner(const Instruction& reduce, Opcode* op) {
   return true;
 }
 
-Plan Reduce(const Instruction& i, const std::vector<TileMap>& ops) {
+Plan Reduce(const Instruction& i, const std::vector<TileMap>& ops, const std::vector<int64_t>& full) {
   const int64_t devices = ops[0].devices();
   Opcode combiner;
   if (i.operands().size() != 2 || i.shape().is_tuple || !Combiner(i, &combiner)) return WholePlan(i, devices);
   const TileMap& in = ops[0];
   const auto& dims = i.attrs().dimensions;
-  const auto& full = i.operand(0)->shape().dims;
   std::vector<int64_t> kept;
   bool partial = false;
   for (int64_t d = 0; d < in.rank(); ++d) {
@@ -203,6 +200,64 @@ Plan Reduce(const Instruction& i, const std::vector<TileMap>& ops) {
   return p;
 }
 
+// Layers that compute each example of a batch on its own (convolutions, pooling, and their input
+// gradients) run on a device's examples: the operands that carry the batch (in dimension 0)
+// keep its split, the others (weights) come whole. A weight's gradient sums over the batch:
+// `batch_result` false makes the local results partial sums over the devices' examples.
+Plan BatchLocal(const Instruction& i, const std::vector<TileMap>& ops, const std::vector<bool>& batched,
+                bool batch_result, int64_t batch) {
+  const int64_t devices = ops[0].devices();
+  const TileMap* lead = nullptr;
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (batched[k] && ops[k].rank() > 0 && ops[k].tiles[0] > 1) {
+      lead = &ops[k];
+      break;
+    }
+  if (lead == nullptr) return WholePlan(i, devices);
+  if (!batch_result && batch % lead->tiles[0] != 0)
+    return WholePlan(i, devices);  // padded examples would add to the sums
+  auto batch_only = [&](int64_t rank) {
+    std::vector<int64_t> pick(rank, -1);
+    pick[0] = 0;
+    return Project(*lead, pick);
+  };
+  std::vector<TileMap> want;
+  for (size_t k = 0; k < ops.size(); ++k)
+    want.push_back(batched[k] ? batch_only(ops[k].rank()) : TileMap::Replicated(ops[k].rank(), devices));
+  const int64_t rank = i.shape().rank();
+  if (batch_result) return Local(std::move(want), batch_only(rank));
+  Plan p = Local(std::move(want), TileMap::Replicated(rank, devices));
+  std::vector<std::vector<int64_t>> key(devices), dup(devices);
+  for (int64_t d = 0; d < devices; ++d) dup[d] = {lead->coords[d][0]};
+  p.partial_groups = GroupDevices(devices, key, dup);
+  return p;
+}
+
+Plan Convolution(const Instruction& i, const std::vector<TileMap>& ops, int64_t batch) {
+  const hlo::ConvDims& c = i.attrs().conv;
+  if (c.input_batch != 0 || c.output_batch != 0) return WholePlan(i, ops[0].devices());
+  return BatchLocal(i, ops, {true, false}, true, batch);
+}
+
+Plan LibraryCall(const Instruction& i, const std::vector<TileMap>& ops, int64_t batch) {
+  using hlo::CustomCallTarget;
+  switch (i.attrs().custom_call_target) {
+    case CustomCallTarget::kConv2dBias: return BatchLocal(i, ops, {true, false, false}, true, batch);       // x, w, b
+    case CustomCallTarget::kConv2dBackwardInput: return BatchLocal(i, ops, {true, false}, true, batch);     // dy, w
+    case CustomCallTarget::kConv2dBackwardFilter: return BatchLocal(i, ops, {true, true}, false, batch);    // dy, x
+    case CustomCallTarget::kMaxPool2dIndices: return BatchLocal(i, ops, {true}, true, batch);               // x
+    case CustomCallTarget::kMaxPool2dBackward:                                                       // dy, idx
+    case CustomCallTarget::kMaxPool2dBackwardFromInput: return BatchLocal(i, ops, {true, true}, true, batch);  // dy, x
+    case CustomCallTarget::kSharding:
+      if (i.attrs().sharding) {
+        TileMap m = TileMap::Of(*i.attrs().sharding, i.shape().rank(), ops[0].devices());
+        return Local({m}, m);
+      }
+      return WholePlan(i, ops[0].devices());
+    default: return WholePlan(i, ops[0].devices());
+  }
+}
+
 }  // namespace
 
 Plan WholePlan(const Instruction& i, int64_t devices) {
@@ -213,24 +268,23 @@ Plan WholePlan(const Instruction& i, int64_t devices) {
   return p;
 }
 
-Plan PlanInstruction(const Instruction& i, const std::vector<TileMap>& ops, int64_t devices) {
+Plan PlanInstruction(const Instruction& i, const std::vector<TileMap>& ops, const std::vector<hlo::Shape>& shapes,
+                     int64_t devices) {
   if (i.shape().is_tuple) return WholePlan(i, devices);
   for (const Instruction* op : i.operands())
     if (op->shape().is_tuple) return WholePlan(i, devices);
   const Opcode op = i.opcode();
   if (hlo::IsElementwise(op)) return Elementwise(i, ops, devices);
+  // The examples in a batch (dimension 0 of the first operand), for per-example layers.
+  const int64_t batch = shapes.empty() || shapes[0].dims.empty() ? 0 : shapes[0].dims[0];
   switch (op) {
-    case Opcode::kBroadcast: return Broadcast(i, ops[0]);
+    case Opcode::kBroadcast: return Broadcast(i, ops[0], shapes[0].dims);
     case Opcode::kTranspose: return Transpose(i, ops[0]);
-    case Opcode::kReshape: return Reshape(i, ops[0]);
-    case Opcode::kDot: return Dot(i, ops[0], ops[1]);
-    case Opcode::kReduce: return Reduce(i, ops);
-    case Opcode::kCustomCall:
-      if (i.attrs().custom_call_target == hlo::CustomCallTarget::kSharding && i.attrs().sharding) {
-        TileMap m = TileMap::Of(*i.attrs().sharding, i.shape().rank(), devices);
-        return Local({m}, m);
-      }
-      return WholePlan(i, devices);
+    case Opcode::kReshape: return Reshape(i, ops[0], shapes[0].dims);
+    case Opcode::kDot: return Dot(i, ops[0], ops[1], shapes[0].dims);
+    case Opcode::kReduce: return Reduce(i, ops, shapes[0].dims);
+    case Opcode::kConvolution: return Convolution(i, ops, batch);
+    case Opcode::kCustomCall: return LibraryCall(i, ops, batch);
     default: return WholePlan(i, devices);
   }
 }

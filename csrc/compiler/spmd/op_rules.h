@@ -23,8 +23,10 @@ struct Plan {
 };
 
 // `operands`: the layouts the operands have (array-shaped operands only; a tuple-shaped operand
-// makes the plan whole). Instructions without a local rule get the whole plan.
-Plan PlanInstruction(const hlo::Instruction& i, const std::vector<TileMap>& operands, int64_t devices);
+// makes the plan whole), `shapes` their whole (global) shapes, `i` with its whole shape.
+// Instructions without a local rule get the whole plan.
+Plan PlanInstruction(const hlo::Instruction& i, const std::vector<TileMap>& operands,
+                     const std::vector<hlo::Shape>& shapes, int64_t devices);
 
 // The plan of an instruction that runs whole.
 Plan WholePlan(const hlo::Instruction& i, int64_t devices);

@@ -102,9 +102,12 @@ class Partitioner {
       return;
     }
     std::vector<TileMap> have;
-    for (const Instruction* op : i->operands())
+    std::vector<hlo::Shape> whole;
+    for (const Instruction* op : i->operands()) {
       have.push_back(op->shape().is_tuple ? TileMap::Replicated(0, devices_) : MapOf(op));
-    const Plan plan = PlanInstruction(*i, have, devices_);
+      whole.push_back(full_.at(op));
+    }
+    const Plan plan = PlanInstruction(*i, have, whole, devices_);
     for (size_t k = 0; k < i->operands().size(); ++k) {
       Instruction* op = i->operand(k);
       if (op->shape().is_tuple) continue;

@@ -211,6 +211,53 @@ TEST(SpmdPartitionerTest, PartitionedRowTimesColumnComputesWhatTheWholeProgramDo
   ExpectPartitionedRunMatches(kRowTimesColumn, {{1, 128}, {128, 1}});
 }
 
+// A data-parallel convolution layer: the batch stays split through the convolution and its input
+// gradient; the filter gradient sums over the batch (one all-reduce), with nothing gathered.
+const char* kDataParallelConv = R"(HloModule m
+ENTRY %main {
+  %x = f32[4,2,6,6] parameter(0), sharding={devices=[4,1,1,1]0,1,2,3}
+  %w = f32[3,2,3,3] parameter(1), sharding={replicated}
+  %y = f32[4,3,6,6] convolution(%x, %w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, operand_precision={highest,highest}
+  %dx = f32[4,2,6,6] custom-call(%y, %w), custom_call_target="txla.conv2d_backward_input", window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, operand_precision={highest,highest}
+  %dw = f32[3,2,3,3] custom-call(%y, %x), custom_call_target="txla.conv2d_backward_filter", window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, operand_precision={highest,highest}
+  ROOT %out = (f32[4,3,6,6], f32[4,2,6,6], f32[3,2,3,3]) tuple(%y, %dx, %dw)
+})";
+
+TEST(SpmdPartitionerTest, DataParallelConvolutionKeepsTheBatchSplitAndSumsTheFilterGradient) {
+  auto module = Propagated(kDataParallelConv);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  std::string text = hlo::ToText(*module);
+  EXPECT_NE(Line(text, "y").find("f32[1,3,6,6]"), std::string::npos) << text;
+  EXPECT_NE(Line(text, "dx").find("f32[1,2,6,6]"), std::string::npos) << text;
+  EXPECT_NE(text.find("all-reduce(f32[3,2,3,3]{3,2,1,0} %dw), replica_groups={{0,1,2,3}}"), std::string::npos) << text;
+  EXPECT_EQ(text.find("txla.spmd_all_gather"), std::string::npos) << text;
+}
+
+TEST(SpmdPartitionerTest, PartitionedConvolutionComputesWhatTheWholeProgramDoes) {
+  ExpectPartitionedRunMatches(kDataParallelConv, {{4, 2, 6, 6}, {3, 2, 3, 3}});
+}
+
+// The rules see whole shapes: a tiled vector broadcast along a new dimension stays tiled (its
+// operand's local shape must not read as a size-1 dimension being stretched).
+const char* kTiledBroadcast = R"(HloModule m
+ENTRY %main {
+  %p = f32[8] parameter(0), sharding={devices=[4]0,1,2,3}
+  %b = f32[8,3] broadcast(%p), dimensions={0}
+  %r = f32[24] reshape(%b)
+  %e = f32[8,3] exponential(%b)
+  ROOT %out = (f32[8,3], f32[24]) tuple(%e, %r)
+})";
+
+TEST(SpmdPartitionerTest, ATiledOperandBroadcastStaysTiled) {
+  auto module = Propagated(kTiledBroadcast);
+  SpmdPartitioner(kDevices).Run(*module);
+  std::string text = hlo::ToText(*module);
+  EXPECT_NE(Line(text, "b").find("f32[2,3]"), std::string::npos) << text;
+  EXPECT_NE(Line(text, "e").find("f32[2,3]"), std::string::npos) << text;
+  ExpectPartitionedRunMatches(kTiledBroadcast, {{8}});
+}
+
 TEST(SpmdPartitionerTest, UnevenTilesArePaddedAndGatheredBackWhole) {
   ExpectPartitionedRunMatches(R"(HloModule m
 %add (x: f32[], y: f32[]) -> f32[] {

@@ -6,7 +6,8 @@ from .xla_sharding import (Mesh, HybridMesh, ShardingType, ShardingSpec, mark_sh
                            set_global_mesh, get_global_mesh, with_sharding_constraint,
                            annotate_custom_sharding, enable_manual_sharding, disable_manual_sharding,
                            _mark_manual_sharding, wrap_as_sharded_tensor, unwrap_sharded_tensor,
-                           XLAPatchedLinear, xla_patched_nn_linear_forward, MarkShardingFunction)
+                           XLAPatchedLinear, xla_patched_nn_linear_forward, MarkShardingFunction,
+                           apply_backward_optimization_barrier)
 
 __all__ = [
     'XLAShard', 'XLAShardedTensor', 'Mesh', 'HybridMesh', 'ShardingType', 'ShardingSpec', 'mark_sharding',

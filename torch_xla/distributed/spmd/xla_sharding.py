@@ -282,6 +282,19 @@ def xla_patched_nn_linear_forward(m, input):
     return XLAPatchedLinear.apply(input, m.weight, m.bias)
 
 
+def apply_backward_optimization_barrier(m: torch.nn.Module):
+    """A backward hook on `m` that puts an optimization barrier on its gradients
+    (xm.optimization_barrier_), as PyTorch/XLA's FSDPv2 does to bound what the compiler fuses
+    across layers."""
+    import torch_xla.core.xla_model as xm
+
+    def barrier(module, grad_input, grad_output):
+        grads = [p.grad for p in module.parameters() if p.grad is not None]
+        xm.optimization_barrier_(grads + [g for g in grad_input if isinstance(g, torch.Tensor)])
+
+    m.register_full_backward_hook(barrier)
+
+
 def _manual_unsupported(*args, **kwargs):
     raise NotImplementedError('manual sharding (enable_manual_sharding / disable_manual_sharding) is not '
                               'supported yet: SPMD programs here are partitioned by the compiler only')
