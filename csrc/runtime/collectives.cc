@@ -109,6 +109,29 @@ class Meeting {
     if (!agree) throw std::runtime_error(disagreement);
   }
 
+  // An all-reduce in place over the members' `data`: member p sums slice p of every member's
+  // data (in group order, so every replica gets the same sums) while the others sum theirs, then
+  // writes its slice into every member's data. Each member reads and writes the array once,
+  // where summing all of it on every member read it once per member.
+  void AllReduce(size_t position, void* data, const std::string& what, ReduceKind kind, ElementType type,
+                 int64_t count) {
+    const size_t members = inputs_.size();
+    const int64_t width = ByteWidth(type);
+    const int64_t lo = count * static_cast<int64_t>(position) / static_cast<int64_t>(members);
+    const int64_t hi = count * static_cast<int64_t>(position + 1) / static_cast<int64_t>(members);
+    std::vector<char> slice;
+    Meet(position, data, what, [&](const std::vector<const void*>& inputs) {
+      slice.assign(static_cast<const char*>(inputs[0]) + lo * width, static_cast<const char*>(inputs[0]) + hi * width);
+      for (size_t m = 1; m < members; ++m)
+        ReduceInto(kind, type, slice.data(), static_cast<const char*>(inputs[m]) + lo * width, hi - lo);
+    });
+    // Nobody reads the arrays now, and no member can post new ones before the barrier below.
+    for (size_t m = 0; m < members; ++m)
+      if (hi > lo)
+        std::memcpy(const_cast<char*>(static_cast<const char*>(inputs_[m])) + lo * width, slice.data(), (hi - lo) * width);
+    barrier_.Wait();  // every slice written everywhere
+  }
+
   void Break(const std::string& why) { barrier_.Break(why); }
 
  private:
@@ -126,14 +149,9 @@ class InProcessBackend final : public CollectiveBackend {
 
   void AllReduce(int device, ReduceKind kind, ElementType type, void* data, int64_t count,
                  const ReplicaGroups& groups) override {
-    const size_t bytes = count * ByteWidth(type);
-    std::vector<char> result(bytes);
-    Meet(device, groups, data, "all-reduce of " + std::to_string(count) + " " + ElementTypeName(type),
-         [&](const std::vector<const void*>& inputs) {
-      std::memcpy(result.data(), inputs[0], bytes);  // group order: the same sum everywhere
-      for (size_t m = 1; m < inputs.size(); ++m) ReduceInto(kind, type, result.data(), inputs[m], count);
-    });
-    std::memcpy(data, result.data(), bytes);
+    auto [meeting, position] = Join(device, groups);
+    meeting->AllReduce(position, data, "all-reduce of " + std::to_string(count) + " " + ElementTypeName(type), kind,
+                       type, count);
   }
 
   void AllGather(int device, ElementType type, const void* in, int64_t count, void* out,
@@ -160,21 +178,23 @@ class InProcessBackend final : public CollectiveBackend {
   }
 
  private:
-  void Meet(int device, const ReplicaGroups& groups, const void* input, const std::string& what,
-            const std::function<void(const std::vector<const void*>&)>& read_all) {
+  // The meeting of the group `device` belongs to, and its position there.
+  std::pair<std::shared_ptr<Meeting>, size_t> Join(int device, const ReplicaGroups& groups) {
     const int64_t replica = ReplicaOf(device);
     std::vector<int64_t> group = GroupOf(replica, devices_.size(), groups);
-    std::shared_ptr<Meeting> meeting;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto& slot = meetings_[group];
-      if (!slot) {
-        slot = std::make_shared<Meeting>(group.size());
-        if (!broken_.empty()) slot->Break(broken_);
-      }
-      meeting = slot;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = meetings_[group];
+    if (!slot) {
+      slot = std::make_shared<Meeting>(group.size());
+      if (!broken_.empty()) slot->Break(broken_);
     }
-    meeting->Meet(PositionIn(group, replica), input, what, read_all);
+    return {slot, static_cast<size_t>(PositionIn(group, replica))};
+  }
+
+  void Meet(int device, const ReplicaGroups& groups, const void* input, const std::string& what,
+            const std::function<void(const std::vector<const void*>&)>& read_all) {
+    auto [meeting, position] = Join(device, groups);
+    meeting->Meet(position, input, what, read_all);
   }
 
   int64_t ReplicaOf(int device) const {

@@ -55,9 +55,53 @@ class Partitioner {
     inserted_->push_back({kind, received.element_count() * static_cast<int64_t>(runtime::ByteWidth(received.type))});
   }
 
+  // A whole value `value` computed again at `to`'s tiles, when it is a broadcast (of a scalar, a
+  // bias) or elementwise over such: cheaper than computing it whole to cut a tile out of it
+  // (GSPMD reaches the same by propagating the user's sharding backwards). nullptr otherwise.
+  Instruction* Localize(Instruction* value, const TileMap& to, int depth = 0) {
+    if (depth > 4 || value->shape().is_tuple) return nullptr;
+    const hlo::Shape& full = full_.at(value);
+    const hlo::Shape local = WithDims(full, LocalDims(full.dims, to.tiles));
+    if (value->opcode() == Opcode::kBroadcast) {
+      const auto& dims = value->attrs().dimensions;
+      const Instruction* op = value->operand(0);
+      for (size_t k = 0; k < dims.size(); ++k)
+        if (to.tiles[dims[k]] > 1 && full_.at(op).dims[k] != full.dims[dims[k]]) return nullptr;
+      std::vector<int64_t> pick(dims.begin(), dims.end());
+      TileMap want;
+      for (int64_t d : pick) want.tiles.push_back(to.tiles[d]);
+      want.coords.resize(to.devices());
+      for (int64_t dev = 0; dev < to.devices(); ++dev)
+        for (int64_t d : pick) want.coords[dev].push_back(to.coords[dev][d]);
+      Instruction* operand = value->operand(0);
+      const TileMap have = MapOf(operand);
+      if (have != want) operand = Reshard(operand, full_.at(operand), have, want);
+      return c_.Add(Opcode::kBroadcast, local, {operand}, value->attrs());
+    }
+    if (hlo::IsElementwise(value->opcode()) && value->opcode() != Opcode::kRngUniform) {
+      std::vector<Instruction*> operands;
+      for (Instruction* op : value->operands()) {
+        if (full_.at(op).rank() == 0) {
+          operands.push_back(op);
+          continue;
+        }
+        if (!MapOf(op).replicated()) return nullptr;
+        Instruction* local_op = Localize(op, to, depth + 1);
+        if (local_op == nullptr) return nullptr;
+        operands.push_back(local_op);
+      }
+      hlo::Attributes a = value->attrs();
+      a.sharding.reset();
+      return c_.Add(value->opcode(), local, operands, a);
+    }
+    return nullptr;
+  }
+
   // `value` (a local value of the full shape `full`, laid out as `from`) laid out as `to`.
   Instruction* Reshard(Instruction* value, const hlo::Shape& full, const TileMap& from, const TileMap& to) {
     if (from == to) return value;
+    if (from.replicated())
+      if (Instruction* local = Localize(value, to)) return local;
     if (!from.replicated()) {
       value = AddCustomCall(CustomCallTarget::kSpmdAllGather, full, value, ShardingOf(from, value));
       Count("all-gather", full);

@@ -258,6 +258,26 @@ TEST(SpmdPartitionerTest, ATiledOperandBroadcastStaysTiled) {
   ExpectPartitionedRunMatches(kTiledBroadcast, {{8}});
 }
 
+TEST(SpmdPartitionerTest, AWholeBroadcastMeetingATiledValueIsBroadcastAtTheTileInstead) {
+  const char* text = R"(HloModule m
+ENTRY %main {
+  %p = f32[8,6] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %b = f32[6] parameter(1), sharding={replicated}
+  %half = f32[] constant(0.5)
+  %h = f32[8,6] broadcast(%half), dimensions={}
+  %bb = f32[8,6] broadcast(%b), dimensions={1}
+  %s = f32[8,6] add(%h, %bb)
+  %m = f32[8,6] multiply(%p, %s)
+  ROOT %out = (f32[8,6]) tuple(%m)
+})";
+  auto module = Propagated(text);
+  SpmdPartitioner(kDevices).Run(*module);
+  std::string printed = hlo::ToText(*module);
+  EXPECT_EQ(printed.find("txla.spmd_shard"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("f32[2,6]{1,0} add("), std::string::npos) << printed;
+  ExpectPartitionedRunMatches(text, {{8, 6}, {6}});
+}
+
 TEST(SpmdPartitionerTest, UnevenTilesArePaddedAndGatheredBackWhole) {
   ExpectPartitionedRunMatches(R"(HloModule m
 %add (x: f32[], y: f32[]) -> f32[] {
