@@ -200,6 +200,22 @@ Plan Reduce(const Instruction& i, const std::vector<TileMap>& ops, const std::ve
   return p;
 }
 
+// A window that does not reach across a tiled dimension (size 1, stride 1, no padding there:
+// max pooling over the spatial dimensions of a batch-split activation) runs on each tile.
+Plan ReduceWindow(const Instruction& i, const std::vector<TileMap>& ops) {
+  const int64_t devices = ops[0].devices();
+  if (i.operands().size() != 2 || i.shape().is_tuple) return WholePlan(i, devices);
+  const TileMap& in = ops[0];
+  const auto& window = i.attrs().window;
+  for (int64_t d = 0; d < in.rank(); ++d) {
+    if (in.tiles[d] == 1) continue;
+    const hlo::WindowDim& w = window.at(d);
+    if (w.size != 1 || w.stride != 1 || w.pad_lo != 0 || w.pad_hi != 0 || w.lhs_dilation != 1)
+      return WholePlan(i, devices);
+  }
+  return Local({in, TileMap::Replicated(0, devices)}, in);
+}
+
 // Layers that compute each example of a batch on its own (convolutions, pooling, and their input
 // gradients) run on a device's examples: the operands that carry the batch (in dimension 0)
 // keep its split, the others (weights) come whole. A weight's gradient sums over the batch:
@@ -283,6 +299,7 @@ Plan PlanInstruction(const Instruction& i, const std::vector<TileMap>& ops, cons
     case Opcode::kReshape: return Reshape(i, ops[0], shapes[0].dims);
     case Opcode::kDot: return Dot(i, ops[0], ops[1], shapes[0].dims);
     case Opcode::kReduce: return Reduce(i, ops, shapes[0].dims);
+    case Opcode::kReduceWindow: return ReduceWindow(i, ops);
     case Opcode::kConvolution: return Convolution(i, ops, batch);
     case Opcode::kCustomCall: return LibraryCall(i, ops, batch);
     default: return WholePlan(i, devices);

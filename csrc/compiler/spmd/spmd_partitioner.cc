@@ -76,9 +76,17 @@ class Partitioner {
       Instruction* operand = value->operand(0);
       const TileMap have = MapOf(operand);
       if (have != want) operand = Reshard(operand, full_.at(operand), have, want);
-      return c_.Add(Opcode::kBroadcast, local, {operand}, value->attrs());
+      hlo::Attributes a = value->attrs();
+      a.sharding.reset();
+      return c_.Add(Opcode::kBroadcast, local, {operand}, a);
     }
-    if (hlo::IsElementwise(value->opcode()) && value->opcode() != Opcode::kRngUniform) {
+    if (value->opcode() == Opcode::kIota) {  // the same in every tile along an untiled dimension
+      if (to.tiles[value->attrs().index] > 1) return nullptr;
+      hlo::Attributes a = value->attrs();
+      a.sharding.reset();
+      return c_.Add(Opcode::kIota, local, {}, a);
+    }
+    if (hlo::IsElementwise(value->opcode())) {
       std::vector<Instruction*> operands;
       for (Instruction* op : value->operands()) {
         if (full_.at(op).rank() == 0) {

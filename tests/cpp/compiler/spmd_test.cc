@@ -278,6 +278,32 @@ ENTRY %main {
   ExpectPartitionedRunMatches(text, {{8, 6}, {6}});
 }
 
+// Max pooling of a batch-split activation: the window never crosses the batch.
+const char* kBatchPool = R"(HloModule m
+%max (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] maximum(%x, %y)
+}
+ENTRY %main {
+  %p = f32[4,2,6,6] parameter(0), sharding={devices=[4,1,1,1]0,1,2,3}
+  %ninf = f32[] constant(-inf)
+  %m = f32[4,2,3,3] reduce-window(%p, %ninf), window={size=1x1x2x2 stride=1x1x2x2}, to_apply=%max
+  %i = s32[4,2,3,3] iota(), iota_dimension=1
+  %c = f32[4,2,3,3] convert(%i)
+  %a = f32[4,2,3,3] add(%m, %c)
+  ROOT %out = (f32[4,2,3,3]) tuple(%a)
+})";
+
+TEST(SpmdPartitionerTest, PoolingWindowsAndIotasStayOnTheBatchTiles) {
+  auto module = Propagated(kBatchPool);
+  SpmdPartitioner(kDevices).Run(*module);
+  std::string printed = hlo::ToText(*module);
+  EXPECT_NE(Line(printed, "m").find("f32[1,2,3,3]"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("txla.spmd_"), std::string::npos) << printed;
+  ExpectPartitionedRunMatches(kBatchPool, {{4, 2, 6, 6}});
+}
+
 TEST(SpmdPartitionerTest, UnevenTilesArePaddedAndGatheredBackWhole) {
   ExpectPartitionedRunMatches(R"(HloModule m
 %add (x: f32[], y: f32[]) -> f32[] {
