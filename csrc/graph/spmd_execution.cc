@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "compiler/compile.h"
+#include "compiler/spmd/all_reduce_combiner.h"
 #include "compiler/spmd/sharding_propagation.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "compiler/spmd/tile_map.h"
@@ -165,6 +166,7 @@ void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sh
     metrics::GetCounter("SpmdReshard:" + r.kind)->Add(1);
     metrics::GetCounter("SpmdReshardBytes:" + r.kind)->Add(r.bytes);
   }
+  if (compiler::PassEnabled("all-reduce-combiner")) compiler::spmd::AllReduceCombiner().Run(module);
 }
 
 std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut) {

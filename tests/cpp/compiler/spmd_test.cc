@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "compiler/compile.h"
+#include "compiler/spmd/all_reduce_combiner.h"
 #include "compiler/spmd/sharding_propagation.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "compiler/spmd/tile_map.h"
@@ -140,6 +141,7 @@ void ExpectPartitionedRunMatches(const std::string& text, const std::vector<std:
   auto partitioned = Propagated(text);
   for (hlo::Instruction* o : partitioned->entry()->root()->operands()) out_shardings.push_back(*o->attrs().sharding);
   SpmdPartitioner(kDevices).Run(*partitioned);
+  AllReduceCombiner().Run(*partitioned);
   for (hlo::Instruction* p : global->entry()->parameters()) p->mutable_attrs().sharding.reset();
   auto whole = Compile(std::move(global));
   auto local = Compile(std::move(partitioned));
@@ -302,6 +304,36 @@ TEST(SpmdPartitionerTest, PoolingWindowsAndIotasStayOnTheBatchTiles) {
   EXPECT_NE(Line(printed, "m").find("f32[1,2,3,3]"), std::string::npos) << printed;
   EXPECT_EQ(printed.find("txla.spmd_"), std::string::npos) << printed;
   ExpectPartitionedRunMatches(kBatchPool, {{4, 2, 6, 6}});
+}
+
+// Data-parallel gradients: three partial sums over the batch, met in one all-reduce.
+const char* kThreeGradients = R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %p = f32[8,4] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %q = f32[8,3] parameter(1), sharding={devices=[4,1]0,1,2,3}
+  %g1 = f32[4,4] dot(%p, %p), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  %g2 = f32[4,3] dot(%p, %q), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  %zero = f32[] constant(0)
+  %g3 = f32[3] reduce(%q, %zero), dimensions={0}, to_apply=%add
+  %e = f32[4,4] exponential(%g1)
+  ROOT %out = (f32[4,4], f32[4,3], f32[3]) tuple(%e, %g2, %g3)
+})";
+
+TEST(AllReduceCombinerTest, IndependentPartialSumsMeetOnce) {
+  auto module = Propagated(kThreeGradients);
+  SpmdPartitioner(kDevices).Run(*module);
+  EXPECT_TRUE(AllReduceCombiner().Run(*module));
+  std::string printed = hlo::ToText(*module);
+  size_t count = 0;
+  for (size_t at = printed.find("all-reduce("); at != std::string::npos; at = printed.find("all-reduce(", at + 1)) ++count;
+  EXPECT_EQ(count, 1u) << printed;
+  EXPECT_NE(printed.find("f32[31]{0} all-reduce("), std::string::npos) << printed;  // 16 + 12 + 3
+  ExpectPartitionedRunMatches(kThreeGradients, {{8, 4}, {8, 3}});
 }
 
 TEST(SpmdPartitionerTest, UnevenTilesArePaddedAndGatheredBackWhole) {
