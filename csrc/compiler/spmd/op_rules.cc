@@ -27,15 +27,20 @@ TileMap Project(const TileMap& from, const std::vector<int64_t>& pick) {
   return m;
 }
 
-// Elementwise: every operand of the result's rank on the first tiled one's layout.
+int64_t TileCount(const TileMap& m) {
+  int64_t n = 1;
+  for (int64_t t : m.tiles) n *= t;
+  return n;
+}
+
+// Elementwise: every operand of the result's rank on the layout of the most finely tiled one
+// (the first of those): a bias broadcast over a batch-and-feature tiled product follows the
+// product, never the other way round, which would gather the product.
 Plan Elementwise(const Instruction& i, const std::vector<TileMap>& ops, int64_t devices) {
   const int64_t rank = i.shape().rank();
   TileMap target = TileMap::Replicated(rank, devices);
   for (const TileMap& m : ops)
-    if (m.rank() == rank && !m.replicated()) {
-      target = m;
-      break;
-    }
+    if (m.rank() == rank && TileCount(m) > TileCount(target)) target = m;
   std::vector<TileMap> want;
   for (const TileMap& m : ops) want.push_back(m.rank() == rank ? target : TileMap::Replicated(m.rank(), devices));
   return Local(std::move(want), target);

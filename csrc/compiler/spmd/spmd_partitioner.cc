@@ -108,7 +108,8 @@ class Partitioner {
   // `value` (a local value of the full shape `full`, laid out as `from`) laid out as `to`.
   Instruction* Reshard(Instruction* value, const hlo::Shape& full, const TileMap& from, const TileMap& to) {
     if (from == to) return value;
-    if (from.replicated())
+    // A broadcast is made again at the new tiles from its (small) operand, whatever its layout.
+    if (from.replicated() || value->opcode() == Opcode::kBroadcast)
       if (Instruction* local = Localize(value, to)) return local;
     if (!from.replicated()) {
       value = AddCustomCall(CustomCallTarget::kSpmdAllGather, full, value, ShardingOf(from, value));

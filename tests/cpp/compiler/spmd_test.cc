@@ -336,6 +336,28 @@ TEST(AllReduceCombinerTest, IndependentPartialSumsMeetOnce) {
   ExpectPartitionedRunMatches(kThreeGradients, {{8, 4}, {8, 3}});
 }
 
+// fc1 with its bias added bias-first: the sum takes the product's finer 2x2 tiles, and the
+// (model-split) bias is broadcast at them, so nothing is gathered.
+const char* kBiasFirst = R"(HloModule m
+ENTRY %main {
+  %x = f32[8,16] parameter(0), sharding={devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}
+  %w1 = f32[12,16] parameter(1), sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}
+  %b1 = f32[12] parameter(2), sharding={devices=[2,2]0,2,1,3 last_tile_dim_replicate}
+  %h = f32[8,12] dot(%x, %w1), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  %bb = f32[8,12] broadcast(%b1), dimensions={1}
+  %a = f32[8,12] add(%bb, %h)
+  ROOT %out = (f32[8,12]) tuple(%a)
+})";
+
+TEST(SpmdPartitionerTest, ABiasAddedFirstFollowsTheProductsTiles) {
+  auto module = Propagated(kBiasFirst);
+  SpmdPartitioner(kDevices).Run(*module);
+  std::string printed = hlo::ToText(*module);
+  EXPECT_EQ(printed.find("txla.spmd_"), std::string::npos) << printed;
+  EXPECT_NE(Line(printed, "a").find("f32[4,6]"), std::string::npos) << printed;
+  ExpectPartitionedRunMatches(kBiasFirst, {{8, 16}, {12, 16}, {12}});
+}
+
 TEST(SpmdPartitionerTest, UnevenTilesArePaddedAndGatheredBackWhole) {
   ExpectPartitionedRunMatches(R"(HloModule m
 %add (x: f32[], y: f32[]) -> f32[] {
