@@ -11,6 +11,7 @@ import time
 import torch
 
 import torch_xla.core.xla_model as xm
+import torch_xla.runtime as xr
 
 _END = object()
 
@@ -112,9 +113,45 @@ class ParallelLoader:
             if batch is _END or isinstance(batch, BaseException):
                 self._device_queues[device].put(batch)
                 return
-            self._device_queues[device].put(
-                xm.send_cpu_data_to_device(batch, device, input_sharding=self._input_sharding))
+            try:
+                sent = self._send(batch, device)
+            except BaseException as e:  # raised where the batch is taken, not lost with this thread
+                self._device_queues[device].put(e)
+                return
+            self._device_queues[device].put(sent)
             self.transfer_times.append(time.monotonic())
+
+    def _send(self, batch, device):
+        """The batch on `device`; under SPMD laid out by input_sharding: one ShardingSpec for
+        every tensor it fits, or a dict of them by the batch dict's keys (None: replicated)."""
+        sharding = self._input_sharding
+        if isinstance(sharding, dict):
+            if not isinstance(batch, dict):
+                raise ValueError(f'input_sharding is a dict (keys {sorted(sharding)}) but the batch is a '
+                                 f'{type(batch).__name__}: a dict of ShardingSpecs shards a dict batch by key')
+            missing = [k for k in batch if k not in sharding]
+            if missing:
+                raise KeyError(f'input_sharding has no ShardingSpec for the batch keys {missing}')
+            return {k: xm.send_cpu_data_to_device(v, device, input_sharding=sharding[k]) for k, v in batch.items()}
+        sent = xm.send_cpu_data_to_device(batch, device, input_sharding=sharding)
+        if sharding is None and xr.is_spmd():
+            _replicate(sent)
+        return sent
+
+
+def _replicate(data):
+    """Marks every xla tensor in `data` replicated over the SPMD mesh (PyTorch/XLA's loaders
+    place unsharded SPMD inputs so)."""
+    import torch_xla
+    if isinstance(data, torch.Tensor):
+        if data.device.type == 'xla':
+            torch_xla._XLAC._xla_mark_sharding(data, torch_xla._XLAC.OpSharding([], [], [], 0))
+    elif isinstance(data, dict):
+        for v in data.values():
+            _replicate(v)
+    elif isinstance(data, (list, tuple)):
+        for v in data:
+            _replicate(v)
 
 
 class MpDeviceLoader:
