@@ -15,6 +15,8 @@
 #include "compiler/content_hash.h"
 #include "debug/config.h"
 #include "debug/frames.h"
+#include "graph/spmd_execution.h"
+#include "runtime/device.h"
 #include "ir/node.h"
 #include "metrics/metrics.h"
 
@@ -260,7 +262,17 @@ void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
                   "Post Compilation Analysis: Graph input size: %f GB\n"
                   "Post Compilation Analysis: Graph output size: %f GB\n",
                   Gigabytes(input_bytes), Gigabytes(output_bytes));
-    out << "Post Compilation Analysis: " << kRule << "\n" << sizes << "Post Compilation Analysis: " << kThinRule
+    out << "Post Compilation Analysis: " << kRule << "\n" << sizes;
+    // Under SPMD: what the partitioner had to move, and for which op (resharding is where a
+    // sharded program loses its time).
+    if (runtime::SpmdEnabled()) {
+      const std::string& report = LastPartitionReport();
+      out << "Post Compilation Analysis: SPMD resharding in this graph:"
+          << (report.empty() ? " none\n" : "\n");
+      std::istringstream lines(report);
+      for (std::string line; std::getline(lines, line);) out << "Post Compilation Analysis:   " << line << "\n";
+    }
+    out << "Post Compilation Analysis: " << kThinRule
         << "\nPost Compilation Analysis: " << kRule << "\n\n";
     Emit(out.str());
     state.compiled.push_back(std::move(record));

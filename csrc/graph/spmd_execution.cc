@@ -151,6 +151,12 @@ ir::hash_t ShardingKey(const GraphCut& cut) {
   return h;
 }
 
+namespace {
+thread_local std::string last_partition_report;
+}
+
+const std::string& LastPartitionReport() { return last_partition_report; }
+
 void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sharding>* output_shardings,
                    std::vector<std::vector<int64_t>>* output_dims) {
   const int64_t n = SpmdDevices();
@@ -162,9 +168,11 @@ void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sh
   }
   compiler::spmd::SpmdPartitioner partitioner(n);
   partitioner.Run(module);
+  last_partition_report.clear();
   for (const auto& r : partitioner.inserted()) {
     metrics::GetCounter("SpmdReshard:" + r.kind)->Add(1);
     metrics::GetCounter("SpmdReshardBytes:" + r.kind)->Add(r.bytes);
+    last_partition_report += r.kind + " of " + std::to_string(r.bytes) + " bytes per device: " + r.why + "\n";
   }
   if (compiler::PassEnabled("all-reduce-combiner")) compiler::spmd::AllReduceCombiner().Run(module);
 }

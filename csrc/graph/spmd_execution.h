@@ -38,6 +38,9 @@ ir::hash_t ShardingKey(const GraphCut& cut);
 // `outputs` (if given) receives the global results' shardings and dimensions.
 void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sharding>* output_shardings = nullptr,
                    std::vector<std::vector<int64_t>>* output_dims = nullptr);
+// What the last partitioning on this thread inserted, one line per resharding with what needed
+// it ("" when nothing was): the debugging tool's explanation of a compiled SPMD graph.
+const std::string& LastPartitionReport();
 // Propagates, partitions and compiles `module` (the cut, lowered); throws as compiler::Compile.
 std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut);
 // An executable of the whole graph (the interpreter's) run on device 0 with its inputs gathered

@@ -91,7 +91,15 @@ def bad_input():
     out['bad_input'] = errors
 
 
+def resharding_explained():
+    """A strided slice has no partitioned form: its tiled operand is gathered, and the debugging
+    tool (PT_XLA_DEBUG, set by the test) says so."""
+    t = xs.mark_sharding(torch.randn(8, 4).to('xla'), xs.get_1d_mesh('x'), ('x', None)).global_tensor
+    (t[::2] * 2).sum().item()
+
+
 megatron_training()
 uneven_shards()
+resharding_explained()
 bad_input()
 print(json.dumps(out))

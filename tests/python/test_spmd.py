@@ -11,8 +11,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope='module')
-def results():
-    env = dict(os.environ, CPU_NUM_DEVICES='4')
+def debug_file(tmp_path_factory):
+    return str(tmp_path_factory.mktemp('spmd') / 'pt_xla_debug.txt')
+
+
+@pytest.fixture(scope='module')
+def results(debug_file):
+    env = dict(os.environ, CPU_NUM_DEVICES='4', PT_XLA_DEBUG='1', PT_XLA_DEBUG_FILE=debug_file)
     env.pop('XLA_USE_SPMD', None)
     proc = subprocess.run([sys.executable, os.path.join(HERE, 'spmd_worker.py')], env=env, capture_output=True,
                           text=True, timeout=600)
@@ -46,3 +51,12 @@ def test_bad_specs_raise_at_the_call(results):
     assert e['cpu'].startswith('ValueError') and 'xla' in e['cpu']
     assert e['repeat'].startswith('AssertionError')
     assert e['mesh'].startswith('AssertionError')
+
+
+def test_the_debugging_tool_names_each_resharding_and_what_needed_it(results, debug_file):
+    with open(debug_file) as f:
+        report = f.read()
+    assert 'SPMD resharding in this graph:' in report
+    assert 'all-gather of 128 bytes per device: operand 0 of' in report  # the strided slice
+    assert 'which has no partitioned form: it runs whole' in report
+    assert 'all-reduce of' in report and 'partial sums of' in report  # fc2's contraction

@@ -52,7 +52,8 @@ class Partitioner {
   }
 
   void Count(const std::string& kind, const hlo::Shape& received) {
-    inserted_->push_back({kind, received.element_count() * static_cast<int64_t>(runtime::ByteWidth(received.type))});
+    inserted_->push_back({kind, received.element_count() * static_cast<int64_t>(runtime::ByteWidth(received.type)),
+                          why_});
   }
 
   // A whole value `value` computed again at `to`'s tiles, when it is a broadcast (of a scalar, a
@@ -164,6 +165,8 @@ class Partitioner {
     for (size_t k = 0; k < i->operands().size(); ++k) {
       Instruction* op = i->operand(k);
       if (op->shape().is_tuple) continue;
+      why_ = "operand " + std::to_string(k) + " of " + i->name() + " (" + std::string(hlo::OpcodeName(i->opcode())) +
+             (plan.local ? ")" : ", which has no partitioned form: it runs whole)");
       Instruction* brought = Reshard(op, full_.at(op), have[k], plan.operands[k]);
       if (brought != op) i->ReplaceOperand(k, brought);
     }
@@ -178,8 +181,10 @@ class Partitioner {
       a.called = {CombinerComputation(plan.combiner, i->shape().type)};
       a.replica_groups = plan.partial_groups;
       out = c_.Add(Opcode::kAllReduce, i->shape(), {i}, a);
+      why_ = "partial sums of " + i->name() + " (" + std::string(hlo::OpcodeName(i->opcode())) + ")";
       Count("all-reduce", i->shape());
     }
+    why_ = "the result of " + i->name() + " to the layout it was given";
     if (!i->shape().is_tuple) out = Reshard(out, full_.at(i), plan.result, MapOf(i));
     if (out != i) {
       // Later instructions read `out` where they read `i`: in i's layout, of i's full shape.
@@ -196,6 +201,7 @@ class Partitioner {
   std::vector<SpmdPartitioner::Reshard>* inserted_;
   std::unordered_map<const Instruction*, hlo::Shape> full_;
   std::map<std::pair<Opcode, hlo::ElementType>, hlo::Computation*> combiners_;
+  std::string why_;  // what the resharding being inserted is for
 };
 
 }  // namespace

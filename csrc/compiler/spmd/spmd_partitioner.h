@@ -26,6 +26,7 @@ class SpmdPartitioner : public Pass {
   struct Reshard {
     std::string kind;
     int64_t bytes = 0;
+    std::string why;  // "operand 0 of %slice.3 (slice)": what needed it, for PT_XLA_DEBUG
   };
   const std::vector<Reshard>& inserted() const { return inserted_; }
 
