@@ -66,11 +66,9 @@ class SpmdExecutable final : public runtime::Executable {
         out.push_back(results[0][o]);
         continue;
       }
-      runtime::Buffer::Shards shards;
-      for (int d = 0; d < n; ++d) shards.pieces.push_back(results[d][o]);
-      shards.offsets = compiler::spmd::ShardOffsets(map, full);
-      shards.sharding = s.ToString();
-      out.push_back(std::make_shared<runtime::Buffer>(results[0][o]->type(), full, device, std::move(shards)));
+      std::vector<runtime::BufferPtr> pieces;
+      for (int d = 0; d < n; ++d) pieces.push_back(results[d][o]);
+      out.push_back(SplitBuffer(results[0][o]->type(), full, s, std::move(pieces)));
     }
     return out;
   }
@@ -110,7 +108,7 @@ class WholeUnderSpmd final : public runtime::Executable {
 }  // namespace
 
 ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding) {
-  static const ir::OpInfo* op = ir::FindOp("txla::custom_sharding");
+  static const ir::OpInfo* op = ir::FindOp(ir::op::txla_custom_sharding);
   std::vector<ir::Arg> args(2);
   args[0].kind = ir::Arg::Kind::kTensor;
   args[0].operand = 0;
@@ -118,11 +116,17 @@ ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding) 
   return ir::Value{ir::Node::Op(op, {value}, std::move(args), {value.shape()}), 0};
 }
 
+ir::Value ValueInItsLayout(LazyTensor& t) {
+  ir::Value value = t.GetIrValue();
+  if (t.sharding().empty() || !t.pending()) return value;
+  const std::string* annotated = ir::ShardingAnnotation(value);
+  return annotated && *annotated == t.sharding() ? value : AnnotateSharding(value, t.sharding());
+}
+
 void AnnotateShardedTensors(const std::vector<LazyTensorPtr>& pending) {
   for (const LazyTensorPtr& t : pending) {
-    if (t->sharding().empty() || !t->pending()) continue;
-    if (IsSharding(t->pending(), t->sharding())) continue;
-    t->SetIrValue(AnnotateSharding(t->pending(), t->sharding()));
+    ir::Value value = ValueInItsLayout(*t);
+    if (value.node != t->pending().node) t->SetIrValue(std::move(value));
   }
 }
 
@@ -130,10 +134,14 @@ void MarkSpmdResults(const std::vector<LazyTensorPtr>& computed) {
   for (const LazyTensorPtr& t : computed) t->MarkSpmdResult();
 }
 
-bool IsSharding(const ir::Value& value, const std::string& sharding) {
-  const ir::Node& node = *value.node;
-  return node.kind() == ir::NodeKind::kOp && node.op() == ir::FindOp("txla::custom_sharding") &&
-         node.args().at(1).value.toStringRef() == sharding;
+runtime::BufferPtr SplitBuffer(runtime::ElementType type, const std::vector<int64_t>& full,
+                               const hlo::Sharding& sharding, std::vector<runtime::BufferPtr> pieces) {
+  runtime::Buffer::Shards shards;
+  shards.offsets = compiler::spmd::ShardOffsets(
+      TileMap::Of(sharding, static_cast<int64_t>(full.size()), static_cast<int64_t>(pieces.size())), full);
+  shards.pieces = std::move(pieces);
+  shards.sharding = sharding.ToString();
+  return std::make_shared<runtime::Buffer>(type, full, 0, std::move(shards));
 }
 
 void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut) {

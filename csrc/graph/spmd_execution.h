@@ -20,14 +20,20 @@ namespace txla::graph {
 // `value` annotated with `sharding` (XLA syntax): a txla::custom_sharding node, which lowers to a
 // `Sharding` custom call.
 ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding);
-// Whether `value` is already annotated with `sharding`.
-bool IsSharding(const ir::Value& value, const std::string& sharding);
+// The tensor's value as a graph computes it: annotated with the sharding the user gave the
+// tensor, when it is pending and not annotated so already.
+ir::Value ValueInItsLayout(LazyTensor& t);
 // Each pending tensor the user sharded gets its value annotated (once), so the graph computes
 // it in that layout and it keeps its sharding across updates.
 void AnnotateShardedTensors(const std::vector<LazyTensorPtr>& pending);
 
 // The tensors an SPMD program just computed (their sharding reads "{replicated}" when whole).
 void MarkSpmdResults(const std::vector<LazyTensorPtr>& computed);
+
+// A value split over the devices as the tiled `sharding` says, from each device's piece (device
+// order): a runtime::Buffer of pieces that knows where each starts in the whole.
+runtime::BufferPtr SplitBuffer(runtime::ElementType type, const std::vector<int64_t>& full,
+                               const hlo::Sharding& sharding, std::vector<runtime::BufferPtr> pieces);
 
 // Gives each entry parameter the sharding of the buffer it reads (none: replicated).
 void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut);

@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "ir/node.h"
+#include "ir/op_names.h"
 #include "ir/op_rows.h"
 #include "ir/shape_rules.h"
 
@@ -119,6 +121,13 @@ const OpInfo* FindOp(const std::string& qualified_name) {
   const auto& by_name = GetTable().by_name;
   auto it = by_name.find(qualified_name);
   return it == by_name.end() ? nullptr : it->second;
+}
+
+const std::string* ShardingAnnotation(const Value& value) {
+  static const OpInfo* annotation = FindOp(op::txla_custom_sharding);
+  const Node& node = *value.node;
+  if (node.kind() != NodeKind::kOp || node.op() != annotation) return nullptr;
+  return &node.args().at(1).value.toStringRef();
 }
 
 }  // namespace txla::ir

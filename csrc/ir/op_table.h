@@ -77,4 +77,9 @@ const std::vector<OpInfo>& OpTable();
 // nullptr when the op is not recorded lazily.
 const OpInfo* FindOp(const std::string& qualified_name);
 
+struct Value;
+// The sharding (XLA syntax) SPMD's annotation, a txla::custom_sharding node, gives `value`;
+// nullptr when `value` is not one.
+const std::string* ShardingAnnotation(const Value& value);
+
 }  // namespace txla::ir

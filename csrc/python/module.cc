@@ -63,12 +63,9 @@ std::string GraphText(const std::vector<at::Tensor>& tensors, bool dot) {
 // PyTorch/XLA's _get_xla_tensors_hlo); an op without a lowering raises, naming it.
 std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
   std::vector<ir::Value> values;
-  for (const LazyTensorPtr& lt : LazyTensors(tensors)) {
-    // Under SPMD, as the barrier would compute it: in the layout the tensor was given.
-    const bool annotate = runtime::SpmdEnabled() && lt->pending() && !lt->sharding().empty() &&
-                          !graph::IsSharding(lt->pending(), lt->sharding());
-    values.push_back(annotate ? graph::AnnotateSharding(lt->GetIrValue(), lt->sharding()) : lt->GetIrValue());
-  }
+  // Under SPMD, as the barrier would compute them: in the layouts the tensors were given.
+  for (const LazyTensorPtr& lt : LazyTensors(tensors))
+    values.push_back(runtime::SpmdEnabled() ? graph::ValueInItsLayout(*lt) : lt->GetIrValue());
   graph::GraphCut cut = graph::CutGraph(values, nullptr);
   std::string missing = lower::FirstUnloweredOp(cut);
   TORCH_CHECK(missing.empty(), "_get_xla_tensors_hlo: ", missing,

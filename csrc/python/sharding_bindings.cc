@@ -92,29 +92,28 @@ void RequireSpmd(const char* what) {
 // every device reads.
 runtime::BufferPtr Place(const at::Tensor& host, const hlo::Sharding& sharding, c10::ScalarType dtype) {
   TXLA_TIMED("TransferToDeviceTime");
-  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
-  outbound->AddSample(static_cast<double>(host.numel() * host.element_size()));
+  CountTransferToDevice(static_cast<size_t>(host.numel() * host.element_size()));
   at::Tensor src = host.to(ir::ToScalarType(ir::ToElementType(dtype))).contiguous();
   const std::vector<int64_t> full = src.sizes().vec();
   const TileMap map = TileMap::Of(sharding, static_cast<int64_t>(full.size()), Devices());
   if (map.replicated()) return TensorAsBuffer(src, 0, dtype);
   const std::vector<int64_t> local = compiler::spmd::LocalDims(full, map.tiles);
-  runtime::Buffer::Shards shards;
-  shards.offsets = compiler::spmd::ShardOffsets(map, full);
-  shards.sharding = sharding.ToString();
+  const auto offsets = compiler::spmd::ShardOffsets(map, full);
   const auto type = ir::ToElementType(dtype);
+  std::vector<runtime::BufferPtr> pieces;
   for (int64_t d = 0; d < Devices(); ++d) {
     auto piece = std::make_shared<runtime::Buffer>(type, local, static_cast<int>(d));
     std::memset(piece->data(), 0, piece->size_bytes());
-    runtime::CopyBlock(src.element_size(), src.data_ptr(), full, shards.offsets[d], piece->data(), local,
-                       std::vector<int64_t>(full.size(), 0), runtime::ValidExtent(full, local, shards.offsets[d]));
-    shards.pieces.push_back(piece);
+    runtime::CopyBlock(src.element_size(), src.data_ptr(), full, offsets[d], piece->data(), local,
+                       std::vector<int64_t>(full.size(), 0), runtime::ValidExtent(full, local, offsets[d]));
+    pieces.push_back(piece);
   }
-  return std::make_shared<runtime::Buffer>(type, full, 0, std::move(shards));
+  return graph::SplitBuffer(type, full, sharding, std::move(pieces));
 }
 
-hlo::Sharding ParseChecked(const std::string& text, const LazyTensorPtr& t) {
-  hlo::Sharding s = hlo::Sharding::Parse(text);
+// Raises unless `s` can lay out `t` over this process's devices.
+void CheckFits(const hlo::Sharding& s, const LazyTensorPtr& t) {
+  const std::string text = s.ToString();
   TORCH_CHECK(s.kind != hlo::Sharding::Kind::kManual, "manual sharding is not supported yet");
   if (s.kind == hlo::Sharding::Kind::kTiled) {
     const int64_t rank = static_cast<int64_t>(t->shape().sizes.size());
@@ -126,7 +125,6 @@ hlo::Sharding ParseChecked(const std::string& text, const LazyTensorPtr& t) {
     TORCH_CHECK(static_cast<int64_t>(s.devices.size()) == Devices(), "the sharding ", text, " places ",
                 s.devices.size(), " devices; there are ", Devices());
   }
-  return s;
 }
 
 // Sets the tensor's sharding: its data is split now, a pending value is annotated.
@@ -134,14 +132,14 @@ void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
   RequireSpmd("mark_sharding");
   LazyTensorPtr t = GetLazyTensor(tensor, "mark_sharding");
   const std::string text = sharding.ToString();
-  ParseChecked(text, t);
+  CheckFits(sharding, t);
   const std::string existing = t->EffectiveSharding();
   TORCH_CHECK(existing.empty() || existing == text || existing == "{replicated}",
               "mark_sharding: the tensor is already sharded as ", existing, "; clear_sharding() it before giving it ",
               text, " (or annotate_custom_sharding() a value in another layout)");
   if (t->pending()) {
     t->SetIrValue(graph::AnnotateSharding(t->pending(), text));
-  } else if (t->EffectiveSharding() != text) {
+  } else if (existing != text) {
     // Data the virtual device still holds on the host is split straight from there.
     at::Tensor host = t->host().defined() ? t->host() : graph::ToHost(t);
     t->SetData(Place(host, sharding, t->dtype()));
@@ -149,26 +147,18 @@ void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
   t->set_sharding(text);
 }
 
-// Every device's piece of the tensor, as host tensors (padded), with the piece's place.
-struct Piece {
-  at::Tensor data;
-  int64_t device;
-  std::vector<int64_t> offset;
-};
-std::vector<Piece> Pieces(const LazyTensorPtr& t) {
-  at::Tensor whole;
-  if (t->pending() || !t->data() || !t->data()->shards()) whole = graph::ToHost(t);
-  std::vector<Piece> out;
-  const int64_t rank = static_cast<int64_t>(t->shape().sizes.size());
-  for (int64_t d = 0; d < Devices(); ++d) {
-    if (whole.defined()) {
-      out.push_back({whole.clone(), d, std::vector<int64_t>(rank, 0)});
-      continue;
-    }
-    const auto* shards = t->data()->shards();
-    at::Tensor piece = TransferFromDevice(shards->pieces[d]);
-    if (piece.scalar_type() != t->dtype()) piece = piece.to(t->dtype());
-    out.push_back({piece, d, shards->offsets[d]});
+// Every device's piece of the tensor (device order), as host tensors: padded tiles of a split
+// tensor, copies of a whole one.
+std::vector<at::Tensor> Pieces(const LazyTensorPtr& t) {
+  std::vector<at::Tensor> out;
+  if (t->pending() || !t->data() || !t->data()->shards()) {
+    const at::Tensor whole = graph::ToHost(t);
+    for (int64_t d = 0; d < Devices(); ++d) out.push_back(whole.clone());
+    return out;
+  }
+  for (const runtime::BufferPtr& piece : t->data()->shards()->pieces) {
+    at::Tensor host = TransferFromDevice(piece);
+    out.push_back(host.scalar_type() == t->dtype() ? host : host.to(t->dtype()));
   }
   return out;
 }
@@ -181,12 +171,11 @@ void RegisterShardingBindings(py::module& m) {
       .def("__repr__", &hlo::Sharding::ToString)
       .def("__str__", &hlo::Sharding::ToString);
   m.def("_xla_use_spmd", [] { runtime::EnableSpmd(); });
-  m.def("_xla_is_spmd", [] { return runtime::SpmdEnabled(); });
   m.def("_xla_mark_sharding", &MarkSharding);
   m.def("_xla_annotate_custom_sharding", [](const at::Tensor& tensor, const hlo::Sharding& sharding) {
     RequireSpmd("annotate_custom_sharding");
     LazyTensorPtr t = GetLazyTensor(tensor, "annotate_custom_sharding");
-    ParseChecked(sharding.ToString(), t);
+    CheckFits(sharding, t);
     t->SetIrValue(graph::AnnotateSharding(t->GetIrValue(), sharding.ToString()));
     t->set_sharding(sharding.ToString());
   });
@@ -210,8 +199,8 @@ void RegisterShardingBindings(py::module& m) {
     std::vector<std::vector<std::pair<at::Tensor, std::string>>> out;
     for (const at::Tensor& tensor : tensors) {
       std::vector<std::pair<at::Tensor, std::string>> pieces;
-      for (Piece& p : Pieces(GetLazyTensor(tensor, "_get_local_shards")))
-        pieces.emplace_back(p.data, runtime::DeviceName(static_cast<int>(p.device)));
+      std::vector<at::Tensor> data = Pieces(GetLazyTensor(tensor, "_get_local_shards"));
+      for (size_t d = 0; d < data.size(); ++d) pieces.emplace_back(data[d], runtime::DeviceName(static_cast<int>(d)));
       out.push_back(std::move(pieces));
     }
     return out;
@@ -258,17 +247,14 @@ void RegisterShardingBindings(py::module& m) {
     TORCH_CHECK(static_cast<int64_t>(shards.size()) == Devices() && shards.size() == devices.size(),
                 "_load_local_shards: ", shards.size(), " shards for ", Devices(), " devices");
     const auto local = compiler::spmd::LocalDims(full, map.tiles);
-    runtime::Buffer::Shards pieces;
-    pieces.offsets = compiler::spmd::ShardOffsets(map, full);
-    pieces.sharding = spec;
-    pieces.pieces.resize(shards.size());
+    std::vector<runtime::BufferPtr> pieces(shards.size());
     for (size_t k = 0; k < shards.size(); ++k) {
       TORCH_CHECK(shards[k].sizes().vec() == local, "_load_local_shards: shard ", k, " has shape ", shards[k].sizes(),
                   ", a device's shard of this tensor is ", c10::IntArrayRef(local));
       const int d = std::stoi(devices[k].substr(devices[k].find(':') + 1));
-      pieces.pieces.at(d) = TensorAsBuffer(shards[k].to(t->dtype()).contiguous().clone(), d, t->dtype());
+      pieces.at(d) = TensorAsBuffer(shards[k].to(t->dtype()).contiguous().clone(), d, t->dtype());
     }
-    t->SetData(std::make_shared<runtime::Buffer>(ir::ToElementType(t->dtype()), full, 0, std::move(pieces)));
+    t->SetData(graph::SplitBuffer(ir::ToElementType(t->dtype()), full, s, std::move(pieces)));
   });
   m.def("_global_tensor_from_cpu_shards", [](const std::vector<at::Tensor>& shards, const hlo::Sharding& sharding,
                                              std::optional<std::vector<int64_t>> global_shape) {

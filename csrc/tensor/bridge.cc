@@ -52,6 +52,11 @@ at::Tensor MakeEntryXlaTensor(LazyTensorPtr tensor) {
   return at::functionalization::impl::to_functional_tensor(raw);
 }
 
+void CountTransferToDevice(size_t bytes) {
+  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
+  outbound->AddSample(static_cast<double>(bytes));
+}
+
 runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
   TXLA_TIMED("TransferToDeviceTime");
   // In the device's storage type (the numeric modes: float as bf16, int64 as int32, ...).
@@ -59,9 +64,7 @@ runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
   at::Tensor src = host.to(ir::ToScalarType(type)).contiguous();
   auto buffer = std::make_shared<runtime::Buffer>(type, src.sizes().vec(), device);
   if (buffer->size_bytes() > 0) std::memcpy(buffer->data(), src.data_ptr(), buffer->size_bytes());
-  // PyTorch/XLA's transfer metrics: bytes sent to and read from the devices.
-  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
-  outbound->AddSample(static_cast<double>(buffer->size_bytes()));
+  CountTransferToDevice(buffer->size_bytes());
   return buffer;
 }
 

@@ -22,6 +22,9 @@ at::Tensor MakeXlaTensor(LazyTensorPtr tensor);
 // caller runs below the Functionalize key (then the wrapper is added by the caller).
 at::Tensor MakeEntryXlaTensor(LazyTensorPtr tensor);
 
+// Counts `bytes` sent to the devices (PyTorch/XLA's OutboundData metric); every way data
+// reaches a device calls it once.
+void CountTransferToDevice(size_t bytes);
 // Copies a host tensor into a new device buffer (counts TransferToDeviceTime).
 runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device);
 // Copies a device buffer into a new host tensor (counts TransferFromDeviceTime).

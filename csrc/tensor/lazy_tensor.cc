@@ -46,9 +46,8 @@ LazyTensorPtr LazyTensor::FromHost(at::Tensor host, c10::ScalarType dtype, int d
 
 void LazyTensor::Upload() const {
   TXLA_TIMED("TransferToDeviceTime");
-  static metrics::Metric* outbound = metrics::GetMetric("OutboundData", metrics::MetricUnit::kBytes);
   data_ = TensorAsBuffer(host_, device_, shape_.dtype);  // adopts the host copy: no second copy
-  outbound->AddSample(static_cast<double>(data_->size_bytes()));
+  CountTransferToDevice(data_->size_bytes());
   host_ = at::Tensor();
 }
 
@@ -70,9 +69,8 @@ std::string LazyTensor::EffectiveSharding() const {
   if (!sharding_.empty()) return sharding_;
   if (data_ && data_->shards()) return data_->shards()->sharding;
   // A value annotated by the user (mark_sharding's IR form), seen through a fresh alias of it.
-  static const ir::OpInfo* annotation = ir::FindOp("txla::custom_sharding");
-  if (pending_ && pending_.node->kind() == ir::NodeKind::kOp && pending_.node->op() == annotation)
-    return pending_.node->args().at(1).value.toStringRef();
+  if (pending_)
+    if (const std::string* annotated = ir::ShardingAnnotation(pending_)) return *annotated;
   return spmd_result_ && data_ ? "{replicated}" : "";
 }
 

@@ -16,17 +16,6 @@ Plan Local(std::vector<TileMap> operands, TileMap result) {
   return p;
 }
 
-// A map over the dimensions `pick` of `from` (result dimension k is from's dimension pick[k], or
-// a whole dimension where pick[k] < 0).
-TileMap Project(const TileMap& from, const std::vector<int64_t>& pick) {
-  TileMap m;
-  for (int64_t p : pick) m.tiles.push_back(p < 0 ? 1 : from.tiles[p]);
-  m.coords.resize(from.devices());
-  for (int64_t d = 0; d < from.devices(); ++d)
-    for (int64_t p : pick) m.coords[d].push_back(p < 0 ? 0 : from.coords[d][p]);
-  return m;
-}
-
 int64_t TileCount(const TileMap& m) {
   int64_t n = 1;
   for (int64_t t : m.tiles) n *= t;

@@ -63,29 +63,26 @@ class Partitioner {
     if (depth > 4 || value->shape().is_tuple) return nullptr;
     const hlo::Shape& full = full_.at(value);
     const hlo::Shape local = WithDims(full, LocalDims(full.dims, to.tiles));
+    // `value` again over `operands`, at the tile (its whole-value sharding dropped).
+    auto again = [&](std::vector<Instruction*> operands) {
+      hlo::Attributes a = value->attrs();
+      a.sharding.reset();
+      return c_.Add(value->opcode(), local, std::move(operands), a);
+    };
     if (value->opcode() == Opcode::kBroadcast) {
       const auto& dims = value->attrs().dimensions;
       const Instruction* op = value->operand(0);
       for (size_t k = 0; k < dims.size(); ++k)
         if (to.tiles[dims[k]] > 1 && full_.at(op).dims[k] != full.dims[dims[k]]) return nullptr;
-      std::vector<int64_t> pick(dims.begin(), dims.end());
-      TileMap want;
-      for (int64_t d : pick) want.tiles.push_back(to.tiles[d]);
-      want.coords.resize(to.devices());
-      for (int64_t dev = 0; dev < to.devices(); ++dev)
-        for (int64_t d : pick) want.coords[dev].push_back(to.coords[dev][d]);
+      const TileMap want = Project(to, dims);  // the operand's tiles under the new ones
       Instruction* operand = value->operand(0);
       const TileMap have = MapOf(operand);
       if (have != want) operand = Reshard(operand, full_.at(operand), have, want);
-      hlo::Attributes a = value->attrs();
-      a.sharding.reset();
-      return c_.Add(Opcode::kBroadcast, local, {operand}, a);
+      return again({operand});
     }
     if (value->opcode() == Opcode::kIota) {  // the same in every tile along an untiled dimension
       if (to.tiles[value->attrs().index] > 1) return nullptr;
-      hlo::Attributes a = value->attrs();
-      a.sharding.reset();
-      return c_.Add(Opcode::kIota, local, {}, a);
+      return again({});
     }
     if (hlo::IsElementwise(value->opcode())) {
       std::vector<Instruction*> operands;
@@ -99,9 +96,7 @@ class Partitioner {
         if (local_op == nullptr) return nullptr;
         operands.push_back(local_op);
       }
-      hlo::Attributes a = value->attrs();
-      a.sharding.reset();
-      return c_.Add(value->opcode(), local, operands, a);
+      return again(std::move(operands));
     }
     return nullptr;
   }

@@ -62,6 +62,15 @@ std::optional<hlo::Sharding> TileMap::ToSharding() const {
   return hlo::Sharding::Tiled(dims, order, group > 1);
 }
 
+TileMap Project(const TileMap& from, const std::vector<int64_t>& pick) {
+  TileMap m;
+  for (int64_t p : pick) m.tiles.push_back(p < 0 ? 1 : from.tiles[p]);
+  m.coords.resize(from.devices());
+  for (int64_t d = 0; d < from.devices(); ++d)
+    for (int64_t p : pick) m.coords[d].push_back(p < 0 ? 0 : from.coords[d][p]);
+  return m;
+}
+
 std::vector<int64_t> LocalDims(const std::vector<int64_t>& full, const std::vector<int64_t>& tiles) {
   std::vector<int64_t> local(full.size());
   for (size_t d = 0; d < full.size(); ++d) local[d] = (full[d] + tiles[d] - 1) / tiles[d];

@@ -36,6 +36,10 @@ struct TileMap {
   bool operator!=(const TileMap& o) const { return !(*this == o); }
 };
 
+// A map over the dimensions `pick` of `from`: dimension k is from's dimension pick[k], or whole
+// where pick[k] < 0 (what a broadcast, transpose or reduction makes of its operand's tiles).
+TileMap Project(const TileMap& from, const std::vector<int64_t>& pick);
+
 // A device's piece of a value of dimensions `full`: ceil(full / tiles) in each dimension, the
 // last pieces padded (XLA's shard shape).
 std::vector<int64_t> LocalDims(const std::vector<int64_t>& full, const std::vector<int64_t>& tiles);

@@ -94,7 +94,6 @@ class Mesh:
                 raise ValueError(f'Spec type {type(p)} is not supported in partition spec')
         return tuple(out)
 
-    @functools.lru_cache(maxsize=None)
     def _op_sharding_args(self, partition_spec: PartitionSpec):
         spec = self._translate(partition_spec)
         used = [a for p in spec if p is not None for a in (p if isinstance(p, tuple) else (p,))]
