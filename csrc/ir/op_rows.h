@@ -222,8 +222,8 @@
   /* p (1 or 2) chooses the formula; the margin rides along as a constant. */                                         \
   V(aten_multi_margin_loss, "aten::multi_margin_loss", MultiMarginLoss, nullptr, nullptr, kConstantScalars, nullptr)  \
   V(aten_multi_margin_loss_backward, "aten::multi_margin_loss_backward", LikeSelfOfBackward, nullptr, nullptr, kConstantScalars, nullptr) \
-  V(aten_nll_loss_forward, "aten::nll_loss_forward", nullptr, nullptr, nullptr, 0, nullptr)                           \
-  V(aten_nll_loss_backward, "aten::nll_loss_backward", nullptr, nullptr, nullptr, 0, nullptr)                         \
+  V(aten_nll_loss_forward, "aten::nll_loss_forward", NllLossForward, nullptr, nullptr, 0, nullptr)                    \
+  V(aten_nll_loss_backward, "aten::nll_loss_backward", LikeSelfOfBackward, nullptr, nullptr, 0, nullptr)              \
   V(aten_nll_loss2d_forward, "aten::nll_loss2d_forward", NllLoss2dForward, nullptr, nullptr, 0, nullptr)              \
   V(aten_nll_loss2d_backward, "aten::nll_loss2d_backward", LikeSelfOfBackward, nullptr, nullptr, 0, nullptr)          \
   V(aten_mse_loss, "aten::mse_loss", nullptr, nullptr, nullptr, 0, nullptr)                                           \

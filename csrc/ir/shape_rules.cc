@@ -97,6 +97,30 @@ Shapes LikeSelfOfBackward(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{ShapeOf(args[1].toTensor())};
 }
 
+// nll_loss on [C] or [N, C]. Class indices may come as floating-point values (truncated), as
+// PyTorch/XLA takes them: its users' training loops pass float targets (`torch.zeros(N)`).
+Shapes NllLossForward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  const at::Tensor& target = args[1].toTensor();
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
+  TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+  TORCH_CHECK(at::isIntegralType(target.scalar_type(), /*includeBool=*/false) ||
+                  at::isFloatingType(target.scalar_type()),
+              "nll_loss: expected class indices (an integer or floating-point target), but found ",
+              target.scalar_type());
+  const bool no_batch = self.dim() == 1 && target.dim() == 0;
+  TORCH_CHECK(no_batch || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
+              ", target: ", target.sizes(), ")");
+  if (args.size() > 2 && args[2].isTensor()) {
+    const int64_t classes = self.size(-1);
+    TORCH_CHECK(args[2].toTensor().numel() == classes, "weight tensor should be defined either for all ", classes,
+                " classes or no classes but got weight tensor of shape: ", args[2].toTensor().sizes());
+  }
+  std::vector<int64_t> out_sizes;
+  if (args[3].toInt() == 0 && self.dim() == 2) out_sizes = {self.size(0)};  // Reduction::None
+  return std::vector<Shape>{Shape(self.scalar_type(), out_sizes), Shape(self.scalar_type(), {})};
+}
+
 Shapes NllLoss2dForward(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   const at::Tensor& target = args[1].toTensor();

@@ -49,6 +49,7 @@ std::optional<std::vector<Shape>> ExpandCopy(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> UnsqueezeCopy(c10::ArrayRef<c10::IValue> args);
 // Backward ops whose gradient has the shape of their `self` argument (argument 1).
 std::optional<std::vector<Shape>> LikeSelfOfBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> NllLossForward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> NllLoss2dForward(c10::ArrayRef<c10::IValue> args);
 // zeros/ones(size, dtype, ...): the default dtype when none is given.
 std::optional<std::vector<Shape>> Factory(c10::ArrayRef<c10::IValue> args);

@@ -151,6 +151,9 @@ void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
 // tensor, copies of a whole one.
 std::vector<at::Tensor> Pieces(const LazyTensorPtr& t) {
   std::vector<at::Tensor> out;
+  // A value still to be computed is computed first, in its layout: its pieces are what the
+  // devices hold then.
+  if (t->pending()) graph::SyncTensors({t}, /*for_read=*/true);
   if (t->pending() || !t->data() || !t->data()->shards()) {
     const at::Tensor whole = graph::ToHost(t);
     for (int64_t d = 0; d < Devices(); ++d) out.push_back(whole.clone());

@@ -131,3 +131,36 @@ def test_softmax_gradients_need_no_meta_kernel(dev):
         got = torch.autograd.grad(loss, x)[0]
     assert d['MetaKernelShapes'] == 0
     torch.testing.assert_close(got.cpu(), expected)
+
+
+def test_nll_loss_takes_float_class_indices_as_pytorch_xla_does(dev):
+    # PyTorch/XLA's training loops (its SPMD tests among them) pass `torch.zeros(N)` as the
+    # target of CrossEntropyLoss; the classes are the values truncated. Eager CPU refuses them.
+    logits = rand(8, 5)
+    classes = torch.tensor([0, 4, 2, 1, 3, 3, 0, 2])
+    expected_leaf = logits.clone().requires_grad_()
+    expected = torch.nn.functional.cross_entropy(expected_leaf, classes, reduction='none')
+    expected.sum().backward()
+    x = logits.to(dev).requires_grad_()
+    with CounterDelta('MetaKernelShapes') as d:
+        got = torch.nn.functional.cross_entropy(x, (classes.float() + 0.5).to(dev), reduction='none')
+        got.sum().backward()
+    assert d['MetaKernelShapes'] == 0
+    torch.testing.assert_close(got.cpu(), expected)
+    torch.testing.assert_close(x.grad.cpu(), expected_leaf.grad)
+    single = torch.nn.functional.nll_loss(logits[0].to(dev), torch.tensor(4.0).to(dev))
+    torch.testing.assert_close(single.cpu(), -logits[0, 4])
+
+
+def test_nll_loss_errors_are_raised_at_the_op(dev):
+    x = rand(6, 5).to(dev)
+    with pytest.raises(ValueError, match='to match target batch_size'):
+        torch.nn.functional.nll_loss(x, torch.zeros(4, dtype=torch.long).to(dev))
+    with pytest.raises(RuntimeError, match='size mismatch'):
+        torch.ops.aten.nll_loss_forward(x, torch.zeros(4, dtype=torch.long).to(dev), None, 1, -100)
+    with pytest.raises(RuntimeError, match='multi-target not supported'):
+        torch.nn.functional.nll_loss(x, torch.zeros(6, 2, dtype=torch.long).to(dev))
+    with pytest.raises(RuntimeError, match='weight tensor should be defined'):
+        torch.nn.functional.nll_loss(x, torch.zeros(6, dtype=torch.long).to(dev), weight=torch.ones(3).to(dev))
+    with pytest.raises(RuntimeError, match='expected class indices'):
+        torch.nn.functional.nll_loss(x, torch.zeros(6, dtype=torch.bool).to(dev))

@@ -27,6 +27,8 @@ class Partitioner {
 
  private:
   TileMap MapOf(const Instruction* i) const {
+    auto known = layout_.find(i);
+    if (known != layout_.end()) return known->second;
     const hlo::Shape& s = full_.at(i);
     if (!i->attrs().sharding)
       throw std::logic_error("spmd-partitioner: " + i->name() + " has no sharding (run sharding-propagation first)");
@@ -183,8 +185,10 @@ class Partitioner {
     if (!i->shape().is_tuple) out = Reshard(out, full_.at(i), plan.result, MapOf(i));
     if (out != i) {
       // Later instructions read `out` where they read `i`: in i's layout, of i's full shape.
+      // (A resharding custom call's own sharding attribute says what it gathers or cuts, so the
+      // layout is kept aside rather than written over it.)
       full_[out] = full_.at(i);
-      out->mutable_attrs().sharding = i->attrs().sharding;
+      layout_.insert_or_assign(out, MapOf(i));
       Redirect(i, out, users);
     }
     if (out != i && i->users().empty() && c_.root() != i) c_.Remove(i);
@@ -195,6 +199,7 @@ class Partitioner {
   int64_t devices_;
   std::vector<SpmdPartitioner::Reshard>* inserted_;
   std::unordered_map<const Instruction*, hlo::Shape> full_;
+  std::unordered_map<const Instruction*, TileMap> layout_;  // of values later instructions read instead
   std::map<std::pair<Opcode, hlo::ElementType>, hlo::Computation*> combiners_;
   std::string why_;  // what the resharding being inserted is for
 };

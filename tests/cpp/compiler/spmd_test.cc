@@ -376,5 +376,16 @@ ENTRY %main {
 })", {{7, 3}, {7, 3}});
 }
 
+// A split parameter wanted whole as the graph's result (DTensor's redistribute to Replicate):
+// the all-gather is the result itself, and keeps the tiles it gathers.
+TEST(SpmdPartitionerTest, ASplitParameterGatheredAsTheResult) {
+  ExpectPartitionedRunMatches(R"(HloModule m
+ENTRY %main {
+  %p = f32[8,16] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %r = f32[8,16] custom-call(%p), custom_call_target="Sharding", sharding={replicated}
+  ROOT %out = (f32[8,16]) tuple(%r)
+})", {{8, 16}});
+}
+
 }  // namespace
 }  // namespace txla::compiler::spmd

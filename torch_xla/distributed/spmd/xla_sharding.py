@@ -176,9 +176,17 @@ def unwrap_sharded_tensor(t):
 
 
 def wrap_as_sharded_tensor(t, mesh_shape=None, partition_spec=None) -> XLAShardedTensor:
-    if isinstance(t, XLAShardedTensor):
-        return t
-    return XLAShardedTensor(t, mesh_shape=mesh_shape, partition_spec=partition_spec)
+    """`t` as an XLAShardedTensor; the mesh shape and partition spec given replace the ones
+    an XLAShardedTensor had (its DTensor spec is made anew)."""
+    if not isinstance(t, XLAShardedTensor):
+        return XLAShardedTensor(t, mesh_shape=mesh_shape, partition_spec=partition_spec)
+    if mesh_shape is not None:
+        t.mesh_shape = mesh_shape
+    if partition_spec is not None:
+        t.partition_spec = partition_spec
+    if mesh_shape is not None or partition_spec is not None:
+        t.invalidate_spec_cache()
+    return t
 
 
 def wrap_if_sharded(x):
