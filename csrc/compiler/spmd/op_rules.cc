@@ -89,17 +89,35 @@ std::vector<int64_t> Concat(std::vector<int64_t> a, const std::vector<int64_t>& 
 
 Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<int64_t>& ls);
 
+// `m` whole in every dimension but `kept`.
+TileMap WholeBut(const TileMap& m, const std::vector<int64_t>& kept) {
+  TileMap out = m;
+  for (int64_t d = 0; d < m.rank(); ++d) {
+    if (std::find(kept.begin(), kept.end(), d) != kept.end()) continue;
+    out.tiles[d] = 1;
+    for (auto& c : out.coords) c[d] = 0;
+  }
+  return out;
+}
+
 // When one operand is whole, it follows the other's tiles in the batch and contracting
 // dimensions (XLA's GSPMD does the same): a dot with a sharded contraction then sums partial
-// products instead of gathering the sharded operand.
-Plan Dot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<int64_t>& ls) {
+// products instead of gathering the sharded operand. When both operands' free dimensions are
+// split over the same devices (fc1's rows and fc2's columns over one mesh axis), the result
+// cannot be split over both: the smaller operand's free dimensions are gathered.
+Plan Dot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<hlo::Shape>& shapes) {
   const hlo::DotDims& dd = i.attrs().dot;
+  const auto& ls = shapes[0].dims;
   const auto lpaired = Concat(dd.lhs_batch, dd.lhs_contracting), rpaired = Concat(dd.rhs_batch, dd.rhs_contracting);
-  if (rhs.replicated() && !lhs.replicated())
-    return PairedDot(i, lhs, Follow(rhs, rpaired, lhs, lpaired), ls);
-  if (lhs.replicated() && !rhs.replicated())
-    return PairedDot(i, Follow(lhs, lpaired, rhs, rpaired), rhs, ls);
-  return PairedDot(i, lhs, rhs, ls);
+  Plan plan = rhs.replicated() && !lhs.replicated()   ? PairedDot(i, lhs, Follow(rhs, rpaired, lhs, lpaired), ls)
+              : lhs.replicated() && !rhs.replicated() ? PairedDot(i, Follow(lhs, lpaired, rhs, rpaired), rhs, ls)
+                                                      : PairedDot(i, lhs, rhs, ls);
+  if (!plan.local || plan.result.ToSharding()) return plan;
+  if (shapes[1].element_count() <= shapes[0].element_count())
+    plan = PairedDot(i, plan.operands[0], WholeBut(plan.operands[1], rpaired), ls);
+  else
+    plan = PairedDot(i, WholeBut(plan.operands[0], lpaired), plan.operands[1], ls);
+  return plan.local && plan.result.ToSharding() ? plan : WholePlan(i, lhs.devices());
 }
 
 Plan PairedDot(const Instruction& i, const TileMap& lhs, const TileMap& rhs, const std::vector<int64_t>& ls) {
@@ -291,7 +309,7 @@ Plan PlanInstruction(const Instruction& i, const std::vector<TileMap>& ops, cons
     case Opcode::kBroadcast: return Broadcast(i, ops[0], shapes[0].dims);
     case Opcode::kTranspose: return Transpose(i, ops[0]);
     case Opcode::kReshape: return Reshape(i, ops[0], shapes[0].dims);
-    case Opcode::kDot: return Dot(i, ops[0], ops[1], shapes[0].dims);
+    case Opcode::kDot: return Dot(i, ops[0], ops[1], shapes);
     case Opcode::kReduce: return Reduce(i, ops, shapes[0].dims);
     case Opcode::kReduceWindow: return ReduceWindow(i, ops);
     case Opcode::kConvolution: return Convolution(i, ops, batch);

@@ -387,5 +387,21 @@ ENTRY %main {
 })", {{8, 16}});
 }
 
+// Both operands' free dimensions split over the same devices (an MLP's hidden activations times
+// the next layer's row-split weight): the result cannot be tiled in both dimensions, so the
+// smaller operand is gathered whole in its free dimension, as an uneven (padded) split here.
+TEST(SpmdPartitionerTest, FreeDimensionsSplitOverTheSameDevicesGatherTheSmallerOperand) {
+  const char* text = R"(HloModule m
+ENTRY %main {
+  %a = f32[8,16] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %b = f32[16,1] parameter(1), sharding={devices=[1,4]0,1,2,3}
+  %d = f32[8,1] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %out = (f32[8,1]) tuple(%d)
+})";
+  auto module = Propagated(text);
+  EXPECT_EQ(module->entry()->root()->operand(0)->attrs().sharding->ToString(), "{devices=[4,1]0,1,2,3}");
+  ExpectPartitionedRunMatches(text, {{8, 16}, {16, 1}});
+}
+
 }  // namespace
 }  // namespace txla::compiler::spmd

@@ -186,7 +186,13 @@ class XLAShardedTensor(DTensor):
         def wrap(e):
             return XLAShardedTensor(e) if isinstance(e, torch.Tensor) and not isinstance(e, XLAShardedTensor) else e
 
-        return tree_map(wrap, func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {})))
+        # A subclass's __torch_dispatch__ runs with the dispatch keys above Python excluded,
+        # functionalization among them; xla tensors are functional, so the op on the global
+        # tensors runs with it again (else its results are bare and their views fail).
+        exclude = torch._C._dispatch_tls_local_exclude_set().remove(torch._C.DispatchKey.Functionalize)
+        with torch._C._ForceDispatchKeyGuard(torch._C._dispatch_tls_local_include_set(), exclude):
+            out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
+        return tree_map(wrap, out)
 
     # Ops reach __torch_dispatch__, which wraps their results with their global tensors.
     __torch_function__ = torch._C._disabled_torch_function_impl
