@@ -64,6 +64,12 @@ def process_count():
     return world_size()
 
 
+def get_master_ip() -> str:
+    """The address of the job's first process (MASTER_ADDR): where process 0's rendezvous and
+    coordination listen."""
+    return config.MASTER_ADDR.get()
+
+
 def initialize_cache(path, readonly=False):
     """Keeps compiled graphs in `path` across processes (PyTorch/XLA's persistent cache).
 

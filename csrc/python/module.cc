@@ -26,6 +26,7 @@
 #include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
+#include "python/checkpoint_bindings.h"
 #include "python/sharding_bindings.h"
 #include "python/signals.h"
 #include "runtime/buffer.h"
@@ -292,6 +293,7 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_compile_cache_size", [] { return graph::CompileCacheSize(); });
   RegisterDynamoBridge(m);
   RegisterShardingBindings(m);
+  RegisterCheckpointBindings(m);
   // The kernel libraries compiled code calls in this build.
   m.def("_xla_kernel_libraries", [] {
     std::vector<std::string> libs{"openblas"};

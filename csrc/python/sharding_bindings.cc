@@ -193,6 +193,12 @@ void RegisterShardingBindings(py::module& m) {
   m.def("_get_xla_sharding_spec", [](const at::Tensor& tensor) {
     return GetLazyTensor(tensor, "_get_xla_sharding_spec")->EffectiveSharding();
   });
+  // The tensor's sharding as an OpSharding (to give another tensor), or None.
+  m.def("_get_xla_op_sharding", [](const at::Tensor& tensor) -> py::object {
+    const std::string spec = GetLazyTensor(tensor, "_get_xla_op_sharding")->sharding();
+    if (spec.empty()) return py::none();
+    return py::cast(hlo::Sharding::Parse(spec));
+  });
   m.def("_get_xla_sharding_type", [](const at::Tensor& tensor) -> py::object {
     const std::string spec = GetLazyTensor(tensor, "_get_xla_sharding_type")->EffectiveSharding();
     if (spec.empty()) return py::none();
@@ -257,7 +263,12 @@ void RegisterShardingBindings(py::module& m) {
       const int d = std::stoi(devices[k].substr(devices[k].find(':') + 1));
       pieces.at(d) = TensorAsBuffer(shards[k].to(t->dtype()).contiguous().clone(), d, t->dtype());
     }
-    t->SetData(graph::SplitBuffer(ir::ToElementType(t->dtype()), full, s, std::move(pieces)));
+    // Written through the dispatcher as an in-place copy, so that every alias of the tensor
+    // (a state_dict entry is its parameter detached) sees the loaded value.
+    LazyTensorPtr loaded = LazyTensor::FromData(graph::SplitBuffer(ir::ToElementType(t->dtype()), full, s, std::move(pieces)),
+                                                t->dtype(), t->device());
+    loaded->set_sharding(spec);
+    at::Tensor(tensor).copy_(MakeXlaTensor(loaded));
   });
   m.def("_global_tensor_from_cpu_shards", [](const std::vector<at::Tensor>& shards, const hlo::Sharding& sharding,
                                              std::optional<std::vector<int64_t>> global_shape) {
