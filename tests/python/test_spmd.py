@@ -1,5 +1,6 @@
 """SPMD on four CPU devices (tests/python/spmd_worker.py, in its own process): training against
-eager float64, uneven shards, no recompilation after warm-up, and clear errors for bad specs."""
+eager float64, uneven shards, no recompilation after warm-up, clear errors for bad specs, the
+DTensor API on xla meshes, and distributed checkpoints loaded onto another mesh."""
 import json
 import os
 import subprocess
@@ -60,3 +61,21 @@ def test_the_debugging_tool_names_each_resharding_and_what_needed_it(results, de
     assert 'all-gather of 128 bytes per device: operand 0 of' in report  # the strided slice
     assert 'which has no partitioned form: it runs whole' in report
     assert 'all-reduce of' in report and 'partial sums of' in report  # fc2's contraction
+
+
+def test_dtensor_api_on_an_xla_mesh(results):
+    r = results['dtensor']
+    assert r['is_dtensor'] and r['placements'] == '(Shard(dim=0),)'
+    assert r['piece_rows'] == [3, 3, 3, 1]
+    assert r['replicated_spec'] == '{replicated}' and r['redistributed_exact']
+    assert r['op_type'] == 'XLAShardedTensor' and r['op_exact']
+    assert r['xla_from_f64'] <= 10 * max(r['eager32_from_f64'], 1e-7), r
+
+
+def test_checkpoints_load_resharded_and_are_managed_per_step(results):
+    r = results['checkpoint']
+    assert r['resharded_exact'] and r['kept_layout'] == '{devices=[1,4]0,1,2,3}'
+    assert r['skipped_step'] is False
+    assert r['steps'] == [10, 15]  # max_to_keep=2 dropped step 5
+    assert r['restored_exact']
+    assert r['preempted_at'] == [16] and r['checkpointed_off_interval']
