@@ -4,11 +4,12 @@ A mesh arranges the job's devices in a logical grid with named axes; a partition
 tensor dimension, which mesh axis (or axes, or None) it is split over. The sharding that results
 is XLA's (`{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}`): the compiler propagates it through
 the program and partitions the program over the devices."""
+import ast
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from enum import IntEnum
 import functools
-from typing import Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -75,6 +76,15 @@ class Mesh:
     def __str__(self):
         return (f"{{'device_ids': {self.device_ids.tolist()}, 'mesh_shape': {self.mesh_shape}, "
                 f"'axis_names': {self.axis_names}}}")
+
+    @classmethod
+    def from_str(cls, text: str) -> Optional['Mesh']:
+        """The mesh `str(mesh)` printed; None for text that is not one."""
+        try:
+            d = ast.literal_eval(text)
+            return cls(d['device_ids'], tuple(d['mesh_shape']), d['axis_names'])
+        except (ValueError, SyntaxError, KeyError, TypeError):
+            return None
 
     def _translate(self, partition_spec: PartitionSpec):
         """Mesh axis names to indices; checks each axis is used once and exists."""
@@ -241,20 +251,50 @@ def clear_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> torch.Tensor:
     return tensor
 
 
+# Sharding as ops that tracing (AOTAutograd, dynamo) records into its graphs: their arguments
+# are what a graph can hold (ints, strings), the mesh and partition spec spelled as text. Neither
+# declares a mutation (PyTorch/XLA's schemas): functionalization hands them the tensor's value.
+_xla_library = torch.library.Library('xla', 'FRAGMENT')
+_xla_library.define('aot_mark_sharding(Tensor t, str mesh, str partition_spec) -> Tensor')
+_xla_library.define('dynamo_mark_sharding(Tensor input, int[] device_ids, int[] mesh_shape, str axis_names, '
+                    'str partition_spec) -> ()')
+
+
+def _aot_mark_sharding_impl(t, mesh, partition_spec):
+    """A copy of `t` laid out over `mesh` (Mesh.__str__) as `partition_spec` (its repr) say."""
+    return mark_sharding(t.clone(), Mesh.from_str(mesh), ast.literal_eval(partition_spec)).global_tensor
+
+
+def _dynamo_mark_sharding_impl(t, device_ids, mesh_shape, axis_names, partition_spec):
+    """mark_sharding(t, Mesh(device_ids, mesh_shape, axis_names), partition_spec), the last two
+    given as the text of their Python values."""
+    mark_sharding(t, Mesh(device_ids, tuple(mesh_shape), ast.literal_eval(axis_names)),
+                  ast.literal_eval(partition_spec))
+
+
+_xla_library.impl('aot_mark_sharding', _aot_mark_sharding_impl, 'CompositeExplicitAutograd')
+_xla_library.impl('dynamo_mark_sharding', _dynamo_mark_sharding_impl, 'CompositeExplicitAutograd')
+torch.library.register_fake('xla::aot_mark_sharding', lambda t, mesh, partition_spec: torch.empty_like(t),
+                            lib=_xla_library)
+torch.library.register_fake('xla::dynamo_mark_sharding', lambda *args: None, lib=_xla_library)
+
+
+def _aot_mark_sharding(t, mesh: str, partition_spec: str):
+    return torch.ops.xla.aot_mark_sharding(t, mesh, partition_spec)
+
+
 class MarkShardingFunction(torch.autograd.Function):
-    """mark_sharding in the forward pass and on the gradient in the backward pass."""
+    """mark_sharding of a copy in the forward pass and of the gradient in the backward pass
+    (the input keeps its layout); traceable by AOTAutograd."""
 
     @staticmethod
     def forward(ctx, t, mesh, partition_spec):
         ctx.mesh, ctx.partition_spec = mesh, partition_spec
-        out = t.clone()  # `t` itself keeps its layout
-        mark_sharding(out, mesh, partition_spec)
-        return out
+        return _aot_mark_sharding(t, str(mesh), str(tuple(partition_spec)))
 
     @staticmethod
     def backward(ctx, grad):
-        mark_sharding(grad, ctx.mesh, ctx.partition_spec)
-        return grad, None, None
+        return _aot_mark_sharding(grad, str(ctx.mesh), str(tuple(ctx.partition_spec))), None, None
 
 
 def mark_sharding_with_gradients(t, mesh: Mesh, partition_spec: PartitionSpec):
