@@ -50,6 +50,9 @@ _shared_parameters.install()
 # torch.distributed._functional_collectives on xla tensors record graph collectives.
 from .distributed import functional_collectives as _functional_collectives  # noqa: E402,F401
 
+# `torch_xla.experimental.eager_mode(...)` works after `import torch_xla`, as in PyTorch/XLA.
+from . import experimental  # noqa: E402,F401
+
 __version__ = "0.1.0"
 
 

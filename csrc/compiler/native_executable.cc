@@ -138,7 +138,7 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
   // The work keeps the executable, the inputs and the outputs alive until it has run.
   runtime::QueueFor(device).Submit(
       [self = shared_from_this(), parameters, results, start, device, early = std::move(early),
-       release = std::move(release_after_run)]() mutable {
+       release = std::move(release_after_run), eager = metrics::InEagerOp()]() mutable {
         // Freed here, after the run (or its failure), not later with the queue's lock held.
         struct ReleaseAfterRun {
           std::shared_ptr<void>& held;
@@ -150,7 +150,8 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
         // The run's name is built only while a capture records it: this runs for every graph.
         metrics::TraceSpan span("execute", metrics::TracingActive() ? self->trace_name() : std::string());
         if (span.recording()) span.Arg("dump", self->dump_path());
-        TXLA_TIMED("ExecuteTime");
+        metrics::EagerOpScope kind(eager);
+        metrics::ScopedTimer timer(metrics::ExecuteTimeMetric());
         self->Run(parameters, results, early.empty() ? nullptr : &early);
       },
       done, ends_step);

@@ -55,6 +55,8 @@ namespace txla::debug {
   V(int64_t, buffer_pool_bytes, "XLA_BUFFER_POOL_BYTES", int64_t{1} << 30, false,                 \
     "bytes of freed device buffers kept for reuse")                                               \
   V(int64_t, cpu_num_devices, "CPU_NUM_DEVICES", 1, false, "xla devices this process offers")     \
+  V(bool, use_eager_debug_mode, "XLA_USE_EAGER_DEBUG_MODE", false, false,                         \
+    "every op is compiled and run as it is called (eager mode; torch_xla.experimental.eager_mode)") \
   V(bool, use_spmd, "XLA_USE_SPMD", false, false,                                                 \
     "programs traced on xla:0 are partitioned over every device by their shardings (SPMD)")       \
   V(std::string, persistent_cache_path, "XLA_PERSISTENT_CACHE_PATH", "", false,                   \

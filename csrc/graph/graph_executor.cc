@@ -201,7 +201,7 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
   if (compiled) *compiled = true;
   std::shared_ptr<runtime::Executable> executable;
   try {
-    TXLA_TIMED("CompileTime");
+    metrics::ScopedTimer timer(metrics::CompileTimeMetric());
     executable = Compile(cut, op_by_op);
   } catch (...) {
     finish([&] { promise.set_exception(std::current_exception()); });
@@ -331,7 +331,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
         if (at::get_num_threads() != threads) at::set_num_threads(threads);
       }
     } keep_thread_count;
-    TXLA_TIMED("ExecuteTime");
+    metrics::ScopedTimer timer(metrics::ExecuteTimeMetric());
     try {
       results = executable->Execute(cut.parameters, device);
     } catch (const std::exception& e) {

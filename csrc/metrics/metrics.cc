@@ -129,4 +129,24 @@ void ClearMetrics() {
   for (auto& [name, metric] : r.metrics) metric->Clear();
 }
 
+namespace {
+thread_local bool in_eager_op = false;
+}  // namespace
+
+EagerOpScope::EagerOpScope(bool eager) : previous_(in_eager_op) { in_eager_op = eager; }
+EagerOpScope::~EagerOpScope() { in_eager_op = previous_; }
+bool InEagerOp() { return in_eager_op; }
+
+Metric* CompileTimeMetric() {
+  static Metric* lazy = GetMetric("CompileTime");
+  static Metric* eager = GetMetric("EagerOpCompileTime");
+  return in_eager_op ? eager : lazy;
+}
+
+Metric* ExecuteTimeMetric() {
+  static Metric* lazy = GetMetric("ExecuteTime");
+  static Metric* eager = GetMetric("EagerOpExecuteTime");
+  return in_eager_op ? eager : lazy;
+}
+
 }  // namespace txla::metrics

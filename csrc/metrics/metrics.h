@@ -77,6 +77,24 @@ void ClearMetrics();
 
 int64_t NowNs();
 
+// While one lives on a thread, the graphs that thread compiles and runs are single eager ops:
+// their times go to EagerOpCompileTime / EagerOpExecuteTime (PyTorch/XLA's names) instead of
+// CompileTime / ExecuteTime. Work queued for another thread carries the flag along (InEagerOp()).
+class EagerOpScope {
+ public:
+  explicit EagerOpScope(bool eager = true);
+  ~EagerOpScope();
+  EagerOpScope(const EagerOpScope&) = delete;
+  EagerOpScope& operator=(const EagerOpScope&) = delete;
+
+ private:
+  bool previous_;
+};
+bool InEagerOp();
+// The compile / execute time metric for the current thread's kind of graph.
+Metric* CompileTimeMetric();
+Metric* ExecuteTimeMetric();
+
 // Adds the elapsed wall time to a metric when it leaves scope.
 // While a profiler capture is active it is also a span of the timeline, named after the metric.
 class ScopedTimer {

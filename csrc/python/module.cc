@@ -9,6 +9,7 @@
 #include "aten/device_rng.h"
 #include "debug/config.h"
 #include "debug/frames.h"
+#include "graph/eager_mode.h"
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
 #include "graph/spmd_execution.h"
@@ -206,6 +207,16 @@ PYBIND11_MODULE(_XLAC, m) {
       },
       py::arg("device") = "", py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true);
+  m.def("_set_use_eager_mode", [](bool enabled) { graph::SetEagerMode(enabled); });
+  m.def("_get_use_eager_mode", [] { return graph::EagerModeEnabled(); });
+  // `with torch_xla._XLAC._suspend_eager_mode():` keeps this thread's ops lazy (a trace).
+  struct EagerSuspension {
+    std::unique_ptr<graph::SuspendEagerMode> held;
+  };
+  py::class_<EagerSuspension>(m, "_EagerSuspension")
+      .def("__enter__", [](EagerSuspension& s) { s.held = std::make_unique<graph::SuspendEagerMode>(); })
+      .def("__exit__", [](EagerSuspension& s, const py::args&) { s.held.reset(); });
+  m.def("_suspend_eager_mode", [] { return EagerSuspension{}; });
   m.def(
       "_xla_sync_multi",
       [](const std::vector<at::Tensor>& tensors, const std::vector<std::string>& devices,

@@ -111,7 +111,9 @@ class CompiledGraph:
         devices = {str(t.device) for t in tensors}
         _collectives.forget_tokens(devices)
         try:
-            with torch.no_grad(), contextlib.redirect_stderr(held) if held else contextlib.nullcontext():
+            # In eager mode too the trace records one graph (its ops do not run one by one).
+            with torch.no_grad(), _XLAC._suspend_eager_mode(), \
+                    contextlib.redirect_stderr(held) if held else contextlib.nullcontext():
                 result = self._gm(*trace_args)
             if held and held.getvalue():
                 sys.stderr.write(held.getvalue())

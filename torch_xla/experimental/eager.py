@@ -1,20 +1,27 @@
-"""Eager mode (PyTorch/XLA: compile and run every op as it is called). This project runs ops
-lazily only; turning eager mode on raises, naming what is missing, and turning it off is the
-state the device is always in."""
+"""Eager mode (PyTorch/XLA's): every op is compiled and run as it is called, each as a graph of
+its own (cached per op signature), instead of at the next barrier. Errors surface at the op
+that caused them; each op's times are its own metrics (EagerOpCompileTime, EagerOpExecuteTime).
+torch.compile still traces whole graphs. XLA_USE_EAGER_DEBUG_MODE=1 turns it on at start."""
 import contextlib
+
+import torch_xla
 
 
 def eager_mode(enable: bool):
-    if enable:
-        raise NotImplementedError('torch_xla.experimental.eager_mode(True): ops run lazily on '
-                                  'this device (torch_xla.sync() runs what is pending)')
+    """Turns eager mode on or off for the process."""
+    torch_xla._XLAC._set_use_eager_mode(bool(enable))
 
 
 def is_eager_mode() -> bool:
-    return False
+    return torch_xla._XLAC._get_use_eager_mode()
 
 
 @contextlib.contextmanager
 def eager_mode_context(enable: bool):
+    """Eager mode on or off inside the block; yields the mode it replaced."""
+    saved = is_eager_mode()
     eager_mode(enable)
-    yield
+    try:
+        yield saved
+    finally:
+        eager_mode(saved)
