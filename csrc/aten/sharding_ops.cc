@@ -11,6 +11,12 @@ namespace {
 
 at::Tensor CustomSharding(const at::Tensor& self, c10::string_view) { return self.clone(); }
 
+// A manual region exists only in a program partitioned over the devices.
+at::Tensor ManualRegionBoundary(const at::Tensor&, c10::string_view, at::IntArrayRef) {
+  TORCH_CHECK(false, "a manual-sharding region (enable_manual_sharding / disable_manual_sharding) runs only in a "
+              "program partitioned over the devices, not on the host");
+}
+
 void PropagateXlaData(const at::Tensor& input, const at::Tensor& output) {
   LazyTensorPtr from = TryGetLazyTensor(input);
   LazyTensorPtr to = TryGetLazyTensor(output);
@@ -19,7 +25,11 @@ void PropagateXlaData(const at::Tensor& input, const at::Tensor& output) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(txla, CPU, m) { m.impl("custom_sharding", TORCH_FN(CustomSharding)); }
+TORCH_LIBRARY_IMPL(txla, CPU, m) {
+  m.impl("custom_sharding", TORCH_FN(CustomSharding));
+  m.impl("spmd_full_to_shard_shape", TORCH_FN(ManualRegionBoundary));
+  m.impl("spmd_shard_to_full_shape", TORCH_FN(ManualRegionBoundary));
+}
 TORCH_LIBRARY_IMPL(aten, XLA, m) { m.impl("_propagate_xla_data", TORCH_FN(PropagateXlaData)); }
 
 }  // namespace txla::aten

@@ -22,6 +22,11 @@ TORCH_LIBRARY(txla, m) {
   // SPMD: `self` laid out over the devices as `sharding` says (XLA syntax): the partitioner's
   // annotation (a `Sharding` custom call); the value itself is unchanged.
   m.def("custom_sharding(Tensor self, str sharding) -> Tensor");
+  // SPMD's manual regions: each device's piece of `self` (laid out as `sharding`) as a value of
+  // the piece's shape, which the program then works on per device; and back, the pieces as the
+  // whole value laid out as `sharding`. XLA's SPMDFullToShardShape / SPMDShardToFullShape.
+  m.def("spmd_full_to_shard_shape(Tensor self, str sharding, int[] shard_shape) -> Tensor");
+  m.def("spmd_shard_to_full_shape(Tensor self, str sharding, int[] full_shape) -> Tensor");
   m.def("max_pool2d_backward_from_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
         "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor");
 }

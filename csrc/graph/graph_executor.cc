@@ -71,6 +71,8 @@ std::shared_ptr<runtime::Executable> Compile(const GraphCut& cut, bool op_by_op)
     return RunWholeUnderSpmd(BuildInterpreterProgram(cut));
   } catch (const compiler::BuildError& e) {
     TORCH_CHECK(false, "compiling the xla graph failed (the tensors keep their pending values): ", e.what());
+  } catch (const std::invalid_argument& e) {  // what the program asks cannot be partitioned
+    TORCH_CHECK(false, "this SPMD program cannot be partitioned (the tensors keep their pending values): ", e.what());
   } catch (const std::exception& e) {
     TORCH_CHECK(false, "internal compiler error in an SPMD program (the tensors keep their pending values): ",
                 e.what());

@@ -61,6 +61,14 @@ class SpmdExecutable final : public runtime::Executable {
     for (size_t o = 0; o < outputs_.size(); ++o) {
       const hlo::Sharding& s = outputs_[o];
       const auto& full = output_dims_[o];
+      if (s.kind == hlo::Sharding::Kind::kManual) {  // each device's own piece, of the pieces' shape
+        runtime::Buffer::Shards pieces;
+        for (int d = 0; d < n; ++d) pieces.pieces.push_back(results[d][o]);
+        pieces.offsets.assign(n, std::vector<int64_t>(full.size(), 0));
+        pieces.sharding = s.ToString();
+        out.push_back(std::make_shared<runtime::Buffer>(results[0][o]->type(), full, 0, std::move(pieces)));
+        continue;
+      }
       const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), n);
       if (map.replicated()) {
         out.push_back(results[0][o]);
@@ -114,6 +122,29 @@ ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding) 
   args[0].operand = 0;
   args[1].value = c10::IValue(sharding);
   return ir::Value{ir::Node::Op(op, {value}, std::move(args), {value.shape()}), 0};
+}
+
+namespace {
+
+ir::Value ManualRegionBoundary(const char* name, const ir::Value& value, const std::string& sharding,
+                               const std::vector<int64_t>& dims) {
+  const ir::OpInfo* op = ir::FindOp(name);
+  std::vector<ir::Arg> args(3);
+  args[0].kind = ir::Arg::Kind::kTensor;
+  args[0].operand = 0;
+  args[1].value = c10::IValue(sharding);
+  args[2].value = c10::IValue(dims);
+  return ir::Value{ir::Node::Op(op, {value}, std::move(args), {ir::Shape(value.shape().dtype, dims)}), 0};
+}
+
+}  // namespace
+
+ir::Value FullToShardShape(const ir::Value& value, const std::string& sharding, const std::vector<int64_t>& piece) {
+  return ManualRegionBoundary(ir::op::txla_spmd_full_to_shard_shape, value, sharding, piece);
+}
+
+ir::Value ShardToFullShape(const ir::Value& value, const std::string& sharding, const std::vector<int64_t>& full) {
+  return ManualRegionBoundary(ir::op::txla_spmd_shard_to_full_shape, value, sharding, full);
 }
 
 ir::Value ValueInItsLayout(LazyTensor& t) {

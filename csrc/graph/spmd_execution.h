@@ -20,6 +20,11 @@ namespace txla::graph {
 // `value` annotated with `sharding` (XLA syntax): a txla::custom_sharding node, which lowers to a
 // `Sharding` custom call.
 ir::Value AnnotateSharding(const ir::Value& value, const std::string& sharding);
+// Entering a manual region: each device's piece of `value` (laid out as the tiled `sharding`),
+// a value of the piece's dimensions `piece`; leaving one: the pieces as the whole value of
+// dimensions `full` laid out as `sharding`.
+ir::Value FullToShardShape(const ir::Value& value, const std::string& sharding, const std::vector<int64_t>& piece);
+ir::Value ShardToFullShape(const ir::Value& value, const std::string& sharding, const std::vector<int64_t>& full);
 // The tensor's value as a graph computes it: annotated with the sharding the user gave the
 // tensor, when it is pending and not annotated so already.
 ir::Value ValueInItsLayout(LazyTensor& t);

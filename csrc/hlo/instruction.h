@@ -193,14 +193,15 @@ class Module {
   Computation* entry() const { return entry_; }
   Computation* Find(const std::string& name) const;
   std::vector<Computation*> computations() const;
-  // "%add.3": unique within the module.
+  // "%add.3": unique within the module, numbered from 1 in the order made (as XLA's builder
+  // numbers PyTorch/XLA's instructions, so dumps read alike).
   std::string UniqueName(std::string_view prefix);
 
  private:
   std::string name_;
   std::vector<std::unique_ptr<Computation>> computations_;
   Computation* entry_ = nullptr;
-  int64_t next_id_ = 0;
+  int64_t next_id_ = 1;
 };
 
 }  // namespace txla::hlo

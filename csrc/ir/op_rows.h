@@ -242,6 +242,8 @@
   V(txla_reduce_scatter, "txla::reduce_scatter", ReduceScatter, nullptr, nullptr, kCollective, nullptr)               \
   /* SPMD's sharding annotation (csrc/aten/sharding_ops.cc). */                                                      \
   V(txla_custom_sharding, "txla::custom_sharding", LikeFirst, nullptr, nullptr, 0, nullptr)                           \
+  V(txla_spmd_full_to_shard_shape, "txla::spmd_full_to_shard_shape", FirstWithSizesOfArg2, nullptr, nullptr, 0, nullptr) \
+  V(txla_spmd_shard_to_full_shape, "txla::spmd_shard_to_full_shape", FirstWithSizesOfArg2, nullptr, nullptr, 0, nullptr) \
   /* Random numbers: each node draws from its own seed, fixed when the node is traced. */                             \
   V(aten_native_dropout, "aten::native_dropout", NativeDropout, nullptr, nullptr, kSeedsDefaultGenerator, nullptr)    \
   V(aten_native_dropout_backward, "aten::native_dropout_backward", SameAsFirst, nullptr, nullptr, 0, nullptr)         \

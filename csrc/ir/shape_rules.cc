@@ -79,6 +79,11 @@ Shapes MatrixProduct(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(a.scalar_type(), sizes)};
 }
 
+// The first argument's dtype with the sizes argument 2 gives (SPMD's manual-region ops).
+Shapes FirstWithSizesOfArg2(c10::ArrayRef<c10::IValue> args) {
+  return std::vector<Shape>{Shape(args[0].toTensor().scalar_type(), args[2].toIntVector())};
+}
+
 Shapes LikeFirst(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{ShapeOf(args[0].toTensor())};
 }
@@ -111,7 +116,7 @@ Shapes NllLossForward(c10::ArrayRef<c10::IValue> args) {
   const bool no_batch = self.dim() == 1 && target.dim() == 0;
   TORCH_CHECK(no_batch || self.size(0) == target.size(0), "size mismatch (got input: ", self.sizes(),
               ", target: ", target.sizes(), ")");
-  if (args.size() > 2 && args[2].isTensor()) {
+  if (args.size() > 2 && args[2].isTensor() && args[2].toTensor().defined()) {
     const int64_t classes = self.size(-1);
     TORCH_CHECK(args[2].toTensor().numel() == classes, "weight tensor should be defined either for all ", classes,
                 " classes or no classes but got weight tensor of shape: ", args[2].toTensor().sizes());

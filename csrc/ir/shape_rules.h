@@ -27,6 +27,7 @@ std::optional<std::vector<Shape>> AddSubTensor(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> MatrixProduct(c10::ArrayRef<c10::IValue> args);
 // Output has the first argument's shape and dtype, whatever it is (the *_scatter ops).
 std::optional<std::vector<Shape>> LikeFirst(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> FirstWithSizesOfArg2(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> WhereSelf(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> Convolution(c10::ArrayRef<c10::IValue> args);
 // Outputs whose output_mask entry is false have the Undefined dtype (an undefined tensor).

@@ -93,6 +93,26 @@ Outs CustomSharding(LoweringContext& c, const ir::Node& n) {
   return {c.Add(Opcode::kCustomCall, x->shape(), {x}, a)};
 }
 
+// spmd_full_to_shard_shape / spmd_shard_to_full_shape(self, sharding, sizes): XLA's custom
+// calls around a manual region; the first's result is manual, the second's laid out as given.
+Outs ManualRegionBoundary(LoweringContext& c, const ir::Node& n, hlo::CustomCallTarget target) {
+  Instruction* x = c.Operand(n, 0);
+  hlo::Attributes a;
+  a.custom_call_target = target;
+  a.sharding = target == hlo::CustomCallTarget::kSpmdFullToShardShape
+                   ? hlo::Sharding::Manual()
+                   : hlo::Sharding::Parse(c.ConstArg(n, 1).toStringRef());
+  return {c.Add(Opcode::kCustomCall, hlo::Shape::Array(x->shape().type, c.ConstArg(n, 2).toIntVector()), {x}, a)};
+}
+
+Outs FullToShardShape(LoweringContext& c, const ir::Node& n) {
+  return ManualRegionBoundary(c, n, hlo::CustomCallTarget::kSpmdFullToShardShape);
+}
+
+Outs ShardToFullShape(LoweringContext& c, const ir::Node& n) {
+  return ManualRegionBoundary(c, n, hlo::CustomCallTarget::kSpmdShardToFullShape);
+}
+
 }  // namespace
 
 std::vector<LoweringEntry> CollectiveLowerings() {
@@ -101,6 +121,8 @@ std::vector<LoweringEntry> CollectiveLowerings() {
       {op::txla_all_gather, AllGather},
       {op::txla_reduce_scatter, ReduceScatter},
       {op::txla_custom_sharding, CustomSharding},
+      {op::txla_spmd_full_to_shard_shape, FullToShardShape},
+      {op::txla_spmd_shard_to_full_shape, ShardToFullShape},
   };
 }
 

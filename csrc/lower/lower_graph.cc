@@ -76,8 +76,10 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
   std::vector<Instruction*> params;
   for (size_t i = 0; i < cut.parameters.size(); ++i) {
     const runtime::Buffer& b = *cut.parameters[i];
-    params.push_back(entry->AddParameter(static_cast<int64_t>(i), hlo::Shape::Array(b.type(), b.dims()),
-                                         "p" + std::to_string(i)));
+    Instruction* p = entry->AddParameter(static_cast<int64_t>(i), hlo::Shape::Array(b.type(), b.dims()));
+    const std::string& numbered = p->name();  // "parameter.<id>": PyTorch/XLA's p<i>.<id>
+    p->set_name("p" + std::to_string(i) + numbered.substr(numbered.find('.')));
+    params.push_back(p);
   }
   const debug::Config& config = debug::GetConfig();
   const std::string& miscompile = config.test_miscompile;

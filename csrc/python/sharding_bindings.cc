@@ -336,12 +336,58 @@ void RegisterShardingBindings(py::module& m) {
     }
     return info + "}\n";
   });
-  for (const char* name : {"_mark_manual_sharding", "_spmd_full_to_shard_shape", "_spmd_shard_to_full_shape",
-                           "_xla_spmd_all_reduce", "_xla_spmd_reduce_scatter"}) {
+  // Manual regions: between _spmd_full_to_shard_shape and _spmd_shard_to_full_shape the program
+  // works on each device's piece as a value of its own (the compiler does not partition it).
+  m.def("_mark_manual_sharding", [](const at::Tensor& tensor, const hlo::Sharding& sharding) {
+    RequireSpmd("_mark_manual_sharding");
+    TORCH_CHECK(sharding.kind == hlo::Sharding::Kind::kManual, "_mark_manual_sharding: ", sharding.ToString(),
+                " is not the manual sharding");
+    LazyTensorPtr t = GetLazyTensor(tensor, "_mark_manual_sharding");
+    if (t->sharding() == sharding.ToString()) return;  // a manual value already (kept between steps)
+    TORCH_CHECK(t->pending(), "_mark_manual_sharding: the tensor is data on the device; only a value the program "
+                "computes (inside a manual region) can be marked manual");
+    t->SetIrValue(graph::AnnotateSharding(t->GetIrValue(), sharding.ToString()));
+    t->set_sharding(sharding.ToString());
+  });
+  m.def("_spmd_full_to_shard_shape", [](const at::Tensor& tensor) {
+    RequireSpmd("_spmd_full_to_shard_shape");
+    LazyTensorPtr t = GetLazyTensor(tensor, "_spmd_full_to_shard_shape");
+    const std::string spec = t->sharding();
+    TORCH_CHECK(!spec.empty() && spec != "{manual}", "_spmd_full_to_shard_shape: the tensor has no sharding; "
+                "mark_sharding it first (enable_manual_sharding does)");
+    const std::vector<int64_t>& full = t->shape().sizes;
+    const TileMap map = TileMap::Of(hlo::Sharding::Parse(spec), static_cast<int64_t>(full.size()), Devices());
+    const std::vector<int64_t> piece = compiler::spmd::LocalDims(full, map.tiles);
+    LazyTensorPtr out = LazyTensor::FromValue(graph::FullToShardShape(graph::ValueInItsLayout(*t), spec, piece),
+                                              t->device());
+    out->set_sharding("{manual}");
+    return MakeEntryXlaTensor(out);
+  });
+  m.def("_spmd_shard_to_full_shape", [](const at::Tensor& tensor, const hlo::Sharding& sharding,
+                                        const std::vector<int64_t>& full_shape, py::object /*dtype*/) {
+    RequireSpmd("_spmd_shard_to_full_shape");
+    LazyTensorPtr t = GetLazyTensor(tensor, "_spmd_shard_to_full_shape");
+    TORCH_CHECK(t->sharding() == "{manual}", "_spmd_shard_to_full_shape: the tensor is not manually sharded (",
+                t->sharding().empty() ? std::string("no sharding") : t->sharding(),
+                "); a manual region starts with enable_manual_sharding");
+    TORCH_CHECK(sharding.kind != hlo::Sharding::Kind::kManual, "_spmd_shard_to_full_shape: the whole value's "
+                "sharding cannot be manual");
+    const TileMap map = TileMap::Of(sharding, static_cast<int64_t>(full_shape.size()), Devices());
+    const std::vector<int64_t> piece = compiler::spmd::LocalDims(full_shape, map.tiles);
+    TORCH_CHECK(t->shape().sizes == piece, "_spmd_shard_to_full_shape: each device holds a piece of shape ",
+                c10::IntArrayRef(t->shape().sizes), "; a device's piece of a ", c10::IntArrayRef(full_shape),
+                " tensor laid out as ", sharding.ToString(), " is ", c10::IntArrayRef(piece));
+    const std::string spec = sharding.ToString();
+    LazyTensorPtr out = LazyTensor::FromValue(graph::ShardToFullShape(graph::ValueInItsLayout(*t), spec, full_shape),
+                                              t->device());
+    out->set_sharding(spec);
+    return MakeEntryXlaTensor(out);
+  });
+  for (const char* name : {"_xla_spmd_all_reduce", "_xla_spmd_reduce_scatter"}) {
     std::string what = name;
     m.def(name, [what](py::args, py::kwargs) {
-      TORCH_CHECK(false, "torch_xla._XLAC.", what, ": manual sharding is not supported yet (SPMD programs are "
-                  "partitioned by the compiler; manual regions are not)");
+      TORCH_CHECK(false, "torch_xla._XLAC.", what, ": collectives inside a manual-sharding region are not "
+                  "supported yet");
     });
   }
 }

@@ -146,6 +146,9 @@ Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, 
 
 void Buffer::Assemble(void* dst) const {
   if (!shards_) throw std::logic_error("Buffer::Assemble: " + ToString() + " is not split over devices");
+  if (shards_->sharding == "{manual}")
+    throw std::runtime_error("a value of a manual-sharding region is each device's own piece, with no whole value "
+                             "to read: end the region with disable_manual_sharding first");
   const int64_t bytes = ByteWidth(type_);
   const std::vector<int64_t> origin(dims_.size(), 0);
   for (size_t d = 0; d < shards_->pieces.size(); ++d) {

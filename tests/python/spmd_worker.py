@@ -189,8 +189,35 @@ def checkpoint_resharding():
     out['checkpoint'] = r
 
 
+def manual_region():
+    """enable_manual_sharding / disable_manual_sharding: ops between them run on each device's
+    piece (here each piece's own row sums, which the compiler would otherwise all-reduce); a
+    manual value cannot be read whole; pieces of the wrong shape are refused at the call."""
+    r = {}
+    mesh = xs.get_1d_mesh('x')
+    t = torch.arange(32.0).reshape(8, 4)
+    piece = xs.enable_manual_sharding(t.to('xla'), (None, 'x'), mesh=mesh).global_tensor
+    r['piece_shape'] = list(piece.shape)
+    local_sums = piece.sum(1, keepdim=True) * 10 + piece  # each device sees only its column
+    whole = xs.disable_manual_sharding(local_sums, (None, 'x'), t.shape, mesh=mesh).global_tensor
+    r['spec'] = torch_xla._XLAC._get_xla_sharding_spec(whole)
+    r['exact'] = torch.equal(whole.cpu(), t * 11)  # a column's sum over one column is itself
+    try:
+        local_sums.cpu()
+        r['read_manual'] = 'no error'
+    except RuntimeError as e:
+        r['read_manual'] = str(e)
+    try:
+        xs.disable_manual_sharding(local_sums, ('x', None), t.shape, mesh=mesh)
+        r['wrong_piece'] = 'no error'
+    except RuntimeError as e:
+        r['wrong_piece'] = str(e)
+    out['manual'] = r
+
+
 megatron_training()
 uneven_shards()
+manual_region()
 dtensor_interop()
 checkpoint_resharding()
 resharding_explained()

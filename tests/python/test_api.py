@@ -144,9 +144,7 @@ def test_modules_scripts_import_exist_and_say_what_is_missing(dev):
     import torch_xla.core.functions as xf
     import torch_xla.core.xla_op_registry as xor
     import torch_xla.experimental as xe
-    assert not xe.is_eager_mode()
-    with pytest.raises(NotImplementedError, match='eager_mode'):
-        xe.eager_mode(True)
+    assert not xe.is_eager_mode()  # eager mode itself: test_eager_mode.py
     with pytest.raises(NotImplementedError, match='xla_op_registry.Op'):
         xor.register('my_op', lambda x: x)
     with pytest.raises(NotImplementedError, match='SyncBatchNorm'):

@@ -79,3 +79,11 @@ def test_checkpoints_load_resharded_and_are_managed_per_step(results):
     assert r['steps'] == [10, 15]  # max_to_keep=2 dropped step 5
     assert r['restored_exact']
     assert r['preempted_at'] == [16] and r['checkpointed_off_interval']
+
+
+def test_a_manual_region_works_on_each_devices_piece(results):
+    r = results['manual']
+    assert r['piece_shape'] == [8, 1]
+    assert r['spec'] == '{devices=[1,4]0,1,2,3}' and r['exact']
+    assert 'manual-sharding region' in r['read_manual']
+    assert 'piece of shape' in r['wrong_piece']

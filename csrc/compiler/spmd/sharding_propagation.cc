@@ -1,5 +1,7 @@
 #include "compiler/spmd/sharding_propagation.h"
 
+#include <algorithm>
+
 #include "compiler/spmd/op_rules.h"
 
 namespace txla::compiler::spmd {
@@ -9,7 +11,13 @@ bool ShardingPropagation::Run(hlo::Module& module) {
   for (hlo::Instruction* i : module.entry()->instructions()) {
     if (i->shape().is_tuple || i->attrs().sharding) continue;
     std::optional<hlo::Sharding> sharding = hlo::Sharding::Replicated();
-    if (i->opcode() != hlo::Opcode::kParameter) {
+    const bool in_manual_region = std::any_of(i->operands().begin(), i->operands().end(), [](const hlo::Instruction* op) {
+      return op->attrs().sharding && op->attrs().sharding->kind == hlo::Sharding::Kind::kManual;
+    });
+    if (in_manual_region) {
+      // What a manual value computes is manual too: each device works on its own piece.
+      sharding = hlo::Sharding::Manual();
+    } else if (i->opcode() != hlo::Opcode::kParameter) {
       std::vector<TileMap> operands;
       std::vector<hlo::Shape> shapes;
       for (const hlo::Instruction* op : i->operands()) shapes.push_back(op->shape());

@@ -152,6 +152,12 @@ class Partitioner {
       i->set_shape(WithDims(i->shape(), LocalDims(i->shape().dims, m.tiles)));
       return;
     }
+    const CustomCallTarget boundary = i->opcode() == Opcode::kCustomCall ? i->attrs().custom_call_target
+                                                                          : CustomCallTarget::kNone;
+    if (boundary == CustomCallTarget::kSpmdFullToShardShape || boundary == CustomCallTarget::kSpmdShardToFullShape) {
+      PartitionManualBoundary(i);
+      return;
+    }
     std::vector<TileMap> have;
     std::vector<hlo::Shape> whole;
     for (const Instruction* op : i->operands()) {
@@ -192,6 +198,32 @@ class Partitioner {
       Redirect(i, out, users);
     }
     if (out != i && i->users().empty() && c_.root() != i) c_.Remove(i);
+  }
+
+  // Entering a manual region (SPMDFullToShardShape) or leaving one (SPMDShardToFullShape): on
+  // each device the value on both sides is the same piece, so the boundary becomes the identity
+  // on the local buffer (a reshape to its own shape). Entering, the operand is brought to the
+  // layout it was given; leaving, the manual piece must be the layout's piece.
+  void PartitionManualBoundary(Instruction* i) {
+    Instruction* op = i->operand(0);
+    const bool entering = i->attrs().custom_call_target == CustomCallTarget::kSpmdFullToShardShape;
+    if (entering && op->attrs().sharding && op->attrs().sharding->kind == hlo::Sharding::Kind::kManual)
+      throw std::invalid_argument("spmd-partitioner: " + i->name() + " enters a manual region from a manual value");
+    if (!entering && !(op->attrs().sharding && op->attrs().sharding->kind == hlo::Sharding::Kind::kManual))
+      throw std::invalid_argument("spmd-partitioner: " + i->name() + " leaves a manual region from a value that is "
+                                  "not manual");
+    const std::vector<int64_t> piece =
+        entering ? i->shape().dims : LocalDims(i->shape().dims, MapOf(i).tiles);
+    if (op->shape().dims != piece)
+      throw std::invalid_argument("spmd-partitioner: " + i->name() + ": each device's piece is " +
+                                  hlo::Shape::Array(op->shape().type, op->shape().dims).ToString() +
+                                  ", the manual region's is " + hlo::Shape::Array(op->shape().type, piece).ToString());
+    Instruction* same = c_.Add(Opcode::kReshape, op->shape(), {op});
+    full_[same] = full_.at(i);
+    layout_.insert_or_assign(same, entering ? TileMap::Replicated(i->shape().rank(), devices_) : MapOf(i));
+    const std::vector<Instruction*> users = i->users();  // Redirect changes i's users
+    Redirect(i, same, users);
+    if (i->users().empty() && c_.root() != i) c_.Remove(i);
   }
 
   hlo::Module& module_;

@@ -20,7 +20,7 @@ ENTRY %main {
   %e = f32[4,8] exponential(%s)
   ROOT %t = (f32[4,8]) tuple(%e)
 }
-)"), R"golden(//@@txla kernel H fusion.12
+)"), R"golden(//@@txla kernel H fusion.13
 TXLA_KERNEL void k_H(float* __restrict__ buf0, const float* __restrict__ buf1, const float* __restrict__ buf2) {
   {
     for (int64_t i0 = 0; i0 < 4; ++i0)
@@ -39,7 +39,7 @@ extern "C" void t_H(void* p, int64_t lo, int64_t hi) { void* const* a = (void* c
 //@@txla kernel end
 //@@txla run
 // The graph's program (compiler/graph_program.h): what it runs, in order,
-//   fusion.12: kernel t_H(b_fusion_12, b_b, b_x) on [0, 0)
+//   fusion.13: kernel t_H(b_fusion_13, b_b, b_x) on [0, 0)
 // and the same as the runtime reads it (no compiler does):
 //@@txla program 1 1 3 1 0 0 1 0 0 1 0 1 0 0 3 0 1 2
 //@@txla functions t_H
@@ -61,7 +61,7 @@ ENTRY %main {
   %r = f32[6] reduce(%x, %zero), dimensions={1}, to_apply=%add
   ROOT %t = (f32[6]) tuple(%r)
 }
-)"), R"golden(//@@txla kernel H fusion.11
+)"), R"golden(//@@txla kernel H fusion.12
 TXLA_KERNEL void k_H(float* __restrict__ buf0, const float* __restrict__ buf1) {
   {
     for (int64_t o0 = 0; o0 < 6; ++o0)
@@ -89,7 +89,7 @@ extern "C" void t_H(void* p, int64_t lo, int64_t hi) { void* const* a = (void* c
 //@@txla kernel end
 //@@txla run
 // The graph's program (compiler/graph_program.h): what it runs, in order,
-//   fusion.11: kernel t_H(b_fusion_11, b_x) on [0, 0)
+//   fusion.12: kernel t_H(b_fusion_12, b_x) on [0, 0)
 // and the same as the runtime reads it (no compiler does):
 //@@txla program 1 1 2 1 0 0 0 1 0 1 0 0 2 0 1
 //@@txla functions t_H

@@ -403,5 +403,40 @@ ENTRY %main {
   ExpectPartitionedRunMatches(text, {{8, 16}, {16, 1}});
 }
 
+// A manual region: what its values compute stays manual (each device's own piece), the
+// boundaries become the identity on each device's buffer, and leaving the region the pieces are
+// the tiles of the layout given.
+TEST(SpmdPartitionerTest, AManualRegionWorksOnEachDevicesPieceAndLeavesInTheGivenLayout) {
+  auto module = Propagated(R"(HloModule m
+ENTRY %main {
+  %x = f32[8,8] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %piece = f32[8,2] custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %one = f32[] constant(1)
+  %ones = f32[8,2] broadcast(%one), dimensions={}
+  %y = f32[8,2] add(%piece, %ones)
+  %whole = f32[8,8] custom-call(%y), custom_call_target="SPMDShardToFullShape", sharding={devices=[1,4]0,1,2,3}
+  ROOT %out = (f32[8,8], f32[8,2]) tuple(%whole, %y)
+})");
+  EXPECT_EQ(Line(hlo::ToText(*module), "y").find("sharding={manual}") != std::string::npos, true)
+      << hlo::ToText(*module);
+  SpmdPartitioner(kDevices).Run(*module);
+  const std::string printed = hlo::ToText(*module);
+  EXPECT_EQ(printed.find("SPMD"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("txla.spmd_"), std::string::npos) << printed;  // nothing gathered or cut
+  EXPECT_EQ(module->entry()->root()->shape().tuple_shapes.at(0).dims, (std::vector<int64_t>{8, 2})) << printed;
+}
+
+// Leaving a manual region with pieces of the wrong shape for the layout is refused.
+TEST(SpmdPartitionerTest, AManualPieceOfTheWrongShapeIsRefused) {
+  auto module = Propagated(R"(HloModule m
+ENTRY %main {
+  %x = f32[8,8] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %piece = f32[8,2] custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %whole = f32[8,8] custom-call(%piece), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]0,1,2,3}
+  ROOT %out = (f32[8,8]) tuple(%whole)
+})");
+  EXPECT_THROW(SpmdPartitioner(kDevices).Run(*module), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace txla::compiler::spmd

@@ -155,8 +155,8 @@ TEST(CodegenTest, IdenticalKernelsAreEmittedOnce) {
   ASSERT_EQ(parts.kernels.size(), 1u) << code;
   // Both instructions call it, on their own buffers: two entries of the program, no step code.
   EXPECT_EQ(Count(parts.run, "kernel t_" + parts.kernels[0].hash + "("), 2u) << parts.run;
-  EXPECT_NE(parts.run.find("(b_fusion_8, b_q)"), std::string::npos) << parts.run;
-  EXPECT_NE(parts.run.find("(b_fusion_12, b_p)"), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find("(b_fusion_9, b_q)"), std::string::npos) << parts.run;
+  EXPECT_NE(parts.run.find("(b_fusion_13, b_p)"), std::string::npos) << parts.run;
   // Value and buffer names are the kernel's own, not the instruction's.
   EXPECT_NE(parts.kernels[0].text.find("buf0[i0] = v"), std::string::npos) << code;
   // The same kernel in another graph has the same name.

@@ -342,14 +342,40 @@ def apply_backward_optimization_barrier(m: torch.nn.Module):
     m.register_full_backward_hook(barrier)
 
 
-def _manual_unsupported(*args, **kwargs):
-    raise NotImplementedError('manual sharding (enable_manual_sharding / disable_manual_sharding) is not '
-                              'supported yet: SPMD programs here are partitioned by the compiler only')
+def _mark_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> XLAShardedTensor:
+    """Marks a value computed inside a manual region as manual (each device's own piece); what
+    disable_manual_sharding does before leaving the region."""
+    manual = torch_xla._XLAC.OpSharding([], [], [], ShardingType.MANUAL)
+    torch_xla._XLAC._mark_manual_sharding(unwrap_sharded_tensor(t), manual)
+    return wrap_as_sharded_tensor(t)
 
 
-enable_manual_sharding = _manual_unsupported
-disable_manual_sharding = _manual_unsupported
-_mark_manual_sharding = _manual_unsupported
+def enable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_spec: PartitionSpec, *,
+                           mesh: Optional[Mesh] = None) -> XLAShardedTensor:
+    """Starts a manual region: `t` is sharded over `mesh` (the global mesh by default) as
+    `partition_spec` says, and the result is each device's piece, which the ops that follow
+    work on device by device (the compiler does not partition them). End the region with
+    disable_manual_sharding before the values are read."""
+    mesh = get_global_mesh() if mesh is None else mesh
+    if mesh is None:
+        raise ValueError('enable_manual_sharding needs a mesh: pass mesh= or set_global_mesh() first')
+    t = mark_sharding(unwrap_sharded_tensor(t), mesh, partition_spec)
+    piece = torch_xla._XLAC._spmd_full_to_shard_shape(unwrap_sharded_tensor(t))
+    return wrap_as_sharded_tensor(piece, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
+
+
+def disable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_spec: PartitionSpec,
+                            full_shape: torch.Size, *, mesh: Optional[Mesh] = None) -> XLAShardedTensor:
+    """Ends a manual region: the devices' pieces `t` become the whole tensor of `full_shape`,
+    laid out over `mesh` as `partition_spec` says."""
+    mesh = get_global_mesh() if mesh is None else mesh
+    if mesh is None:
+        raise ValueError('disable_manual_sharding needs a mesh: pass mesh= or set_global_mesh() first')
+    t = _mark_manual_sharding(unwrap_sharded_tensor(t))
+    whole = torch_xla._XLAC._spmd_shard_to_full_shape(unwrap_sharded_tensor(t),
+                                                      mesh.get_op_sharding(tuple(partition_spec)),
+                                                      list(full_shape), t.dtype)
+    return wrap_as_sharded_tensor(whole, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
 
 
 @dataclass
