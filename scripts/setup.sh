@@ -42,7 +42,7 @@ fi
 # libraries with the test extras).
 pin() { grep -o "\"$1==[^\"]*\"" "$ROOT/pyproject.toml" | head -1 | tr -d '"'; }
 REQUIREMENTS=("$(pin torch)" "$(pin torchvision)" "$(pin mkl)" "$(pin transformers)" "$(pin timm)" "$(pin diffusers)"
-              numpy pytest scikit-build-core)
+              "$(pin rich)" numpy pytest scikit-build-core)
 if ! "$PYTHON" - "${REQUIREMENTS[@]}" <<'PY' 2>/dev/null
 import sys
 from importlib.metadata import version

@@ -89,11 +89,14 @@ def global_runtime_device_count():
 
 def use_spmd(auto=False):
     """Turns SPMD on for the rest of the process: programs traced on xla:0 are partitioned over
-    every device by the shardings `torch_xla.distributed.spmd.mark_sharding` gives tensors."""
-    if auto:
-        raise NotImplementedError('use_spmd(auto=True): auto-sharding is not supported yet')
+    every device by the shardings `torch_xla.distributed.spmd.mark_sharding` gives tensors.
+    With `auto=True` the compiler also chooses layouts for the tensors left unsharded
+    (auto-sharding; XLA_AUTO_SPMD_MESH=2,2 gives the mesh axes it may split over)."""
     config.XLA_USE_SPMD.set('1')
     torch_xla._XLAC._xla_use_spmd()
+    if auto:
+        config.XLA_AUTO_SPMD.set('1')
+        torch_xla._XLAC._xla_set_auto_sharding()
 
 
 def is_spmd():

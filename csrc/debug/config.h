@@ -57,6 +57,11 @@ namespace txla::debug {
   V(int64_t, cpu_num_devices, "CPU_NUM_DEVICES", 1, false, "xla devices this process offers")     \
   V(bool, use_eager_debug_mode, "XLA_USE_EAGER_DEBUG_MODE", false, false,                         \
     "every op is compiled and run as it is called (eager mode; torch_xla.experimental.eager_mode)") \
+  V(bool, auto_spmd, "XLA_AUTO_SPMD", false, false,                                                \
+    "SPMD with auto-sharding: the compiler chooses layouts for parameters left unsharded")        \
+  V(std::string, auto_spmd_mesh, "XLA_AUTO_SPMD_MESH", "", false,                                 \
+    "mesh axes auto-sharding may split dimensions over, e.g. 2,2 (default: all devices in one); "  \
+    "read at each compilation")                                                                   \
   V(bool, use_spmd, "XLA_USE_SPMD", false, false,                                                 \
     "programs traced on xla:0 are partitioned over every device by their shardings (SPMD)")       \
   V(std::string, persistent_cache_path, "XLA_PERSISTENT_CACHE_PATH", "", false,                   \

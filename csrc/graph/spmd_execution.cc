@@ -1,18 +1,22 @@
 #include "graph/spmd_execution.h"
 
+#include <cstring>
 #include <exception>
 #include <thread>
 
 #include "compiler/compile.h"
 #include "compiler/spmd/all_reduce_combiner.h"
+#include "compiler/spmd/auto_sharding.h"
 #include "compiler/spmd/sharding_propagation.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "compiler/spmd/tile_map.h"
+#include "debug/config.h"
 #include "ir/op_names.h"
 #include "ir/op_table.h"
 #include "metrics/metrics.h"
 #include "runtime/collectives.h"
 #include "runtime/device.h"
+#include "runtime/shards.h"
 
 namespace txla::graph {
 namespace {
@@ -22,16 +26,31 @@ using compiler::spmd::TileMap;
 int64_t SpmdDevices() { return runtime::DeviceCount(); }
 
 // A parameter's piece for `device`: its piece when split, else the whole buffer (every device
-// reads the one copy: device memory is host memory).
-runtime::BufferPtr PieceFor(const runtime::BufferPtr& p, int device) {
-  return p->shards() ? p->shards()->pieces.at(device) : p;
+// reads the one copy: device memory is host memory) or, when the program wants it split (a
+// layout auto-sharding chose), the device's tile cut from it.
+runtime::BufferPtr PieceFor(const runtime::BufferPtr& p, const hlo::Sharding& wanted, int device) {
+  if (p->shards()) return p->shards()->pieces.at(device);
+  const std::vector<int64_t>& full = p->dims();
+  const TileMap map = TileMap::Of(wanted, static_cast<int64_t>(full.size()), SpmdDevices());
+  if (map.replicated()) return p;
+  p->WaitReady();
+  const std::vector<int64_t> local = compiler::spmd::LocalDims(full, map.tiles);
+  const std::vector<int64_t> at = compiler::spmd::ShardOffsets(map, full).at(device);
+  auto piece = std::make_shared<runtime::Buffer>(p->type(), local, device);
+  std::memset(piece->data(), 0, piece->size_bytes());
+  runtime::CopyBlock(static_cast<int64_t>(runtime::ByteWidth(p->type())), p->data(), full, at, piece->data(), local,
+                     std::vector<int64_t>(full.size(), 0), runtime::ValidExtent(full, local, at));
+  return piece;
 }
 
 class SpmdExecutable final : public runtime::Executable {
  public:
-  SpmdExecutable(std::shared_ptr<runtime::Executable> local, std::vector<hlo::Sharding> outputs,
-                 std::vector<std::vector<int64_t>> output_dims)
-      : local_(std::move(local)), outputs_(std::move(outputs)), output_dims_(std::move(output_dims)) {}
+  SpmdExecutable(std::shared_ptr<runtime::Executable> local, std::vector<hlo::Sharding> parameters,
+                 std::vector<hlo::Sharding> outputs, std::vector<std::vector<int64_t>> output_dims)
+      : local_(std::move(local)),
+        parameters_(std::move(parameters)),
+        outputs_(std::move(outputs)),
+        output_dims_(std::move(output_dims)) {}
 
   std::vector<runtime::BufferPtr> Execute(const std::vector<runtime::BufferPtr>& parameters, int device) override {
     const int n = static_cast<int>(SpmdDevices());
@@ -41,7 +60,7 @@ class SpmdExecutable final : public runtime::Executable {
       try {
         std::vector<runtime::BufferPtr> mine;
         mine.reserve(parameters.size());
-        for (const runtime::BufferPtr& p : parameters) mine.push_back(PieceFor(p, d));
+        for (size_t k = 0; k < parameters.size(); ++k) mine.push_back(PieceFor(parameters[k], parameters_.at(k), d));
         results[d] = local_->Execute(mine, d);
       } catch (...) {
         errors[d] = std::current_exception();
@@ -85,6 +104,7 @@ class SpmdExecutable final : public runtime::Executable {
 
  private:
   std::shared_ptr<runtime::Executable> local_;
+  std::vector<hlo::Sharding> parameters_;  // the layouts the program reads its parameters in
   std::vector<hlo::Sharding> outputs_;
   std::vector<std::vector<int64_t>> output_dims_;
 };
@@ -176,17 +196,44 @@ runtime::BufferPtr SplitBuffer(runtime::ElementType type, const std::vector<int6
 }
 
 void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut) {
+  const bool auto_sharding = runtime::AutoShardingEnabled();
   for (hlo::Instruction* p : module.entry()->parameters()) {
     const auto& buffer = cut.parameters.at(p->attrs().parameter_number);
-    p->mutable_attrs().sharding =
-        buffer->shards() ? hlo::Sharding::Parse(buffer->shards()->sharding) : hlo::Sharding::Replicated();
+    if (buffer->shards()) p->mutable_attrs().sharding = hlo::Sharding::Parse(buffer->shards()->sharding);
+    else if (!auto_sharding) p->mutable_attrs().sharding = hlo::Sharding::Replicated();
+    // else: auto-sharding chooses (a whole buffer is cut to the layout it picks)
   }
 }
+
+namespace {
+
+// The mesh axes XLA_AUTO_SPMD_MESH gives auto-sharding ("2,2"; empty: all devices in one).
+std::vector<int64_t> AutoShardingMesh() {
+  std::vector<int64_t> mesh;
+  const std::string text = debug::ReloadConfig().auto_spmd_mesh;  // scripts set it around a compile
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string axis = text.substr(at, end - at);
+    if (!axis.empty()) mesh.push_back(std::stoll(axis));
+    at = end + 1;
+  }
+  int64_t product = 1;
+  for (int64_t a : mesh) product *= a;
+  if (!mesh.empty() && product != SpmdDevices())
+    throw std::invalid_argument("XLA_AUTO_SPMD_MESH=" + text + " has " + std::to_string(product) +
+                                " devices; there are " + std::to_string(SpmdDevices()));
+  return mesh;
+}
+
+}  // namespace
 
 ir::hash_t ShardingKey(const GraphCut& cut) {
   ir::hash_t h = ir::HashString("spmd");
   for (const runtime::BufferPtr& p : cut.parameters)
     h = ir::Mix(h, p->shards() ? ir::HashString(p->shards()->sharding) : 0);
+  if (runtime::AutoShardingEnabled()) h = ir::Mix(h, ir::HashString("auto:" + debug::ReloadConfig().auto_spmd_mesh));
   return h;
 }
 
@@ -197,9 +244,13 @@ thread_local std::string last_partition_report;
 const std::string& LastPartitionReport() { return last_partition_report; }
 
 void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sharding>* output_shardings,
-                   std::vector<std::vector<int64_t>>* output_dims) {
+                   std::vector<std::vector<int64_t>>* output_dims, std::vector<hlo::Sharding>* parameter_shardings) {
   const int64_t n = SpmdDevices();
   AnnotateParameterShardings(module, cut);
+  if (runtime::AutoShardingEnabled()) compiler::spmd::AutoSharding(n, AutoShardingMesh()).Run(module);
+  if (parameter_shardings)
+    for (const hlo::Instruction* p : module.entry()->parameters())
+      parameter_shardings->push_back(p->attrs().sharding.value_or(hlo::Sharding::Replicated()));
   compiler::spmd::ShardingPropagation(n).Run(module);
   for (const hlo::Instruction* o : module.entry()->root()->operands()) {
     if (output_shardings) output_shardings->push_back(o->attrs().sharding.value_or(hlo::Sharding::Replicated()));
@@ -217,11 +268,13 @@ void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sh
 }
 
 std::shared_ptr<runtime::Executable> CompileSpmd(std::unique_ptr<hlo::Module> module, const GraphCut& cut) {
-  std::vector<hlo::Sharding> outputs;
+  std::vector<hlo::Sharding> parameters, outputs;
   std::vector<std::vector<int64_t>> output_dims;
-  PartitionSpmd(*module, cut, &outputs, &output_dims);
+  if (runtime::AutoShardingEnabled()) TXLA_COUNTER("CompileWithAutoSharding", 1);  // PyTorch/XLA's name
+  PartitionSpmd(*module, cut, &outputs, &output_dims, &parameters);
   auto local = compiler::Compile(std::move(module));
-  return std::make_shared<SpmdExecutable>(std::move(local), std::move(outputs), std::move(output_dims));
+  return std::make_shared<SpmdExecutable>(std::move(local), std::move(parameters), std::move(outputs),
+                                          std::move(output_dims));
 }
 
 std::shared_ptr<runtime::Executable> RunWholeUnderSpmd(std::shared_ptr<runtime::Executable> whole) {

@@ -40,15 +40,19 @@ void MarkSpmdResults(const std::vector<LazyTensorPtr>& computed);
 runtime::BufferPtr SplitBuffer(runtime::ElementType type, const std::vector<int64_t>& full,
                                const hlo::Sharding& sharding, std::vector<runtime::BufferPtr> pieces);
 
-// Gives each entry parameter the sharding of the buffer it reads (none: replicated).
+// Gives each entry parameter the sharding of the buffer it reads (none: replicated, or, with
+// auto-sharding on, none yet).
 void AnnotateParameterShardings(hlo::Module& module, const GraphCut& cut);
 // The parameters' shardings, mixed into the compile cache's key: the same graph over inputs split
 // differently is a different program.
 ir::hash_t ShardingKey(const GraphCut& cut);
 // Propagates and partitions `module` (the cut, lowered) into the program each device runs;
 // `outputs` (if given) receives the global results' shardings and dimensions.
+// With auto-sharding on, the compiler first chooses layouts for the parameters the user left
+// unsharded; `parameter_shardings` (if given) receives the layouts the program reads them in.
 void PartitionSpmd(hlo::Module& module, const GraphCut& cut, std::vector<hlo::Sharding>* output_shardings = nullptr,
-                   std::vector<std::vector<int64_t>>* output_dims = nullptr);
+                   std::vector<std::vector<int64_t>>* output_dims = nullptr,
+                   std::vector<hlo::Sharding>* parameter_shardings = nullptr);
 // What the last partitioning on this thread inserted, one line per resharding with what needed
 // it ("" when nothing was): the debugging tool's explanation of a compiled SPMD graph.
 const std::string& LastPartitionReport();

@@ -17,6 +17,7 @@
 #include "ir/ir_dump.h"
 #include "ir/op_table.h"
 #include "compiler/compile.h"
+#include "compiler/content_hash.h"
 #include "compiler/library/conv2d_onednn.h"
 #include "compiler/library/gemm.h"
 #include "compiler/library/mkl_blas.h"
@@ -81,6 +82,18 @@ std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
     graph::AnnotateParameterShardings(*module, cut);
   }
   return hlo::ToText(*module);
+}
+
+// The hash a barrier would look the tensors' graph up by (PyTorch/XLA's _get_graph_hash): the
+// graph's, and under SPMD its inputs' layouts and the auto-sharding mesh.
+std::string GraphHash(const std::vector<at::Tensor>& tensors) {
+  std::vector<ir::Value> values;
+  for (const LazyTensorPtr& lt : LazyTensors(tensors))
+    values.push_back(runtime::SpmdEnabled() ? graph::ValueInItsLayout(*lt) : lt->GetIrValue());
+  graph::GraphCut cut = graph::CutGraph(values, nullptr);
+  ir::hash_t key = cut.hash;
+  if (runtime::SpmdEnabled()) key = ir::Mix(key, graph::ShardingKey(cut));
+  return compiler::Hex(key);
 }
 
 std::string PythonFrames() {
@@ -265,6 +278,7 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_get_xla_tensors_text",
         [](const std::vector<at::Tensor>& tensors) { return GraphText(tensors, false); });
   m.def("_get_xla_tensors_hlo", [](const std::vector<at::Tensor>& tensors) { return GraphHlo(tensors); });
+  m.def("_get_graph_hash", [](const std::vector<at::Tensor>& tensors) { return GraphHash(tensors); });
   m.def("_get_xla_tensors_dot",
         [](const std::vector<at::Tensor>& tensors) { return GraphText(tensors, true); });
   m.def("_xla_is_xla_tensor", [](const at::Tensor& t) { return IsXlaTensor(t); });

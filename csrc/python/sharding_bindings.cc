@@ -174,6 +174,8 @@ void RegisterShardingBindings(py::module& m) {
       .def("__repr__", &hlo::Sharding::ToString)
       .def("__str__", &hlo::Sharding::ToString);
   m.def("_xla_use_spmd", [] { runtime::EnableSpmd(); });
+  m.def("_xla_set_auto_sharding", [] { runtime::EnableAutoSharding(); });
+  m.def("_xla_get_auto_sharding", [] { return runtime::AutoShardingEnabled(); });
   m.def("_xla_mark_sharding", &MarkSharding);
   m.def("_xla_annotate_custom_sharding", [](const at::Tensor& tensor, const hlo::Sharding& sharding) {
     RequireSpmd("annotate_custom_sharding");

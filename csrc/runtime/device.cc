@@ -35,6 +35,24 @@ void EnableSpmd() {
   SetCollectiveBackend(MakeInProcessBackend(devices));
 }
 
+namespace {
+std::atomic<bool> auto_sharding{false};
+}
+
+void EnableAutoSharding() {
+  EnableSpmd();
+  auto_sharding.store(true);
+}
+
+bool AutoShardingEnabled() {
+  static const bool from_environment = [] {
+    if (debug::GetConfig().auto_spmd) EnableAutoSharding();
+    return true;
+  }();
+  (void)from_environment;
+  return auto_sharding.load();
+}
+
 bool SpmdEnabled() {
   static const bool from_environment = [] {
     if (debug::GetConfig().use_spmd) EnableSpmd();

@@ -22,5 +22,9 @@ std::string DeviceName(int ordinal);  // "xla:0"
 // Once on, it stays on for the process, as in PyTorch/XLA.
 void EnableSpmd();
 bool SpmdEnabled();
+// Auto-sharding (use_spmd(auto=True), XLA_AUTO_SPMD=1): SPMD, and the compiler chooses layouts
+// for the parameters the user left unsharded. Stays on for the process.
+void EnableAutoSharding();
+bool AutoShardingEnabled();
 
 }  // namespace txla::runtime

@@ -215,8 +215,24 @@ def manual_region():
     out['manual'] = r
 
 
+def sharding_pictures():
+    """visualize_tensor_sharding draws which device holds which tile (a rich table)."""
+    import io
+    import rich.console
+    from torch_xla.distributed.spmd.debugging import visualize_sharding, visualize_tensor_sharding
+    t = xs.mark_sharding(torch.zeros(8, 8).to('xla'), MESH, ('data', 'model'))
+    table = visualize_tensor_sharding(t, use_color=False)
+    console = rich.console.Console(file=io.StringIO(), width=80)
+    console.print(table)
+    whole = visualize_sharding('{replicated}', use_color=False)
+    out['pictures'] = {'rows': table.row_count, 'cols': len(table.columns),
+                       'cells': sorted(set(w for w in console.file.getvalue().split('CPU ')[1:] for w in [w[0]])),
+                       'replicated': (whole.row_count, len(whole.columns))}
+
+
 megatron_training()
 uneven_shards()
+sharding_pictures()
 manual_region()
 dtensor_interop()
 checkpoint_resharding()

@@ -87,3 +87,23 @@ def test_a_manual_region_works_on_each_devices_piece(results):
     assert r['spec'] == '{devices=[1,4]0,1,2,3}' and r['exact']
     assert 'manual-sharding region' in r['read_manual']
     assert 'piece of shape' in r['wrong_piece']
+
+
+def test_auto_sharding_trains_like_eager_and_settles():
+    env = dict(os.environ, CPU_NUM_DEVICES='4')
+    env.pop('XLA_USE_SPMD', None)
+    proc = subprocess.run([sys.executable, os.path.join(HERE, 'spmd_auto_worker.py')], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert r['auto'] and r['hash_differs']
+    assert r['xla_from_f64'] <= 10 * max(r['eager32_from_f64'], 1e-7), r
+    assert r['split'], r  # the compiler split something (the batch)
+    assert r['compiles'][-1] <= 3 and r['compiles'][-1] == r['compiles'][-3], r  # no compiles once settled
+    assert r['unpartitioned'] == 0
+
+
+def test_shardings_are_drawn_device_by_tile(results):
+    r = results['pictures']
+    assert (r['rows'], r['cols']) == (2, 2) and r['cells'] == ['0', '1', '2', '3']
+    assert r['replicated'] == [1, 1]

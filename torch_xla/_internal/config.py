@@ -53,6 +53,7 @@ PJRT_DEVICE = _declare('PJRT_DEVICE', str, 'CPU', "the device type; only 'CPU' e
 CPU_NUM_DEVICES = _declare('CPU_NUM_DEVICES', int, 1,
                            'xla devices a process offers (the C++ side reads it too), and the '
                            'replicas xmp.spawn starts by default')
+XLA_AUTO_SPMD = _declare('XLA_AUTO_SPMD', bool, False, 'SPMD with auto-sharding (as use_spmd(auto=True))')
 XLA_USE_SPMD = _declare('XLA_USE_SPMD', bool, False,
                         'programs on xla:0 are partitioned over every device by their shardings '
                         '(torch_xla.runtime.use_spmd() sets it)')

@@ -8,6 +8,7 @@
 
 #include "compiler/compile.h"
 #include "compiler/spmd/all_reduce_combiner.h"
+#include "compiler/spmd/auto_sharding.h"
 #include "compiler/spmd/sharding_propagation.h"
 #include "compiler/spmd/spmd_partitioner.h"
 #include "compiler/spmd/tile_map.h"
@@ -436,6 +437,48 @@ ENTRY %main {
   ROOT %out = (f32[8,8]) tuple(%whole)
 })");
   EXPECT_THROW(SpmdPartitioner(kDevices).Run(*module), std::invalid_argument);
+}
+
+// Auto-sharding splits a large batch over the devices (the dot's work divides; only the small
+// column sums are all-reduced), keeps a small weight whole, and the program it chose computes
+// what the whole program does.
+TEST(AutoShardingTest, ALargeBatchIsSplitAndTheProgramComputesTheSame) {
+  const char* text = R"(HloModule m
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main {
+  %x = f32[64,32] parameter(0)
+  %w = f32[32,8] parameter(1)
+  %d = f32[64,8] dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %zero = f32[] constant(0)
+  %s = f32[8] reduce(%d, %zero), dimensions={0}, to_apply=%add
+  ROOT %out = (f32[8]) tuple(%s)
+})";
+  auto module = hlo::ParseModule(text);
+  AutoSharding search(kDevices, {});
+  auto whole = hlo::ParseModule(text);
+  for (hlo::Instruction* p : whole->entry()->parameters()) p->mutable_attrs().sharding = hlo::Sharding::Replicated();
+  EXPECT_TRUE(search.Run(*module));
+  const auto params = module->entry()->parameters();
+  EXPECT_EQ(params[0]->attrs().sharding->ToString(), "{devices=[4,1]0,1,2,3}");
+  EXPECT_EQ(params[1]->attrs().sharding->ToString(), "{replicated}");  // 1 KB: not worth splitting
+  EXPECT_LT(search.Cost(*module), search.Cost(*whole));
+  ExpectPartitionedRunMatches(hlo::ToText(*module), {{64, 32}, {32, 8}});
+}
+
+// A parameter the user sharded keeps its layout.
+TEST(AutoShardingTest, AUsersShardingIsKept) {
+  auto module = hlo::ParseModule(R"(HloModule m
+ENTRY %main {
+  %x = f32[64,32] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %e = f32[64,32] exponential(%x)
+  ROOT %out = (f32[64,32]) tuple(%e)
+})");
+  EXPECT_FALSE(AutoSharding(kDevices, {2, 2}).Run(*module));
+  EXPECT_EQ(module->entry()->parameters()[0]->attrs().sharding->ToString(), "{devices=[1,4]0,1,2,3}");
 }
 
 }  // namespace
