@@ -61,3 +61,23 @@ def close_summary_writer(summary_writer):
     if summary_writer is not None:
         summary_writer.flush()
         summary_writer.close()
+
+
+def mp_test(func):
+    """Runs a test function in a process of its own (a fresh runtime: process-wide switches it
+    sets do not leak); the test fails when that process does not exit cleanly."""
+    import functools
+    import multiprocessing
+    import unittest
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        proc = multiprocessing.get_context('fork').Process(target=func, args=args, kwargs=kwargs)
+        proc.start()
+        proc.join()
+        if args and isinstance(args[0], unittest.TestCase):
+            args[0].assertEqual(proc.exitcode, 0, f'{func.__name__} failed in its own process')
+        elif proc.exitcode != 0:
+            raise RuntimeError(f'{func.__name__} failed in its own process (exit code {proc.exitcode})')
+
+    return wrapper

@@ -35,3 +35,13 @@ def getenv_as(name, type, defval=None):
 def as_list(t):
     """`t` itself if it is a list or tuple, else `[t]`."""
     return t if isinstance(t, (tuple, list)) else [t]
+
+
+class TmpFolder:
+    """A temporary directory (its path in `.name`), removed with everything in it when this
+    object is collected."""
+
+    def __init__(self):
+        import tempfile
+        self._dir = tempfile.TemporaryDirectory()
+        self.name = self._dir.name
