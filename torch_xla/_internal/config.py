@@ -53,6 +53,8 @@ PJRT_DEVICE = _declare('PJRT_DEVICE', str, 'CPU', "the device type; only 'CPU' e
 CPU_NUM_DEVICES = _declare('CPU_NUM_DEVICES', int, 1,
                            'xla devices a process offers (the C++ side reads it too), and the '
                            'replicas xmp.spawn starts by default')
+MODELCMP_SAVEDIR = _declare('MODELCMP_SAVEDIR', str, '', 'where torch_xla.debug.model_comparator saves when '
+                            'configure() was not called (unset: saves do nothing)')
 XLA_AUTO_SPMD = _declare('XLA_AUTO_SPMD', bool, False, 'SPMD with auto-sharding (as use_spmd(auto=True))')
 XLA_USE_SPMD = _declare('XLA_USE_SPMD', bool, False,
                         'programs on xla:0 are partitioned over every device by their shardings '

@@ -19,7 +19,10 @@ _STEP = None
 
 
 def _save_dir():
-    return _SAVE_DIR if _SAVE_DIR is not None else os.environ.get('MODELCMP_SAVEDIR')
+    if _SAVE_DIR is not None:
+        return _SAVE_DIR
+    from torch_xla._internal import config
+    return config.MODELCMP_SAVEDIR.get() or None
 
 
 def _is_master_ordinal():
