@@ -97,3 +97,15 @@ def test_builder_type_names_round_trip():
         assert xb.Op.from_torch_type(xb.Op.to_torch_type(name)) == name
     with pytest.raises(NotImplementedError, match='XLA computations from Python'):
         xb.Op.scalar(None, 1, dtype=xb.Type.S32)
+
+
+def test_a_step_closure_from_a_backward_hook_runs_at_the_next_barrier(dev):
+    # Backward hooks run on autograd's worker thread; the closure still waits for this barrier.
+    seen = []
+    x = torch.randn(4, device=dev, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: xm.add_step_closure(lambda t: seen.append(t.cpu()), args=(g, )))
+    y.sum().backward()
+    assert seen == []
+    torch_xla.sync()
+    assert len(seen) == 1 and torch.equal(seen[0], torch.ones(4))

@@ -10,13 +10,16 @@ from torch_xla import runtime as xr
 from torch_xla._internal import config
 from torch_xla.core import collectives as _collectives
 
-_step_closures = threading.local()
+# Step closures wait for their program's next barrier: a replica thread's for that replica's,
+# every other thread's (the main one, autograd's workers running backward hooks) for the
+# process's.
+_closures_lock = threading.Lock()
+_pending_closures = {}
 
 
-def _closures():
-    if not hasattr(_step_closures, 'pending'):
-        _step_closures.pending = []
-    return _step_closures.pending
+def _replica_key():
+    state, index = _collectives.replication()
+    return None if state is None else (id(state), index)
 
 
 # Devices -------------------------------------------------------------------------------------
@@ -150,15 +153,21 @@ def wait_device_ops(devices=[]):
 
 
 def add_step_closure(closure, args=(), run_async=False):
-    """Runs `closure(*args)` after the next barrier, when tensors in `args` hold their values."""
-    _closures().append((closure, args))
+    """Runs `closure(*args)` after the next barrier, when tensors in `args` hold their values
+    (registered from any thread, a backward hook's included)."""
+    with _closures_lock:
+        _pending_closures.setdefault(_replica_key(), []).append((closure, args))
 
 
 def _run_step_closures():
-    pending = _closures()
-    while pending:
-        closure, args = pending.pop(0)
-        closure(*args)
+    key = _replica_key()
+    while True:
+        with _closures_lock:
+            pending = _pending_closures.pop(key, [])
+        if not pending:
+            return
+        for closure, args in pending:  # closures they register run in the same barrier
+            closure(*args)
 
 
 # Moving and saving ----------------------------------------------------------------------------
