@@ -19,7 +19,6 @@
 #include "debug/frames.h"
 #include "graph/debug_analysis.h"
 #include "graph/eager_mode.h"
-#include "graph/graph_executor.h"
 #include "metrics/metrics.h"
 #include "metrics/trace.h"
 #include "tensor/bridge.h"
@@ -476,11 +475,12 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
     if (!user.file.empty()) node->set_user_frame(std::move(user));  // none on autograd's threads
   }
 
-  std::vector<LazyTensorPtr> made;  // for eager mode
+  const bool eager = graph::RunsEagerly();
+  std::vector<LazyTensorPtr> made;  // the results eager mode computes at once
   auto result = [&](size_t k) -> at::Tensor {
     if (node->shape(k).dtype == c10::ScalarType::Undefined) return at::Tensor();
     LazyTensorPtr lt = LazyTensor::FromValue(ir::Value{node, static_cast<uint32_t>(k)}, device);
-    made.push_back(lt);
+    if (eager) made.push_back(lt);
     // A factory (no tensor inputs) is an entry point: its result is handed to the user.
     return has_tensor_input ? MakeXlaTensor(std::move(lt)) : MakeEntryXlaTensor(std::move(lt));
   };
@@ -497,7 +497,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   }
   for (size_t j = 0; j < written_targets.size(); ++j)
     written_targets[j]->SetIrValue(ir::Value{node, static_cast<uint32_t>(num_results + j)});
-  if (graph::RunsEagerly()) {
+  if (eager) {
     made.insert(made.end(), written_targets.begin(), written_targets.end());
     graph::RunEagerly(made);
   }

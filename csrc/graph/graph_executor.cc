@@ -166,12 +166,17 @@ void AdvanceExecutionEpoch() { execution_epoch.fetch_add(1); }
 
 // Runs without the graph lock: one device's compile (seconds of C++ compiler) must not hold up
 // another device's barrier, whose graph may be cached.
-std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op, bool* compiled) {
-  if (compiled) *compiled = false;
+ir::hash_t CompileCacheKey(const GraphCut& cut, bool op_by_op) {
   // Switches that change the generated code are part of the key: turning a pass off for a
   // graph already compiled must compile it again.
   ir::hash_t key = ir::Mix(ir::Mix(cut.hash, op_by_op), ir::HashString(debug::GetConfig().CodegenKey()));
   if (runtime::SpmdEnabled()) key = ir::Mix(key, ShardingKey(cut));
+  return key;
+}
+
+std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_by_op, bool* compiled) {
+  if (compiled) *compiled = false;
+  const ir::hash_t key = CompileCacheKey(cut, op_by_op);
   if (auto cached = Cache().Get(key)) {
     TXLA_COUNTER("CachedCompile", 1);
     return cached;

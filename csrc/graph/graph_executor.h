@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/post_order.h"
 #include "tensor/lazy_tensor.h"
 
 namespace txla::graph {
@@ -24,6 +25,10 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
 void MarkStep(const std::vector<int>& devices, bool wait = false);
 // Blocks until every graph submitted to the device has executed.
 void WaitDeviceOps(int device);
+// The key the compile cache holds the cut's executable under: the graph, whether it runs on the
+// interpreter, the switches that change generated code, and under SPMD its inputs' layouts
+// (PyTorch/XLA's _get_graph_hash reads it).
+ir::hash_t CompileCacheKey(const GraphCut& cut, bool op_by_op);
 // The tensor's value as a new host tensor (executing its pending graph if it has one).
 // `reader`: how the user reads it, for the debugging tool when the Python frames cannot tell.
 at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader = nullptr);

@@ -1,6 +1,5 @@
 #include "graph/spmd_execution.h"
 
-#include <cstring>
 #include <exception>
 #include <thread>
 
@@ -37,9 +36,7 @@ runtime::BufferPtr PieceFor(const runtime::BufferPtr& p, const hlo::Sharding& wa
   const std::vector<int64_t> local = compiler::spmd::LocalDims(full, map.tiles);
   const std::vector<int64_t> at = compiler::spmd::ShardOffsets(map, full).at(device);
   auto piece = std::make_shared<runtime::Buffer>(p->type(), local, device);
-  std::memset(piece->data(), 0, piece->size_bytes());
-  runtime::CopyBlock(static_cast<int64_t>(runtime::ByteWidth(p->type())), p->data(), full, at, piece->data(), local,
-                     std::vector<int64_t>(full.size(), 0), runtime::ValidExtent(full, local, at));
+  runtime::CutPiece(static_cast<int64_t>(runtime::ByteWidth(p->type())), p->data(), full, at, piece->data(), local);
   return piece;
 }
 

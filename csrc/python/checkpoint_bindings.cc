@@ -30,18 +30,18 @@ std::optional<Coordinator> coordinator;
 void RegisterCheckpointBindings(py::module& m) {
   // Host copies of `tensors` (xla ones computed together first; others returned as they are).
   m.def("_xla_get_cpu_tensors", [](const std::vector<at::Tensor>& tensors) {
-    std::vector<LazyTensorPtr> lazy;
-    for (const at::Tensor& t : tensors)
-      if (LazyTensorPtr l = TryGetLazyTensor(t)) lazy.push_back(l);
+    std::vector<LazyTensorPtr> lazy, xla;  // per tensor (null: not an xla tensor); the xla ones
+    for (const at::Tensor& t : tensors) {
+      lazy.push_back(TryGetLazyTensor(t));
+      if (lazy.back()) xla.push_back(lazy.back());
+    }
     {
       py::gil_scoped_release no_gil;
-      if (!lazy.empty()) graph::SyncTensors(lazy, /*for_read=*/true);
+      if (!xla.empty()) graph::SyncTensors(xla, /*for_read=*/true);
     }
     std::vector<at::Tensor> out;
-    for (const at::Tensor& t : tensors) {
-      LazyTensorPtr l = TryGetLazyTensor(t);
-      out.push_back(l ? graph::ToHost(l, "_xla_get_cpu_tensors") : t);
-    }
+    for (size_t k = 0; k < tensors.size(); ++k)
+      out.push_back(lazy[k] ? graph::ToHost(lazy[k], "_xla_get_cpu_tensors") : tensors[k]);
     return out;
   });
   m.def(

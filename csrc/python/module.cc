@@ -64,12 +64,17 @@ std::string GraphText(const std::vector<at::Tensor>& tensors, bool dot) {
 
 // The HLO module the tensors' pending graph lowers to, before the compiler's passes (as
 // PyTorch/XLA's _get_xla_tensors_hlo); an op without a lowering raises, naming it.
-std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
+// The graph a barrier would cut for the tensors: under SPMD, computing them in the layouts they
+// were given.
+graph::GraphCut CutAsBarrierWould(const std::vector<at::Tensor>& tensors) {
   std::vector<ir::Value> values;
-  // Under SPMD, as the barrier would compute them: in the layouts the tensors were given.
   for (const LazyTensorPtr& lt : LazyTensors(tensors))
     values.push_back(runtime::SpmdEnabled() ? graph::ValueInItsLayout(*lt) : lt->GetIrValue());
-  graph::GraphCut cut = graph::CutGraph(values, nullptr);
+  return graph::CutGraph(values, nullptr);
+}
+
+std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
+  graph::GraphCut cut = CutAsBarrierWould(tensors);
   std::string missing = lower::FirstUnloweredOp(cut);
   TORCH_CHECK(missing.empty(), "_get_xla_tensors_hlo: ", missing,
               " has no lowering (this graph would run on the interpreter)");
@@ -84,16 +89,9 @@ std::string GraphHlo(const std::vector<at::Tensor>& tensors) {
   return hlo::ToText(*module);
 }
 
-// The hash a barrier would look the tensors' graph up by (PyTorch/XLA's _get_graph_hash): the
-// graph's, and under SPMD its inputs' layouts and the auto-sharding mesh.
+// The key a barrier would look the tensors' graph up by (PyTorch/XLA's _get_graph_hash).
 std::string GraphHash(const std::vector<at::Tensor>& tensors) {
-  std::vector<ir::Value> values;
-  for (const LazyTensorPtr& lt : LazyTensors(tensors))
-    values.push_back(runtime::SpmdEnabled() ? graph::ValueInItsLayout(*lt) : lt->GetIrValue());
-  graph::GraphCut cut = graph::CutGraph(values, nullptr);
-  ir::hash_t key = cut.hash;
-  if (runtime::SpmdEnabled()) key = ir::Mix(key, graph::ShardingKey(cut));
-  return compiler::Hex(key);
+  return compiler::Hex(graph::CompileCacheKey(CutAsBarrierWould(tensors), debug::GetConfig().sync_tensors_opbyop));
 }
 
 std::string PythonFrames() {

@@ -4,7 +4,6 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
-#include <cstring>
 
 #include "compiler/spmd/tile_map.h"
 #include "graph/graph_executor.h"
@@ -103,9 +102,7 @@ runtime::BufferPtr Place(const at::Tensor& host, const hlo::Sharding& sharding, 
   std::vector<runtime::BufferPtr> pieces;
   for (int64_t d = 0; d < Devices(); ++d) {
     auto piece = std::make_shared<runtime::Buffer>(type, local, static_cast<int>(d));
-    std::memset(piece->data(), 0, piece->size_bytes());
-    runtime::CopyBlock(src.element_size(), src.data_ptr(), full, offsets[d], piece->data(), local,
-                       std::vector<int64_t>(full.size(), 0), runtime::ValidExtent(full, local, offsets[d]));
+    runtime::CutPiece(src.element_size(), src.data_ptr(), full, offsets[d], piece->data(), local);
     pieces.push_back(piece);
   }
   return graph::SplitBuffer(type, full, sharding, std::move(pieces));
@@ -340,6 +337,7 @@ void RegisterShardingBindings(py::module& m) {
   });
   // Manual regions: between _spmd_full_to_shard_shape and _spmd_shard_to_full_shape the program
   // works on each device's piece as a value of its own (the compiler does not partition it).
+  static const std::string manual = hlo::Sharding::Manual().ToString();
   m.def("_mark_manual_sharding", [](const at::Tensor& tensor, const hlo::Sharding& sharding) {
     RequireSpmd("_mark_manual_sharding");
     TORCH_CHECK(sharding.kind == hlo::Sharding::Kind::kManual, "_mark_manual_sharding: ", sharding.ToString(),
@@ -355,21 +353,21 @@ void RegisterShardingBindings(py::module& m) {
     RequireSpmd("_spmd_full_to_shard_shape");
     LazyTensorPtr t = GetLazyTensor(tensor, "_spmd_full_to_shard_shape");
     const std::string spec = t->sharding();
-    TORCH_CHECK(!spec.empty() && spec != "{manual}", "_spmd_full_to_shard_shape: the tensor has no sharding; "
+    TORCH_CHECK(!spec.empty() && spec != manual, "_spmd_full_to_shard_shape: the tensor has no sharding; "
                 "mark_sharding it first (enable_manual_sharding does)");
     const std::vector<int64_t>& full = t->shape().sizes;
     const TileMap map = TileMap::Of(hlo::Sharding::Parse(spec), static_cast<int64_t>(full.size()), Devices());
     const std::vector<int64_t> piece = compiler::spmd::LocalDims(full, map.tiles);
     LazyTensorPtr out = LazyTensor::FromValue(graph::FullToShardShape(graph::ValueInItsLayout(*t), spec, piece),
                                               t->device());
-    out->set_sharding("{manual}");
+    out->set_sharding(manual);
     return MakeEntryXlaTensor(out);
   });
   m.def("_spmd_shard_to_full_shape", [](const at::Tensor& tensor, const hlo::Sharding& sharding,
                                         const std::vector<int64_t>& full_shape, py::object /*dtype*/) {
     RequireSpmd("_spmd_shard_to_full_shape");
     LazyTensorPtr t = GetLazyTensor(tensor, "_spmd_shard_to_full_shape");
-    TORCH_CHECK(t->sharding() == "{manual}", "_spmd_shard_to_full_shape: the tensor is not manually sharded (",
+    TORCH_CHECK(t->sharding() == manual, "_spmd_shard_to_full_shape: the tensor is not manually sharded (",
                 t->sharding().empty() ? std::string("no sharding") : t->sharding(),
                 "); a manual region starts with enable_manual_sharding");
     TORCH_CHECK(sharding.kind != hlo::Sharding::Kind::kManual, "_spmd_shard_to_full_shape: the whole value's "

@@ -37,7 +37,17 @@ void EnableSpmd() {
 
 namespace {
 std::atomic<bool> auto_sharding{false};
+
+// XLA_USE_SPMD / XLA_AUTO_SPMD, applied once, before either mode is first asked about.
+void ApplyEnvironmentOnce() {
+  static const bool applied = [] {
+    if (debug::GetConfig().auto_spmd) EnableAutoSharding();
+    else if (debug::GetConfig().use_spmd) EnableSpmd();
+    return true;
+  }();
+  (void)applied;
 }
+}  // namespace
 
 void EnableAutoSharding() {
   EnableSpmd();
@@ -45,20 +55,12 @@ void EnableAutoSharding() {
 }
 
 bool AutoShardingEnabled() {
-  static const bool from_environment = [] {
-    if (debug::GetConfig().auto_spmd) EnableAutoSharding();
-    return true;
-  }();
-  (void)from_environment;
+  ApplyEnvironmentOnce();
   return auto_sharding.load();
 }
 
 bool SpmdEnabled() {
-  static const bool from_environment = [] {
-    if (debug::GetConfig().use_spmd) EnableSpmd();
-    return true;
-  }();
-  (void)from_environment;
+  ApplyEnvironmentOnce();
   return spmd.load();
 }
 

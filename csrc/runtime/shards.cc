@@ -51,6 +51,14 @@ std::vector<int64_t> ValidExtent(const std::vector<int64_t>& full, const std::ve
   return extent;
 }
 
+void CutPiece(int64_t bytes, const void* whole, const std::vector<int64_t>& full, const std::vector<int64_t>& at,
+              void* piece, const std::vector<int64_t>& local) {
+  int64_t count = 1;
+  for (int64_t n : local) count *= n;
+  std::memset(piece, 0, static_cast<size_t>(count * bytes));
+  CopyBlock(bytes, whole, full, at, piece, local, std::vector<int64_t>(full.size(), 0), ValidExtent(full, local, at));
+}
+
 std::vector<int64_t> EncodeReshard(ReshardOp op, ElementType type, const std::vector<int64_t>& full,
                                    const std::vector<int64_t>& local,
                                    const std::vector<std::vector<int64_t>>& offsets) {
@@ -75,9 +83,7 @@ void RunReshard(const int64_t* spec, const void* in, void* out) {
   const std::vector<int64_t> origin(rank, 0);
   TXLA_TIMED("CollectiveTime");
   if (op == ReshardOp::kShard) {
-    const std::vector<int64_t> at = offset_of(ExecutingDevice());
-    std::memset(out, 0, piece * bytes);
-    CopyBlock(bytes, in, full, at, out, local, origin, ValidExtent(full, local, at));
+    CutPiece(bytes, in, full, offset_of(ExecutingDevice()), out, local);
     return;
   }
   metrics::GetCounter("CollectiveAllGather")->Add(1);

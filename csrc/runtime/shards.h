@@ -19,6 +19,10 @@ void CopyBlock(int64_t bytes, const void* src, const std::vector<int64_t>& src_d
 // The part of a piece of dimensions `local` at `offset` that lies inside `full` (no padding).
 std::vector<int64_t> ValidExtent(const std::vector<int64_t>& full, const std::vector<int64_t>& local,
                                  const std::vector<int64_t>& offset);
+// Writes the piece of dimensions `local` starting at `at` of `whole` (dimensions `full`) to
+// `piece`, zeros where it reaches past the whole (padding).
+void CutPiece(int64_t bytes, const void* whole, const std::vector<int64_t>& full, const std::vector<int64_t>& at,
+              void* piece, const std::vector<int64_t>& local);
 
 enum class ReshardOp : int64_t { kAllGather = 0, kShard = 1 };
 // The spec a compiled program hands RunReshard:

@@ -205,7 +205,6 @@ def send_cpu_data_to_device(data, device, input_sharding=None):
         if input_sharding is not None and getattr(input_sharding, 'minibatch', False) and t.dim() > 0 \
                 and input_sharding.can_apply(t):
             # a host's minibatch is split over its own devices along the batch dimension
-            import torch_xla.runtime as xr
             local = xr.addressable_runtime_device_count()
             if t.shape[0] % local != 0:
                 raise RuntimeError('When minibatch is configured, the per-host batch size must be divisible by '

@@ -350,15 +350,20 @@ def _mark_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor]) -> XLASharde
     return wrap_as_sharded_tensor(t)
 
 
+def _mesh_or_global(mesh: Optional[Mesh], what: str) -> Mesh:
+    mesh = get_global_mesh() if mesh is None else mesh
+    if mesh is None:
+        raise ValueError(f'{what} needs a mesh: pass mesh= or set_global_mesh() first')
+    return mesh
+
+
 def enable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_spec: PartitionSpec, *,
                            mesh: Optional[Mesh] = None) -> XLAShardedTensor:
     """Starts a manual region: `t` is sharded over `mesh` (the global mesh by default) as
     `partition_spec` says, and the result is each device's piece, which the ops that follow
     work on device by device (the compiler does not partition them). End the region with
     disable_manual_sharding before the values are read."""
-    mesh = get_global_mesh() if mesh is None else mesh
-    if mesh is None:
-        raise ValueError('enable_manual_sharding needs a mesh: pass mesh= or set_global_mesh() first')
+    mesh = _mesh_or_global(mesh, 'enable_manual_sharding')
     t = mark_sharding(unwrap_sharded_tensor(t), mesh, partition_spec)
     piece = torch_xla._XLAC._spmd_full_to_shard_shape(unwrap_sharded_tensor(t))
     return wrap_as_sharded_tensor(piece, mesh_shape=mesh.mesh_shape, partition_spec=tuple(partition_spec))
@@ -368,9 +373,7 @@ def disable_manual_sharding(t: Union[torch.Tensor, XLAShardedTensor], partition_
                             full_shape: torch.Size, *, mesh: Optional[Mesh] = None) -> XLAShardedTensor:
     """Ends a manual region: the devices' pieces `t` become the whole tensor of `full_shape`,
     laid out over `mesh` as `partition_spec` says."""
-    mesh = get_global_mesh() if mesh is None else mesh
-    if mesh is None:
-        raise ValueError('disable_manual_sharding needs a mesh: pass mesh= or set_global_mesh() first')
+    mesh = _mesh_or_global(mesh, 'disable_manual_sharding')
     t = _mark_manual_sharding(unwrap_sharded_tensor(t))
     whole = torch_xla._XLAC._spmd_shard_to_full_shape(unwrap_sharded_tensor(t),
                                                       mesh.get_op_sharding(tuple(partition_spec)),
