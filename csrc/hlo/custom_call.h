@@ -36,12 +36,16 @@ namespace txla::hlo {
   V(kCummaxIndices, "txla.cummax_indices", loop, Scan)                                                   \
   V(kCumminIndices, "txla.cummin_indices", loop, Scan)                                                  \
   /* SPMD (compiler/spmd): an annotation the partitioner consumes (XLA's names), and the */             \
-  /* resharding it writes: a tiled value gathered whole, a whole value cut to this device's tile */    \
+  /* resharding it writes: a tiled value gathered whole, a whole value cut to this device's tile, */   \
+  /* tiles exchanged into another tiling and partial sums reduce-scattered (operand_sharding= the */  \
+  /* layout moved from, dimensions= the whole value's; replica_groups= the partial sums' groups) */    \
   V(kSharding, "Sharding", partitioner, Partitioner)                                                     \
   V(kSpmdFullToShardShape, "SPMDFullToShardShape", partitioner, Partitioner)                             \
   V(kSpmdShardToFullShape, "SPMDShardToFullShape", partitioner, Partitioner)                             \
   V(kSpmdAllGather, "txla.spmd_all_gather", reshard, Reshard)                                            \
-  V(kSpmdShard, "txla.spmd_shard", reshard, Reshard)
+  V(kSpmdShard, "txla.spmd_shard", reshard, Reshard)                                                     \
+  V(kSpmdExchange, "txla.spmd_exchange", reshard, Reshard)                                               \
+  V(kSpmdReduceScatter, "txla.spmd_reduce_scatter", reshard, Reshard)
 
 enum class CustomCallTarget {
   kNone,  // not a custom call

@@ -80,7 +80,7 @@ bool Instruction::IdenticalTo(const Instruction& o) const {
          a.conv == b.conv && a.feature_group_count == b.feature_group_count &&
          a.literal == b.literal && a.called == b.called && a.fusion_kind == b.fusion_kind &&
          a.custom_call_target == b.custom_call_target && a.replica_groups == b.replica_groups &&
-         a.precision == b.precision && a.sharding == b.sharding;
+         a.precision == b.precision && a.sharding == b.sharding && a.operand_sharding == b.operand_sharding;
 }
 
 Instruction* Computation::Add(Opcode opcode, Shape shape, std::vector<Instruction*> operands,

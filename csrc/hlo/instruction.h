@@ -94,6 +94,9 @@ struct Attributes {
   CustomCallTarget custom_call_target = CustomCallTarget::kNone;
   // How the value is laid out over devices (sharding={...}); none: the partitioner decides.
   std::optional<Sharding> sharding;
+  // The layout a resharding custom call moves its operand from (txla.spmd_exchange,
+  // txla.spmd_reduce_scatter; `sharding` is where it moves it to).
+  std::optional<Sharding> operand_sharding;
   Precision precision = Precision::kDefault;  // convolutions, dots
   // all-reduce, all-gather, reduce-scatter: lists of replica ids; empty = one group of all.
   std::vector<std::vector<int64_t>> replica_groups;

@@ -401,6 +401,8 @@ class Parser {
       Expect("}");
     } else if (key == "sharding") {
       a.sharding = Sharding::Parse(Braced());
+    } else if (key == "operand_sharding") {
+      a.operand_sharding = Sharding::Parse(Braced());
     } else if (key == "custom_call_target") {
       a.custom_call_target = ParseCustomCallTarget(Quoted());
     } else if (key == "metadata") {  // {op_type="..." op_name="..." source_file="..." source_line=12}

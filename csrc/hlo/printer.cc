@@ -150,6 +150,10 @@ std::string AttributesToText(const Instruction& i) {
     case Opcode::kCustomCall:
       parts.push_back("custom_call_target=\"" + std::string(CustomCallTargetName(a.custom_call_target)) + "\"");
       if (!a.dimensions.empty()) parts.push_back("dimensions=" + IntList(a.dimensions));
+      if (!a.replica_groups.empty())
+        parts.push_back("replica_groups={" + Joined(a.replica_groups, ",", [](const std::vector<int64_t>& g) {
+                          return IntList(g);
+                        }) + "}");
       // Library calls with a window (pooling, convolution gradients) carry it as XLA's do.
       if (!a.window.empty()) parts.push_back("window=" + WindowToText(a.window));
       if (!a.conv.input_spatial.empty()) parts.push_back("dim_labels=" + DimLabels(a.conv, i.shape().rank()));
@@ -183,6 +187,7 @@ std::string ToText(const Instruction& i) {
   std::string attrs = AttributesToText(i);
   if (!attrs.empty()) ss << ", " << attrs;
   if (i.attrs().sharding) ss << ", sharding=" << i.attrs().sharding->ToString();
+  if (i.attrs().operand_sharding) ss << ", operand_sharding=" << i.attrs().operand_sharding->ToString();
   const Attributes::Metadata& m = i.attrs().metadata;
   if (!m.empty()) {
     ss << ", metadata={op_type=\"" << m.op_type << "\"";

@@ -110,6 +110,40 @@ void ProcessGroupTransport::AllGather(int, runtime::ElementType type, const void
   Wait(group->allgather(outputs, inputs), "all-gather", members, rank_);
 }
 
+void ProcessGroupTransport::AllToAll(int, runtime::ElementType type, const std::vector<const void*>& send,
+                                     const std::vector<int64_t>& send_counts, const std::vector<void*>& recv,
+                                     const std::vector<int64_t>& recv_counts, const runtime::ReplicaGroups& groups) {
+  auto [group, members] = GroupFor(groups);
+  // The process group's ranks follow global rank order; the pieces are in the replica group's.
+  std::vector<int64_t> by_rank = members;
+  std::sort(by_rank.begin(), by_rank.end());
+  const size_t width = runtime::ByteWidth(type);
+  std::vector<int64_t> in_splits, out_splits;
+  int64_t in_total = 0, out_total = 0;
+  for (int64_t member : by_rank) {
+    const size_t m = runtime::PositionIn(members, member);
+    in_splits.push_back(send_counts.at(m));
+    out_splits.push_back(recv_counts.at(m));
+    in_total += send_counts[m];
+    out_total += recv_counts[m];
+  }
+  std::vector<char> packed(in_total * width), unpacked(out_total * width);
+  size_t at = 0;
+  for (int64_t member : by_rank) {
+    const size_t m = runtime::PositionIn(members, member);
+    if (send_counts[m] > 0) std::memcpy(packed.data() + at, send[m], send_counts[m] * width);
+    at += send_counts[m] * width;
+  }
+  at::Tensor input = Wrap(packed.data(), in_total, type), output = Wrap(unpacked.data(), out_total, type);
+  Wait(group->alltoall_base(output, input, out_splits, in_splits), "all-to-all", members, rank_);
+  at = 0;
+  for (int64_t member : by_rank) {
+    const size_t m = runtime::PositionIn(members, member);
+    if (recv_counts[m] > 0) std::memcpy(recv[m], unpacked.data() + at, recv_counts[m] * width);
+    at += recv_counts[m] * width;
+  }
+}
+
 int64_t ProcessGroupTransport::GroupRank(int, const runtime::ReplicaGroups& groups) {
   return runtime::PositionIn(runtime::GroupOf(rank_, size_, groups), rank_);
 }

@@ -29,6 +29,9 @@ class ProcessGroupTransport final : public runtime::CollectiveBackend {
                  int64_t count, const runtime::ReplicaGroups& groups) override;
   void AllGather(int device, runtime::ElementType type, const void* in, int64_t count, void* out,
                  const runtime::ReplicaGroups& groups) override;
+  void AllToAll(int device, runtime::ElementType type, const std::vector<const void*>& send,
+                const std::vector<int64_t>& send_counts, const std::vector<void*>& recv,
+                const std::vector<int64_t>& recv_counts, const runtime::ReplicaGroups& groups) override;
   int64_t GroupRank(int device, const runtime::ReplicaGroups& groups) override;
 
  private:

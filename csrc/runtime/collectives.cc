@@ -44,6 +44,11 @@ class SingleReplicaBackend final : public CollectiveBackend {
     GroupOf(0, 1, groups);
     if (out != in) std::memmove(out, in, count * ByteWidth(type));
   }
+  void AllToAll(int, ElementType type, const std::vector<const void*>& send, const std::vector<int64_t>& send_counts,
+                const std::vector<void*>& recv, const std::vector<int64_t>&, const ReplicaGroups& groups) override {
+    GroupOf(0, 1, groups);
+    if (recv.at(0) != send.at(0)) std::memmove(recv[0], send[0], send_counts.at(0) * ByteWidth(type));
+  }
   int64_t GroupRank(int device, const ReplicaGroups& groups) override {
     GroupOf(0, 1, groups);
     return 0;
@@ -162,6 +167,33 @@ class InProcessBackend final : public CollectiveBackend {
       for (size_t m = 0; m < inputs.size(); ++m)
         std::memcpy(static_cast<char*>(out) + m * bytes, inputs[m], bytes);
     });
+  }
+
+  void AllToAll(int device, ElementType type, const std::vector<const void*>& send, const std::vector<int64_t>& send_counts,
+                const std::vector<void*>& recv, const std::vector<int64_t>& recv_counts,
+                const ReplicaGroups& groups) override {
+    auto [meeting, position] = Join(device, groups);
+    // A member posts its sends; each reads what every member addressed to it.
+    struct Posted {
+      const std::vector<const void*>* send;
+      const std::vector<int64_t>* counts;
+    } mine{&send, &send_counts};
+    const size_t width = ByteWidth(type);
+    std::string mismatch;  // thrown after the meeting: every member must leave it
+    meeting->Meet(position, &mine, std::string("all-to-all of ") + ElementTypeName(type),
+                  [&](const std::vector<const void*>& inputs) {
+      for (size_t m = 0; m < inputs.size(); ++m) {
+        const auto* from = static_cast<const Posted*>(inputs[m]);
+        const int64_t count = from->counts->at(position);
+        if (count != recv_counts.at(m)) {
+          mismatch = "all-to-all: member " + std::to_string(m) + " sends " + std::to_string(count) +
+                     " elements where " + std::to_string(recv_counts[m]) + " are expected";
+        } else if (count > 0) {
+          std::memcpy(recv[m], from->send->at(position), count * width);
+        }
+      }
+    });
+    if (!mismatch.empty()) throw std::logic_error(mismatch);
   }
 
   int64_t GroupRank(int device, const ReplicaGroups& groups) override {
@@ -300,6 +332,29 @@ std::vector<int64_t> EncodeCollective(CollectiveOp op, ReduceKind kind, ElementT
   return spec;
 }
 
+void ReduceScatter(CollectiveBackend& backend, int device, ReduceKind kind, ElementType type, const void* in,
+                   int64_t count, void* out, const ReplicaGroups& groups) {
+  const int64_t members = static_cast<int64_t>(groups.empty() ? 0 : groups[0].size());
+  if (members == 0 || count % members != 0)
+    throw std::invalid_argument("reduce-scatter of " + std::to_string(count) + " elements over groups of " +
+                                std::to_string(members));
+  const int64_t chunk = count / members;
+  const size_t bytes = chunk * ByteWidth(type);
+  // Member m's chunk of every member goes to m, which reduces them in group order (the order an
+  // all-reduce sums in, so both give the same bits).
+  std::vector<char> received(bytes * members);
+  std::vector<const void*> send(members);
+  std::vector<void*> recv(members);
+  for (int64_t m = 0; m < members; ++m) {
+    send[m] = static_cast<const char*>(in) + m * bytes;
+    recv[m] = received.data() + m * bytes;
+  }
+  const std::vector<int64_t> counts(members, chunk);
+  backend.AllToAll(device, type, send, counts, recv, counts, groups);
+  std::memcpy(out, received.data(), bytes);
+  for (int64_t m = 1; m < members; ++m) ReduceInto(kind, type, out, received.data() + m * bytes, chunk);
+}
+
 void RunCollective(const int64_t* spec, const void* in, void* out) {
   auto op = static_cast<CollectiveOp>(spec[0]);
   auto kind = static_cast<ReduceKind>(spec[1]);
@@ -335,11 +390,8 @@ void RunCollective(const int64_t* spec, const void* in, void* out) {
     }
     case CollectiveOp::kReduceScatter: {
       metrics::GetCounter("CollectiveReduceScatter")->Add(1);
-      std::vector<char> reduced(static_cast<const char*>(in), static_cast<const char*>(in) + bytes);
-      backend->AllReduce(device, kind, type, reduced.data(), count, groups);
       if (groups.empty()) throw std::invalid_argument("reduce-scatter needs explicit replica groups");
-      const size_t shard = bytes / spec[5];
-      std::memcpy(out, reduced.data() + backend->GroupRank(device, groups) * shard, shard);
+      ReduceScatter(*backend, device, kind, type, in, count, out, groups);
       return;
     }
   }

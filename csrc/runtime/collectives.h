@@ -34,6 +34,13 @@ class CollectiveBackend {
   // `out` (count elements per member, in group order) receives every member's `in`.
   virtual void AllGather(int device, ElementType type, const void* in, int64_t count, void* out,
                          const ReplicaGroups& groups) = 0;
+  // Each member sends `send[m]` (send_counts[m] elements) to the member at position m of its
+  // group and receives that member's elements for it in `recv[m]` (recv_counts[m]); counts may
+  // differ per pair and be zero. Reduce-scatter and the partitioner's resharding exchanges are
+  // built on it.
+  virtual void AllToAll(int device, ElementType type, const std::vector<const void*>& send,
+                        const std::vector<int64_t>& send_counts, const std::vector<void*>& recv,
+                        const std::vector<int64_t>& recv_counts, const ReplicaGroups& groups) = 0;
   // The position of this replica in its group (reduce-scatter keeps that shard).
   virtual int64_t GroupRank(int device, const ReplicaGroups& groups) = 0;
   // Replicas waiting in a collective fail with `why` instead of waiting for a replica that has
@@ -71,6 +78,11 @@ class ScopedExecutingDevice {
  private:
   int previous_;
 };
+
+// `count` elements of `in` (in group order, count/members per member) reduced over the group,
+// this replica's chunk to `out`, over `backend`'s all-to-all.
+void ReduceScatter(CollectiveBackend& backend, int device, ReduceKind kind, ElementType type, const void* in,
+                   int64_t count, void* out, const ReplicaGroups& groups);
 
 // The spec array a compiled graph hands to a collective (compiler/support.cc decodes it):
 //   {op, reduce kind, element type, element count of the input, #groups, group size, members...}

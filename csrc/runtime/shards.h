@@ -1,6 +1,6 @@
 // Values split over devices (SPMD): copying tiles between a whole value and its pieces, and the
-// resharding routine partitioned programs call (compiler/spmd: txla.spmd_all_gather and
-// txla.spmd_shard). A piece is a device's tile, padded to the tile size where a dimension does
+// resharding routine partitioned programs call (compiler/spmd: txla.spmd_all_gather,
+// txla.spmd_shard, txla.spmd_exchange, txla.spmd_reduce_scatter). A piece is a device's tile, padded to the tile size where a dimension does
 // not divide; the padding is zero when the runtime writes it.
 #pragma once
 
@@ -24,14 +24,42 @@ std::vector<int64_t> ValidExtent(const std::vector<int64_t>& full, const std::ve
 void CutPiece(int64_t bytes, const void* whole, const std::vector<int64_t>& full, const std::vector<int64_t>& at,
               void* piece, const std::vector<int64_t>& local);
 
-enum class ReshardOp : int64_t { kAllGather = 0, kShard = 1 };
+// How a value of some full shape lies over the devices: every device's piece has dimensions
+// `local` and starts at its `offsets[device]` (a whole value: local = full, offsets all zero).
+struct Layout {
+  std::vector<int64_t> local;
+  std::vector<std::vector<int64_t>> offsets;
+  static Layout Whole(const std::vector<int64_t>& full, int64_t devices);
+};
+
+// A block of the full value: where it starts and its extent.
+struct Box {
+  std::vector<int64_t> at, extent;
+  int64_t count() const;
+};
+// What device `src` sends device `dst` when a value moves from layout `from` to `to`: the parts
+// of dst's new piece held in src's piece, each part sent by one holder (dst itself when it holds
+// it, else the lowest device that does), in an order both sides compute alike. Parts outside
+// `full` (padding) are never sent.
+std::vector<Box> ExchangeBoxes(const std::vector<int64_t>& full, const Layout& from, const Layout& to, int64_t src,
+                               int64_t dst);
+
+enum class ReshardOp : int64_t {
+  kAllGather = 0,      // every device's piece gathered whole (to = whole)
+  kShard = 1,          // this device's piece cut from the whole value (from = whole)
+  kExchange = 2,       // pieces of one tiling exchanged into another (an all-to-all, or a
+                       // collective-permute when each device's piece comes from one other)
+  kReduceScatter = 3,  // partial sums in `from` (the same piece on every member of a group)
+                       // reduced over the group, each member keeping its piece of `to`
+};
 // The spec a compiled program hands RunReshard:
-//   {op, element type, rank, full dims..., local dims..., devices, per device its offsets...}
+//   {op, element type, rank, full dims..., devices, from.local..., to.local...,
+//    from offsets per device..., to offsets per device..., #groups, group size, members...}
 std::vector<int64_t> EncodeReshard(ReshardOp op, ElementType type, const std::vector<int64_t>& full,
-                                   const std::vector<int64_t>& local,
-                                   const std::vector<std::vector<int64_t>>& offsets);
-// kAllGather: every device's piece `in` (local dims) gathered into the whole `out`, through the
-// collective transport; kShard: this device's piece of the whole `in` written to `out`.
+                                   const Layout& from, const Layout& to,
+                                   const std::vector<std::vector<int64_t>>& groups = {});
+// Runs an encoded resharding on the executing device: its piece `in` (from) to `out` (to),
+// through the collective transport.
 void RunReshard(const int64_t* spec, const void* in, void* out);
 
 }  // namespace txla::runtime

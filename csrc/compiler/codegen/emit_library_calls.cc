@@ -111,13 +111,31 @@ struct Routine {
 
 // The whole value's and this device's tile's dimensions, and where every device's tile starts.
 std::vector<int64_t> ReshardGeometry(const Instruction& i) {
-  const bool gather = i.attrs().custom_call_target == CustomCallTarget::kSpmdAllGather;
-  const hlo::Shape& full = gather ? i.shape() : i.operand(0)->shape();
-  const hlo::Shape& local = gather ? i.operand(0)->shape() : i.shape();
   const hlo::Sharding& sharding = i.attrs().sharding.value();
-  const auto map = spmd::TileMap::Of(sharding, full.rank(), static_cast<int64_t>(sharding.devices.size()));
-  return runtime::EncodeReshard(gather ? runtime::ReshardOp::kAllGather : runtime::ReshardOp::kShard, full.type,
-                                full.dims, local.dims, spmd::ShardOffsets(map, full.dims));
+  const auto devices = static_cast<int64_t>(sharding.devices.size());  // a tiled layout, on every kind
+  const hlo::ElementType type = i.shape().type;
+  auto layout = [&](const hlo::Sharding& s, const std::vector<int64_t>& full) {
+    return spmd::LayoutOf(spmd::TileMap::Of(s, static_cast<int64_t>(full.size()), devices), full);
+  };
+  switch (i.attrs().custom_call_target) {
+    case CustomCallTarget::kSpmdAllGather: {
+      const std::vector<int64_t>& full = i.shape().dims;
+      return runtime::EncodeReshard(runtime::ReshardOp::kAllGather, type, full, layout(sharding, full),
+                                    runtime::Layout::Whole(full, devices));
+    }
+    case CustomCallTarget::kSpmdShard: {
+      const std::vector<int64_t>& full = i.operand(0)->shape().dims;
+      return runtime::EncodeReshard(runtime::ReshardOp::kShard, type, full, runtime::Layout::Whole(full, devices),
+                                    layout(sharding, full));
+    }
+    default: {
+      const std::vector<int64_t>& full = i.attrs().dimensions;
+      const bool exchange = i.attrs().custom_call_target == CustomCallTarget::kSpmdExchange;
+      return runtime::EncodeReshard(exchange ? runtime::ReshardOp::kExchange : runtime::ReshardOp::kReduceScatter,
+                                    type, full, layout(i.attrs().operand_sharding.value(), full),
+                                    layout(sharding, full), i.attrs().replica_groups);
+    }
+  }
 }
 
 // Annotations the SPMD partitioner consumes never reach codegen in a partitioned program.

@@ -1,5 +1,6 @@
 #include "compiler/spmd/spmd_partitioner.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -109,6 +110,7 @@ class Partitioner {
     // A broadcast is made again at the new tiles from its (small) operand, whatever its layout.
     if (from.replicated() || value->opcode() == Opcode::kBroadcast)
       if (Instruction* local = Localize(value, to)) return local;
+    if (!from.replicated() && !to.replicated()) return Exchange(value, full, from, to);
     if (!from.replicated()) {
       value = AddCustomCall(CustomCallTarget::kSpmdAllGather, full, value, ShardingOf(from, value));
       Count("all-gather", full);
@@ -119,6 +121,67 @@ class Partitioner {
       Count("shard", value->shape());
     }
     return value;
+  }
+
+  // A tiled value moved to another tiling: each device receives just the parts of its new piece
+  // it lacks (runtime::ExchangeBoxes), a collective-permute when they come from one other device
+  // (the same tiles on other devices), else an all-to-all.
+  Instruction* Exchange(Instruction* value, const hlo::Shape& full, const TileMap& from, const TileMap& to) {
+    const runtime::Layout a = LayoutOf(from, full.dims), b = LayoutOf(to, full.dims);
+    int64_t most = 0, most_sources = 0;
+    for (int64_t dst = 0; dst < devices_; ++dst) {
+      int64_t received = 0, sources = 0;
+      for (int64_t src = 0; src < devices_; ++src) {
+        if (src == dst) continue;
+        int64_t count = 0;
+        for (const runtime::Box& box : runtime::ExchangeBoxes(full.dims, a, b, src, dst)) count += box.count();
+        received += count;
+        sources += count > 0;
+      }
+      most = std::max(most, received);
+      most_sources = std::max(most_sources, sources);
+    }
+    hlo::Attributes attrs;
+    attrs.custom_call_target = CustomCallTarget::kSpmdExchange;
+    attrs.sharding = ShardingOf(to, value);
+    attrs.operand_sharding = ShardingOf(from, value);
+    attrs.dimensions = full.dims;
+    Instruction* moved = c_.Add(Opcode::kCustomCall, WithDims(full, b.local), {value}, attrs);
+    inserted_->push_back({most_sources <= 1 ? "collective-permute" : "all-to-all",
+                          most * static_cast<int64_t>(runtime::ByteWidth(full.type)), why_});
+    return moved;
+  }
+
+  // Partial sums of `value` (each device's piece of `from`, the same piece on every member of
+  // a group) reduced over `groups`, every device keeping its piece of `to`: a reduce-scatter,
+  // when each device's piece of `to` lies within its piece of `from`. nullptr otherwise.
+  Instruction* ReduceScatter(Instruction* value, const hlo::Shape& full, const TileMap& from, const TileMap& to,
+                             const std::vector<std::vector<int64_t>>& groups) {
+    if (to.replicated()) return nullptr;
+    const runtime::Layout a = LayoutOf(from, full.dims), b = LayoutOf(to, full.dims);
+    for (const auto& g : groups)
+      for (size_t m = 0; m < g.size(); ++m) {
+        if (a.offsets[g[m]] != a.offsets[g[0]]) return nullptr;
+        // Members keeping the same piece would each receive it whole: an all-reduce moves less.
+        for (size_t e = 0; e < m; ++e)
+          if (b.offsets[g[m]] == b.offsets[g[e]]) return nullptr;
+      }
+    for (int64_t d = 0; d < devices_; ++d)
+      for (size_t k = 0; k < full.dims.size(); ++k) {
+        const int64_t lo = b.offsets[d][k], hi = std::min(lo + b.local[k], full.dims[k]);
+        if (hi > lo && (lo < a.offsets[d][k] || hi > a.offsets[d][k] + a.local[k])) return nullptr;
+      }
+    hlo::Attributes attrs;
+    attrs.custom_call_target = CustomCallTarget::kSpmdReduceScatter;
+    attrs.sharding = ShardingOf(to, value);
+    attrs.operand_sharding = from.replicated() ? hlo::Sharding::Replicated() : ShardingOf(from, value);
+    attrs.dimensions = full.dims;
+    attrs.replica_groups = groups;
+    const hlo::Shape local = WithDims(full, b.local);
+    Instruction* scattered = c_.Add(Opcode::kCustomCall, local, {value}, attrs);
+    // Each device receives its piece from every member of its group.
+    Count("reduce-scatter", WithDims(full, {local.element_count() * static_cast<int64_t>(groups.at(0).size())}));
+    return scattered;
   }
 
   hlo::Computation* CombinerComputation(Opcode op, hlo::ElementType type) {
@@ -177,18 +240,30 @@ class Partitioner {
     if (!i->shape().is_tuple) i->set_shape(WithDims(i->shape(), LocalDims(i->shape().dims, plan.result.tiles)));
     Instruction* out = i;
     const CustomCallTarget target = i->attrs().custom_call_target;
+    bool in_layout = i->shape().is_tuple;  // `out` is already in the layout i was given
     if (i->opcode() == Opcode::kCustomCall && target == CustomCallTarget::kSharding) {
       out = i->operand(0);  // the annotation has done its work: its operand is in its layout
     } else if (!plan.partial_groups.empty()) {
-      hlo::Attributes a;
-      a.called = {CombinerComputation(plan.combiner, i->shape().type)};
-      a.replica_groups = plan.partial_groups;
-      out = c_.Add(Opcode::kAllReduce, i->shape(), {i}, a);
-      why_ = "partial sums of " + i->name() + " (" + std::string(hlo::OpcodeName(i->opcode())) + ")";
-      Count("all-reduce", i->shape());
+      const std::string what = i->name() + " (" + std::string(hlo::OpcodeName(i->opcode())) + ")";
+      Instruction* scattered = nullptr;
+      if (plan.combiner == Opcode::kAdd && !i->shape().is_tuple) {
+        why_ = "partial sums of " + what + ", each device keeping its piece";
+        scattered = ReduceScatter(i, full_.at(i), plan.result, MapOf(i), plan.partial_groups);
+      }
+      if (scattered) {
+        out = scattered;
+        in_layout = true;
+      } else {
+        hlo::Attributes a;
+        a.called = {CombinerComputation(plan.combiner, i->shape().type)};
+        a.replica_groups = plan.partial_groups;
+        out = c_.Add(Opcode::kAllReduce, i->shape(), {i}, a);
+        why_ = "partial sums of " + what;
+        Count("all-reduce", i->shape());
+      }
     }
     why_ = "the result of " + i->name() + " to the layout it was given";
-    if (!i->shape().is_tuple) out = Reshard(out, full_.at(i), plan.result, MapOf(i));
+    if (!in_layout) out = Reshard(out, full_.at(i), plan.result, MapOf(i));
     if (out != i) {
       // Later instructions read `out` where they read `i`: in i's layout, of i's full shape.
       // (A resharding custom call's own sharding attribute says what it gathers or cuts, so the

@@ -106,4 +106,8 @@ std::vector<std::vector<int64_t>> GroupDevices(int64_t devices, const std::vecto
   return out;
 }
 
+runtime::Layout LayoutOf(const TileMap& map, const std::vector<int64_t>& full) {
+  return {LocalDims(full, map.tiles), ShardOffsets(map, full)};
+}
+
 }  // namespace txla::compiler::spmd

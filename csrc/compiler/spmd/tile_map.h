@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hlo/sharding.h"
+#include "runtime/shards.h"
 
 namespace txla::compiler::spmd {
 
@@ -38,6 +39,9 @@ struct TileMap {
 
 // A map over the dimensions `pick` of `from`: dimension k is from's dimension pick[k], or whole
 // where pick[k] < 0 (what a broadcast, transpose or reduction makes of its operand's tiles).
+// Where every device's piece of a value of dimensions `full` lies under `map`.
+runtime::Layout LayoutOf(const TileMap& map, const std::vector<int64_t>& full);
+
 TileMap Project(const TileMap& from, const std::vector<int64_t>& pick);
 
 // A device's piece of a value of dimensions `full`: ceil(full / tiles) in each dimension, the

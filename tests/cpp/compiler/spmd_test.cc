@@ -404,6 +404,108 @@ ENTRY %main {
   ExpectPartitionedRunMatches(text, {{8, 16}, {16, 1}});
 }
 
+std::vector<std::string> InsertedKinds(const SpmdPartitioner& partitioner) {
+  std::vector<std::string> kinds;
+  for (const auto& r : partitioner.inserted()) kinds.push_back(r.kind);
+  return kinds;
+}
+
+// Rows split over the devices asked for as columns: each device receives from every other only
+// the part of its new piece that one holds (an all-to-all), never the whole value.
+TEST(SpmdPartitionerTest, RowTilesWantedAsColumnTilesAreExchangedAllToAll) {
+  const char* text = R"(HloModule m
+ENTRY %main {
+  %p = f32[8,12] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %c = f32[8,12] custom-call(%p), custom_call_target="Sharding", sharding={devices=[1,4]0,1,2,3}
+  ROOT %out = (f32[8,12]) tuple(%c)
+})";
+  auto module = Propagated(text);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  const std::string printed = hlo::ToText(*module);
+  EXPECT_NE(printed.find("f32[8,3]{1,0} custom-call(f32[2,12]{1,0} %p), custom_call_target=\"txla.spmd_exchange\", "
+                         "dimensions={8,12}, sharding={devices=[1,4]0,1,2,3}, operand_sharding={devices=[4,1]0,1,2,3}"),
+            std::string::npos) << printed;
+  EXPECT_EQ(printed.find("txla.spmd_all_gather"), std::string::npos) << printed;
+  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"all-to-all"}));
+  // Of its [8,3] piece a device holds [2,3] already: 18 floats come from the three others.
+  EXPECT_EQ(partitioner.inserted()[0].bytes, 18 * 4);
+  EXPECT_EQ(hlo::ToText(*hlo::ParseModule(printed)), printed);  // the attributes read back
+  ExpectPartitionedRunMatches(text, {{8, 12}});
+}
+
+TEST(SpmdPartitionerTest, UnevenTilesExchangeOnlyTheValuesInsideTheWhole) {
+  ExpectPartitionedRunMatches(R"(HloModule m
+ENTRY %main {
+  %p = f32[7,10] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %e = f32[7,10] exponential(%p)
+  %c = f32[7,10] custom-call(%e), custom_call_target="Sharding", sharding={devices=[2,2]0,1,2,3}
+  %t = f32[7,10] custom-call(%c), custom_call_target="Sharding", sharding={devices=[1,4]3,2,1,0}
+  ROOT %out = (f32[7,10], f32[7,10]) tuple(%c, %t)
+})", {{7, 10}});
+}
+
+// The same tiles on other devices: each device's new piece is another's old one.
+TEST(SpmdPartitionerTest, TilesMovedBetweenDevicesAreACollectivePermute) {
+  const char* text = R"(HloModule m
+ENTRY %main {
+  %p = f32[8,12] parameter(0), sharding={devices=[4,1]0,1,2,3}
+  %c = f32[8,12] custom-call(%p), custom_call_target="Sharding", sharding={devices=[4,1]1,0,3,2}
+  ROOT %out = (f32[8,12]) tuple(%c)
+})";
+  auto module = Propagated(text);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"collective-permute"}));
+  EXPECT_EQ(partitioner.inserted()[0].bytes, 2 * 12 * 4);
+  ExpectPartitionedRunMatches(text, {{8, 12}});
+}
+
+// A contraction split over the devices whose result is wanted split: the partial sums are
+// reduce-scattered (each device receives its piece from each device) rather than all-reduced
+// whole and then cut.
+const char* kScatteredContraction = R"(HloModule m
+ENTRY %main {
+  %a = f32[8,16] parameter(0), sharding={devices=[1,4]0,1,2,3}
+  %b = f32[16,12] parameter(1), sharding={devices=[4,1]0,1,2,3}
+  %d = f32[8,12] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]0,1,2,3}
+  ROOT %out = (f32[8,12]) tuple(%d)
+})";
+
+TEST(SpmdPartitionerTest, PartialSumsWantedSplitAreReduceScattered) {
+  auto module = Propagated(kScatteredContraction);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  const std::string printed = hlo::ToText(*module);
+  EXPECT_NE(printed.find("custom_call_target=\"txla.spmd_reduce_scatter\", dimensions={8,12}, "
+                         "replica_groups={{0,1,2,3}}"),
+            std::string::npos) << printed;
+  EXPECT_EQ(printed.find("all-reduce"), std::string::npos) << printed;
+  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"reduce-scatter"}));
+  EXPECT_EQ(partitioner.inserted()[0].bytes, 4 * 2 * 12 * 4);  // its [2,12] piece from each of 4
+  ExpectPartitionedRunMatches(kScatteredContraction, {{8, 16}, {16, 12}});
+}
+
+// On a 2x2 mesh the contraction is split over one axis and the result over the other's devices
+// within each group: a reduce-scatter within each group of two, on uneven pieces.
+TEST(SpmdPartitionerTest, PartialSumsOfAGroupAreReduceScatteredWithinIt) {
+  const char* text = R"(HloModule m
+ENTRY %main {
+  %a = f32[6,16] parameter(0), sharding={devices=[2,2]0,1,2,3}
+  %b = f32[16,5] parameter(1), sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}
+  %d = f32[6,5] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,2]0,1,2,3}
+  ROOT %out = (f32[6,5]) tuple(%d)
+})";
+  auto module = Propagated(text);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  const std::string printed = hlo::ToText(*module);
+  EXPECT_NE(printed.find("replica_groups={{0,1},{2,3}}, sharding={devices=[2,2]0,1,2,3}"), std::string::npos)
+      << printed;
+  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"reduce-scatter"}));
+  ExpectPartitionedRunMatches(text, {{6, 16}, {16, 5}});
+}
+
 // A manual region: what its values compute stays manual (each device's own piece), the
 // boundaries become the identity on each device's buffer, and leaving the region the pieces are
 // the tiles of the layout given.
