@@ -83,7 +83,11 @@ def initialize_cache(path, readonly=False):
 
 def global_runtime_device_count():
     """Every device of the job the runtime drives: this process's devices (CPU_NUM_DEVICES) on
-    every host. SPMD meshes span all of them."""
+    every host; under SPMD over processes, on every process. SPMD meshes span all of them."""
+    if is_spmd():
+        _, processes = torch_xla._XLAC._xla_spmd_processes()
+        if processes > 1:
+            return torch_xla._XLAC._xla_spmd_device_count()
     return addressable_runtime_device_count() * config.XLA_NUM_HOSTS.get()
 
 
@@ -94,9 +98,27 @@ def use_spmd(auto=False):
     (auto-sharding; XLA_AUTO_SPMD_MESH=2,2 gives the mesh axes it may split over)."""
     config.XLA_USE_SPMD.set('1')
     torch_xla._XLAC._xla_use_spmd()
+    if world_size() > 1:
+        _join_spmd_processes()
     if auto:
         config.XLA_AUTO_SPMD.set('1')
         torch_xla._XLAC._xla_set_auto_sharding()
+
+
+def _join_spmd_processes():
+    """SPMD over the processes of a job (torchrun's or xmp.spawn's RANK and WORLD_SIZE, one process
+    per host or several): every process runs the same program, each on its own devices, and the
+    mesh spans all of them, numbered process by process. Collectives between processes go over a
+    Gloo group of the job."""
+    index, count = torch_xla._XLAC._xla_spmd_processes()
+    if count > 1:
+        return  # joined already
+    import torch.distributed as dist
+    from torch_xla.core import collectives
+    collectives.ensure_process_group()
+    world = dist.new_group(ranks=list(range(world_size())), backend='gloo',
+                           timeout=collectives.collective_timeout())
+    torch_xla._XLAC._xla_spmd_join_processes(world, global_ordinal(), world_size())
 
 
 def is_spmd():

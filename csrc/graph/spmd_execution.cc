@@ -22,7 +22,8 @@ namespace {
 
 using compiler::spmd::TileMap;
 
-int64_t SpmdDevices() { return runtime::DeviceCount(); }
+// Every process's devices (a mesh spans them); this process runs runtime::LocalSpmdDevices().
+int64_t SpmdDevices() { return runtime::SpmdDeviceCount(); }
 
 // A parameter's piece for `device`: its piece when split, else the whole buffer (every device
 // reads the one copy: device memory is host memory) or, when the program wants it split (a
@@ -67,9 +68,10 @@ class SpmdExecutable final : public runtime::Executable {
     };
     TXLA_COUNTER("ExecuteReplicated", 1);  // PyTorch/XLA's name for a run on every device
     TXLA_TIMED("ExecuteReplicatedTime");
+    const std::vector<int> local = runtime::LocalSpmdDevices();
     std::vector<std::thread> others;
-    for (int d = 1; d < n; ++d) others.emplace_back(run, d);
-    run(0);
+    for (size_t k = 1; k < local.size(); ++k) others.emplace_back(run, local[k]);
+    run(local[0]);
     for (std::thread& t : others) t.join();
     for (const std::exception_ptr& e : errors)
       if (e) std::rethrow_exception(e);
@@ -79,20 +81,20 @@ class SpmdExecutable final : public runtime::Executable {
       const auto& full = output_dims_[o];
       if (s.kind == hlo::Sharding::Kind::kManual) {  // each device's own piece, of the pieces' shape
         runtime::Buffer::Shards pieces;
-        for (int d = 0; d < n; ++d) pieces.pieces.push_back(results[d][o]);
+        for (int d = 0; d < n; ++d) pieces.pieces.push_back(results[d].empty() ? nullptr : results[d][o]);
         pieces.offsets.assign(n, std::vector<int64_t>(full.size(), 0));
         pieces.sharding = s.ToString();
-        out.push_back(std::make_shared<runtime::Buffer>(results[0][o]->type(), full, 0, std::move(pieces)));
+        out.push_back(std::make_shared<runtime::Buffer>(results[local[0]][o]->type(), full, 0, std::move(pieces)));
         continue;
       }
       const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), n);
       if (map.replicated()) {
-        out.push_back(results[0][o]);
+        out.push_back(results[local[0]][o]);
         continue;
       }
-      std::vector<runtime::BufferPtr> pieces;
-      for (int d = 0; d < n; ++d) pieces.push_back(results[d][o]);
-      out.push_back(SplitBuffer(results[0][o]->type(), full, s, std::move(pieces)));
+      std::vector<runtime::BufferPtr> pieces;  // none for the devices of other processes
+      for (int d = 0; d < n; ++d) pieces.push_back(results[d].empty() ? nullptr : results[d][o]);
+      out.push_back(SplitBuffer(results[local[0]][o]->type(), full, s, std::move(pieces)));
     }
     return out;
   }

@@ -308,6 +308,16 @@ PYBIND11_MODULE(_XLAC, m) {
     for (const std::string& d : devices) ordinals.push_back(ParseDevice(d));
     runtime::SetCollectiveBackend(runtime::MakeInProcessBackend(ordinals));
   });
+  // SPMD over processes: this process (`index` of `count`) runs its devices of every partitioned
+  // program; `world` (one rank per process) carries the collectives between processes.
+  m.def("_xla_spmd_join_processes", [](const c10::intrusive_ptr<c10d::ProcessGroup>& world, int64_t index,
+                                       int64_t count) {
+    TORCH_CHECK(world->getRank() == index && world->getSize() == count, "_xla_spmd_join_processes: the process group ",
+                "has rank ", world->getRank(), " of ", world->getSize(), ", not ", index, " of ", count);
+    runtime::SetSpmdProcesses(index, count, std::make_shared<ProcessGroupTransport>(world));
+  });
+  m.def("_xla_spmd_processes", [] { return std::make_pair(runtime::SpmdProcessIndex(), runtime::SpmdProcessCount()); });
+  m.def("_xla_spmd_device_count", [] { return runtime::SpmdDeviceCount(); });
   m.def("_xla_reset_collective_transport", [] { runtime::SetCollectiveBackend(nullptr); });
   m.def("_xla_abort_collectives", [](const std::string& why) {
     runtime::GetCollectiveBackend()->Abort(why);

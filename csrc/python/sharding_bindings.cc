@@ -81,7 +81,8 @@ int64_t TypeOf(const hlo::Sharding& s) {
   return kReplicated;
 }
 
-int64_t Devices() { return runtime::DeviceCount(); }
+// The devices a mesh spans: every process's under SPMD over processes.
+int64_t Devices() { return runtime::SpmdDeviceCount(); }
 
 void RequireSpmd(const char* what) {
   TORCH_CHECK(runtime::SpmdEnabled(), what, " needs SPMD: call torch_xla.runtime.use_spmd() first");
@@ -99,11 +100,11 @@ runtime::BufferPtr Place(const at::Tensor& host, const hlo::Sharding& sharding, 
   const std::vector<int64_t> local = compiler::spmd::LocalDims(full, map.tiles);
   const auto offsets = compiler::spmd::ShardOffsets(map, full);
   const auto type = ir::ToElementType(dtype);
-  std::vector<runtime::BufferPtr> pieces;
-  for (int64_t d = 0; d < Devices(); ++d) {
+  std::vector<runtime::BufferPtr> pieces(Devices());  // this process's devices' pieces
+  for (const int d : runtime::LocalSpmdDevices()) {
     auto piece = std::make_shared<runtime::Buffer>(type, local, static_cast<int>(d));
     runtime::CutPiece(src.element_size(), src.data_ptr(), full, offsets[d], piece->data(), local);
-    pieces.push_back(piece);
+    pieces[d] = piece;
   }
   return graph::SplitBuffer(type, full, sharding, std::move(pieces));
 }
@@ -144,20 +145,21 @@ void MarkSharding(const at::Tensor& tensor, const hlo::Sharding& sharding) {
   t->set_sharding(text);
 }
 
-// Every device's piece of the tensor (device order), as host tensors: padded tiles of a split
-// tensor, copies of a whole one.
+// This process's devices' pieces of the tensor (device order), as host tensors: padded tiles of
+// a split tensor, copies of a whole one.
 std::vector<at::Tensor> Pieces(const LazyTensorPtr& t) {
   std::vector<at::Tensor> out;
+  const std::vector<int> local = runtime::LocalSpmdDevices();
   // A value still to be computed is computed first, in its layout: its pieces are what the
   // devices hold then.
   if (t->pending()) graph::SyncTensors({t}, /*for_read=*/true);
   if (t->pending() || !t->data() || !t->data()->shards()) {
     const at::Tensor whole = graph::ToHost(t);
-    for (int64_t d = 0; d < Devices(); ++d) out.push_back(whole.clone());
+    for (size_t k = 0; k < local.size(); ++k) out.push_back(whole.clone());
     return out;
   }
-  for (const runtime::BufferPtr& piece : t->data()->shards()->pieces) {
-    at::Tensor host = TransferFromDevice(piece);
+  for (const int d : local) {
+    at::Tensor host = TransferFromDevice(t->data()->shards()->pieces.at(d));
     out.push_back(host.scalar_type() == t->dtype() ? host : host.to(t->dtype()));
   }
   return out;
@@ -208,7 +210,8 @@ void RegisterShardingBindings(py::module& m) {
     for (const at::Tensor& tensor : tensors) {
       std::vector<std::pair<at::Tensor, std::string>> pieces;
       std::vector<at::Tensor> data = Pieces(GetLazyTensor(tensor, "_get_local_shards"));
-      for (size_t d = 0; d < data.size(); ++d) pieces.emplace_back(data[d], runtime::DeviceName(static_cast<int>(d)));
+      const std::vector<int> local = runtime::LocalSpmdDevices();
+      for (size_t k = 0; k < data.size(); ++k) pieces.emplace_back(data[k], runtime::DeviceName(local[k]));
       out.push_back(std::move(pieces));
     }
     return out;
@@ -223,11 +226,11 @@ void RegisterShardingBindings(py::module& m) {
       const hlo::Sharding s = spec.empty() ? hlo::Sharding::Replicated() : hlo::Sharding::Parse(spec);
       const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), Devices());
       if (map.replicated()) {
-        for (int64_t d = 0; d < Devices(); ++d) per_device.append(py::make_tuple(d, py::ellipsis()));
+        for (const int d : runtime::LocalSpmdDevices()) per_device.append(py::make_tuple(d, py::ellipsis()));
       } else {
         const auto offsets = compiler::spmd::ShardOffsets(map, full);
         const auto local = compiler::spmd::LocalDims(full, map.tiles);
-        for (int64_t d = 0; d < Devices(); ++d) {
+        for (const int d : runtime::LocalSpmdDevices()) {
           int64_t replica = 0;
           for (int64_t e = 0; e < d; ++e) replica += map.coords[e] == map.coords[d];
           py::list indices;
@@ -252,14 +255,16 @@ void RegisterShardingBindings(py::module& m) {
     const std::vector<int64_t>& full = t->shape().sizes;
     const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), Devices());
     TORCH_CHECK(!map.replicated(), "_load_local_shards: the tensor is replicated; load it whole instead");
-    TORCH_CHECK(static_cast<int64_t>(shards.size()) == Devices() && shards.size() == devices.size(),
-                "_load_local_shards: ", shards.size(), " shards for ", Devices(), " devices");
+    const std::vector<int> local_devices = runtime::LocalSpmdDevices();
+    TORCH_CHECK(shards.size() == local_devices.size() && shards.size() == devices.size(), "_load_local_shards: ",
+                shards.size(), " shards for ", local_devices.size(), " devices");
     const auto local = compiler::spmd::LocalDims(full, map.tiles);
     std::vector<runtime::BufferPtr> pieces(shards.size());
     for (size_t k = 0; k < shards.size(); ++k) {
       TORCH_CHECK(shards[k].sizes().vec() == local, "_load_local_shards: shard ", k, " has shape ", shards[k].sizes(),
                   ", a device's shard of this tensor is ", c10::IntArrayRef(local));
       const int d = std::stoi(devices[k].substr(devices[k].find(':') + 1));
+      TORCH_CHECK(runtime::IsLocalSpmdDevice(d), "_load_local_shards: ", devices[k], " is not a device of this process");
       pieces.at(d) = TensorAsBuffer(shards[k].to(t->dtype()).contiguous().clone(), d, t->dtype());
     }
     // Written through the dispatcher as an in-place copy, so that every alias of the tensor
@@ -290,12 +295,15 @@ void RegisterShardingBindings(py::module& m) {
                   shards[0].sizes(), ", the tensor ", c10::IntArrayRef(full));
       whole.copy_(shards[0]);
     } else {
-      TORCH_CHECK(static_cast<int64_t>(shards.size()) == Devices(), "_global_tensor_from_cpu_shards: ",
-                  shards.size(), " shards for ", Devices(), " devices");
+      // One shard per device of this process (the others' shards are their processes').
+      const std::vector<int> local_devices = runtime::LocalSpmdDevices();
+      TORCH_CHECK(shards.size() == local_devices.size(), "_global_tensor_from_cpu_shards: ", shards.size(),
+                  " shards for ", local_devices.size(), " devices");
       const auto local = compiler::spmd::LocalDims(full, map.tiles);
       const auto offsets = compiler::spmd::ShardOffsets(map, full);
-      for (int64_t d = 0; d < Devices(); ++d) {
-        at::Tensor piece = shards[d].contiguous();
+      for (size_t k = 0; k < local_devices.size(); ++k) {
+        const int d = local_devices[k];
+        at::Tensor piece = shards[k].contiguous();
         TORCH_CHECK(piece.sizes().vec() == local || piece.sizes().vec() == runtime::ValidExtent(full, local, offsets[d]),
                     "_global_tensor_from_cpu_shards: shard ", d, " has shape ", piece.sizes(), ", expected ",
                     c10::IntArrayRef(local));

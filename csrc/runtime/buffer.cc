@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <functional>
@@ -151,11 +152,23 @@ void Buffer::Assemble(void* dst) const {
                              "to read: end the region with disable_manual_sharding first");
   const int64_t bytes = ByteWidth(type_);
   const std::vector<int64_t> origin(dims_.size(), 0);
+  // Each piece once, from a device of this process that holds it (under SPMD over processes
+  // the other processes' pieces are not here).
+  std::vector<const std::vector<int64_t>*> copied;
   for (size_t d = 0; d < shards_->pieces.size(); ++d) {
-    const Buffer& piece = *shards_->pieces[d];
-    piece.WaitReady();
     const std::vector<int64_t>& at = shards_->offsets[d];
-    CopyBlock(bytes, piece.data(), piece.dims(), origin, dst, dims_, at, ValidExtent(dims_, piece.dims(), at));
+    if (std::any_of(copied.begin(), copied.end(), [&](const auto* c) { return *c == at; })) continue;
+    const Buffer* piece = shards_->pieces[d].get();
+    for (size_t e = d + 1; piece == nullptr && e < shards_->pieces.size(); ++e)
+      if (shards_->offsets[e] == at) piece = shards_->pieces[e].get();
+    if (piece == nullptr)
+      throw std::runtime_error("the value " + ToString() + " is split as " + shards_->sharding +
+                               " over the devices of several processes, and the piece of device " + std::to_string(d) +
+                               " is in another process: give it a layout this process holds whole (mark_sharding "
+                               "with a replicated partition spec) before reading it here");
+    piece->WaitReady();
+    CopyBlock(bytes, piece->data(), piece->dims(), origin, dst, dims_, at, ValidExtent(dims_, piece->dims(), at));
+    copied.push_back(&at);
   }
 }
 

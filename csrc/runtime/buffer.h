@@ -32,6 +32,7 @@ class Buffer {
   // and the sharding in XLA's syntax. Such a buffer has no memory of its own (data() is null):
   // programs read the pieces, the host assembles them (Assemble).
   struct Shards {
+    // One per SPMD device; null for the devices of other processes (SPMD over processes).
     std::vector<std::shared_ptr<Buffer>> pieces;
     std::vector<std::vector<int64_t>> offsets;
     std::string sharding;
@@ -70,13 +71,14 @@ class Buffer {
   void WaitReady() const {
     if (readiness_) readiness_->Wait();
     if (shards_)
-      for (const auto& piece : shards_->pieces) piece->WaitReady();
+      for (const auto& piece : shards_->pieces)
+        if (piece) piece->WaitReady();  // none: another process's piece
   }
   // Written (or failed) already: reading it waits for nothing.
   bool IsReady() const {
     if (shards_)
       for (const auto& piece : shards_->pieces)
-        if (!piece->IsReady()) return false;
+        if (piece && !piece->IsReady()) return false;
     return !readiness_ || readiness_->IsReady();
   }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "metrics/metrics.h"
+#include "runtime/barrier.h"
 #include "runtime/scalar_ops.h"
 
 namespace txla::runtime {
@@ -53,41 +54,6 @@ class SingleReplicaBackend final : public CollectiveBackend {
     GroupOf(0, 1, groups);
     return 0;
   }
-};
-
-// A reusable barrier that can be broken: waiting replicas then fail instead of waiting for one
-// that will never come (a thread that raised).
-class Barrier {
- public:
-  explicit Barrier(size_t parties) : parties_(parties) {}
-
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!broken_.empty()) throw std::runtime_error(broken_);
-    const int64_t generation = generation_;
-    if (++arrived_ == parties_) {
-      arrived_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return generation_ != generation || !broken_.empty(); });
-    if (generation_ == generation) throw std::runtime_error(broken_);
-  }
-
-  void Break(const std::string& why) {
-    std::lock_guard<std::mutex> lock(mu_);
-    broken_ = why;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  const size_t parties_;
-  size_t arrived_ = 0;
-  int64_t generation_ = 0;
-  std::string broken_;
 };
 
 // The members of one replica group meet: each posts its input, then each reads all of them.

@@ -62,6 +62,13 @@ bool SingleReplicaCollectives();
 // These devices of this process as the replicas (replica k runs on devices[k]), meeting in memory.
 std::shared_ptr<CollectiveBackend> MakeInProcessBackend(std::vector<int> devices);
 
+// SPMD over processes: `local` (the SPMD device ids this process runs) are replicas among
+// `devices` in all, numbered process by process, and `across` (one replica per process, e.g. a
+// torch.distributed process group) joins this process to the others. The local devices meet in
+// memory at each collective; one of them exchanges the process's data with the other processes.
+std::shared_ptr<CollectiveBackend> MakeProcessesBackend(std::vector<int> local, int64_t devices,
+                                                        std::shared_ptr<CollectiveBackend> across);
+
 // Reduces `count` elements of `src` into `dst` (both `type`).
 void ReduceInto(ReduceKind kind, ElementType type, void* dst, const void* src, int64_t count);
 

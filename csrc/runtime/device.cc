@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <numeric>
+#include <stdexcept>
 
 #include "debug/config.h"
 #include "runtime/collectives.h"
@@ -33,6 +34,39 @@ void EnableSpmd() {
   std::vector<int> devices(DeviceCount());
   std::iota(devices.begin(), devices.end(), 0);
   SetCollectiveBackend(MakeInProcessBackend(devices));
+}
+
+namespace {
+std::atomic<int64_t> spmd_process_index{0}, spmd_process_count{1};
+}
+
+void SetSpmdProcesses(int64_t index, int64_t count, std::shared_ptr<CollectiveBackend> across) {
+  if (count < 1 || index < 0 || index >= count)
+    throw std::invalid_argument("SPMD process " + std::to_string(index) + " of " + std::to_string(count) +
+                                " does not exist");
+  EnableSpmd();
+  if (count > 1) {
+    std::vector<int> local(DeviceCount());
+    std::iota(local.begin(), local.end(), static_cast<int>(index * DeviceCount()));
+    SetCollectiveBackend(MakeProcessesBackend(std::move(local), count * DeviceCount(), std::move(across)));
+  }
+  spmd_process_index.store(index);
+  spmd_process_count.store(count);
+}
+
+int64_t SpmdProcessIndex() { return spmd_process_index.load(); }
+int64_t SpmdProcessCount() { return spmd_process_count.load(); }
+int64_t SpmdDeviceCount() { return SpmdProcessCount() * DeviceCount(); }
+
+std::vector<int> LocalSpmdDevices() {
+  std::vector<int> local(DeviceCount());
+  std::iota(local.begin(), local.end(), static_cast<int>(SpmdProcessIndex() * DeviceCount()));
+  return local;
+}
+
+bool IsLocalSpmdDevice(int64_t device) {
+  const int64_t first = SpmdProcessIndex() * DeviceCount();
+  return device >= first && device < first + DeviceCount();
 }
 
 namespace {

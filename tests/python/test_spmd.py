@@ -107,3 +107,71 @@ def test_shardings_are_drawn_device_by_tile(results):
     r = results['pictures']
     assert (r['rows'], r['cols']) == (2, 2) and r['cells'] == ['0', '1', '2', '3']
     assert r['replicated'] == [1, 1]
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def _run_worker(env):
+    env = dict(os.environ, **env)
+    env.pop('XLA_USE_SPMD', None)
+    return subprocess.Popen([sys.executable, os.path.join(HERE, 'spmd_processes_worker.py')], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _result(proc):
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope='module')
+def over_processes():
+    """The same SPMD program as a job of two processes with two devices each, and on one process
+    with four devices."""
+    port = str(_free_port())
+    job = [_run_worker({'RANK': str(r), 'WORLD_SIZE': '2', 'MASTER_ADDR': '127.0.0.1', 'MASTER_PORT': port,
+                        'CPU_NUM_DEVICES': '2'}) for r in range(2)]
+    ranks = [_result(p) for p in job]
+    alone = _result(_run_worker({'CPU_NUM_DEVICES': '4', 'WORLD_SIZE': '1'}))
+    return ranks, alone
+
+
+def test_spmd_over_processes_trains_as_one_process_does(over_processes):
+    ranks, alone = over_processes
+    for r in ranks:
+        assert (r['devices'], r['local_devices']) == (4, 2)
+        assert '2 processes' in r['transport'], r['transport']
+        # The collectives reduce in the same order as in one process: the same bits.
+        assert r['megatron']['losses'] == alone['megatron']['losses']
+        assert r['megatron']['params'] == alone['megatron']['params']
+    m = alone['megatron']
+    assert m['xla_from_f64'] <= 10 * max(m['eager32_from_f64'], 1e-7), m
+
+
+def test_a_value_split_over_processes_is_not_read_whole_where_half_of_it_is_missing(over_processes):
+    ranks, alone = over_processes
+    assert alone['megatron']['read_remote'] == 'no error'
+    for r in ranks:
+        assert 'in another process' in r['megatron']['read_remote'], r['megatron']['read_remote']
+
+
+def test_tiles_move_between_processes_by_all_to_all_and_reduce_scatter(over_processes):
+    ranks, alone = over_processes
+    for r in ranks + [alone]:
+        s = r['resharding']
+        assert s['cols'] == s['cols_expected']
+        assert s['prod_error'] < 1e-6 * 96 * 12 * 4, s['prod_error']
+        assert s['all_to_all'] >= 1 and s['reduce_scatter'] >= 1, s
+
+
+def test_minibatch_input_takes_each_processs_rows(over_processes):
+    ranks, alone = over_processes
+    # Each process loads 4 rows (its own values); alone, one process loads all 8.
+    for r in ranks:
+        assert r['minibatch'] == {'shape': [8, 3], 'sum': 2 * sum(range(12)) + 100 * 12}
+    assert alone['minibatch'] == {'shape': [8, 3], 'sum': float(sum(range(24)))}

@@ -210,12 +210,38 @@ def send_cpu_data_to_device(data, device, input_sharding=None):
                 raise RuntimeError('When minibatch is configured, the per-host batch size must be divisible by '
                                    f'local runtime device count. Per host input data shape = {t.size()}, '
                                    f'local_runtime_device_count = {local}')
+        if input_sharding is not None and getattr(input_sharding, 'minibatch', False) and t.dim() > 0 \
+                and input_sharding.can_apply(t):
+            return _global_batch_from_minibatch(t, device, input_sharding)
         x = t.to(device)
         if input_sharding is not None and input_sharding.can_apply(t):
             input_sharding.apply(x)
         return x
 
     return _map_tensors(data, send)
+
+
+def _global_batch_from_minibatch(t, device, input_sharding):
+    """This process's minibatch as its rows of the global batch (every process's minibatch, in
+    process order), laid out by `input_sharding`: each process's devices must hold tiles of its
+    own rows only, as a mesh whose batch axis follows the processes does."""
+    index, processes = torch_xla._XLAC._xla_spmd_processes()
+    if processes == 1:
+        x = t.to(device)
+        input_sharding.apply(x)
+        return x
+    rows = t.shape[0]
+    whole = torch.zeros((rows * processes,) + tuple(t.shape[1:]), dtype=t.dtype)
+    whole[index * rows:(index + 1) * rows] = t
+    x = whole.to(device)
+    input_sharding.apply(x)
+    for _, indices in torch_xla._XLAC._get_local_shard_replica_and_indices([x])[0]:
+        if indices is Ellipsis or not (index * rows <= indices[0].start and indices[0].stop <= (index + 1) * rows):
+            raise ValueError(
+                f'minibatch input: the sharding {input_sharding.partition_spec} puts rows of other processes on '
+                f'the devices of process {index}; give the batch dimension a mesh axis that follows the '
+                'processes (device ids numbered process by process)')
+    return x
 
 
 def save(data, file_or_path, master_only=True, global_master=False):

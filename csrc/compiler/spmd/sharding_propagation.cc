@@ -25,8 +25,18 @@ bool ShardingPropagation::Run(hlo::Module& module) {
         operands.push_back(op->shape().is_tuple || !op->attrs().sharding
                                ? TileMap::Replicated(op->shape().is_tuple ? 0 : op->shape().rank(), devices_)
                                : TileMap::Of(*op->attrs().sharding, op->shape().rank(), devices_));
-      sharding = PlanInstruction(*i, operands, shapes, devices_).result.ToSharding();
+      const Plan plan = PlanInstruction(*i, operands, shapes, devices_);
+      sharding = plan.result.ToSharding();
       if (!sharding) sharding = hlo::Sharding::Replicated();
+      // Partial sums whose one user asks for a split layout take it: the partitioner then
+      // reduce-scatters them, where summing them whole would be cut right after.
+      if (!plan.partial_groups.empty() && i->users().size() == 1) {
+        const hlo::Instruction* user = i->users()[0];
+        if (user->opcode() == hlo::Opcode::kCustomCall &&
+            user->attrs().custom_call_target == hlo::CustomCallTarget::kSharding && user->attrs().sharding &&
+            user->attrs().sharding->kind == hlo::Sharding::Kind::kTiled)
+          sharding = user->attrs().sharding;
+      }
     }
     i->mutable_attrs().sharding = sharding;
     changed = true;
