@@ -391,11 +391,14 @@ void RegisterShardingBindings(py::module& m) {
     out->set_sharding(spec);
     return MakeEntryXlaTensor(out);
   });
-  for (const char* name : {"_xla_spmd_all_reduce", "_xla_spmd_reduce_scatter"}) {
-    std::string what = name;
-    m.def(name, [what](py::args, py::kwargs) {
-      TORCH_CHECK(false, "torch_xla._XLAC.", what, ": collectives inside a manual-sharding region are not "
-                  "supported yet");
+  // Collectives inside a manual-sharding region: graph ops among SPMD devices, written once in
+  // torch_xla/core/collectives.py with xm's other collectives.
+  for (const auto& [name, python] : {std::pair<const char*, const char*>{"_xla_spmd_all_reduce", "spmd_all_reduce"},
+                                     {"_xla_spmd_reduce_scatter", "spmd_reduce_scatter"}}) {
+    std::string function = python;
+    m.def(name, [function](py::args args, py::kwargs kwargs) {
+      RequireSpmd(function.c_str());
+      return py::module_::import("torch_xla.core.collectives").attr(function.c_str())(*args, **kwargs);
     });
   }
 }

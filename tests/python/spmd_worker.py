@@ -212,6 +212,20 @@ def manual_region():
         r['wrong_piece'] = 'no error'
     except RuntimeError as e:
         r['wrong_piece'] = str(e)
+    # Collectives among the devices inside the region: each column's piece summed over the pairs
+    # {0,1} and {2,3} (scaled), and reduce-scattered over all four along the rows.
+    piece = xs.enable_manual_sharding(t.to('xla'), (None, 'x'), mesh=mesh).global_tensor
+    pairs = torch_xla._XLAC._xla_spmd_all_reduce(xm.REDUCE_SUM, piece, 0.5, [[0, 1], [2, 3]])
+    r['pairs'] = xs.disable_manual_sharding(pairs, (None, 'x'), t.shape, mesh=mesh).global_tensor.cpu().tolist()
+    piece = xs.enable_manual_sharding(t.to('xla'), (None, 'x'), mesh=mesh).global_tensor
+    scattered = torch_xla._XLAC._xla_spmd_reduce_scatter(xm.REDUCE_SUM, piece, 1.0, 0, 4, [[0, 1, 2, 3]])
+    r['scattered_shape'] = list(scattered.shape)
+    r['scattered'] = xs.disable_manual_sharding(scattered, ('x', None), (8, 1), mesh=mesh).global_tensor.cpu().tolist()
+    try:
+        torch_xla._XLAC._xla_spmd_all_reduce(xm.REDUCE_SUM, t.to('xla'), 1.0, [[0, 1, 2, 3]])
+        r['not_manual'] = 'no error'
+    except ValueError as e:
+        r['not_manual'] = str(e)
     out['manual'] = r
 
 

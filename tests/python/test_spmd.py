@@ -87,6 +87,14 @@ def test_a_manual_region_works_on_each_devices_piece(results):
     assert r['spec'] == '{devices=[1,4]0,1,2,3}' and r['exact']
     assert 'manual-sharding region' in r['read_manual']
     assert 'piece of shape' in r['wrong_piece']
+    # _xla_spmd_all_reduce among pairs: columns 0,1 become (c0 + c1) / 2, columns 2,3 (c2 + c3) / 2.
+    rows = [[4 * i + j for j in range(4)] for i in range(8)]
+    assert r['pairs'] == [[(row[0] + row[1]) / 2] * 2 + [(row[2] + row[3]) / 2] * 2 for row in rows]
+    # _xla_spmd_reduce_scatter over all four along rows: device d keeps rows 2d, 2d+1 of the sum of
+    # the four columns.
+    assert r['scattered_shape'] == [2, 1]
+    assert r['scattered'] == [[float(sum(row))] for row in rows]
+    assert 'manual-sharding region' in r['not_manual']
 
 
 def test_auto_sharding_trains_like_eager_and_settles():

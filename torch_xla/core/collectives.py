@@ -219,6 +219,48 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=N
     return _scaled(_graph_collective(torch.ops.txla.reduce_scatter, input, kind, scatter_dim, flat, size), scale)
 
 
+def _spmd_groups(groups):
+    """(flat members, group size) of groups of SPMD device ids (a manual region's collectives)."""
+    devices = torch_xla._XLAC._xla_spmd_device_count()
+    groups = [[int(d) for d in g] for g in groups] if groups else [list(range(devices))]
+    size = len(groups[0])
+    if size == 0 or any(len(g) != size for g in groups):
+        raise ValueError(f'replica groups must be non-empty and of one size: {groups}')
+    for d in (d for g in groups for d in g):
+        if not 0 <= d < devices:
+            raise ValueError(f'device {d} of the replica groups {groups} does not exist: there are {devices} '
+                             'SPMD devices')
+    return [d for g in groups for d in g], size
+
+
+def _require_manual(name, t):
+    _check_xla(name, [t])
+    if torch_xla._XLAC._get_xla_sharding_spec(t) != '{manual}':
+        raise ValueError(f'{name} runs inside a manual-sharding region: give it a value of the region '
+                         '(enable_manual_sharding), not one the partitioner lays out')
+
+
+def spmd_all_reduce(reduce_type, input, scale, groups):
+    """All-reduce among SPMD devices (groups of device ids) of each device's piece, inside a
+    manual-sharding region (torch_xla._XLAC._xla_spmd_all_reduce)."""
+    kind = _kind(reduce_type)
+    _require_manual('_xla_spmd_all_reduce', input)
+    flat, size = _spmd_groups(groups)
+    return _scaled(torch.ops.txla.all_reduce(input, kind, flat, size, None), scale)
+
+
+def spmd_reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups):
+    """Reduce-scatter among SPMD devices inside a manual-sharding region: each device keeps its
+    group position's shard of `scatter_dim` (torch_xla._XLAC._xla_spmd_reduce_scatter)."""
+    kind = _kind(reduce_type)
+    _require_manual('_xla_spmd_reduce_scatter', input)
+    flat, size = _spmd_groups(groups)
+    if shard_count != size:
+        raise ValueError(f'shard_count ({shard_count}) must equal the replica group size ({size})')
+    scatter_dim = scatter_dim % input.dim() if input.dim() else scatter_dim
+    return _scaled(torch.ops.txla.reduce_scatter(input, kind, scatter_dim, flat, size, None), scale)
+
+
 def broadcast(tensors, src=0):
     """Every replica takes replica `src`'s values (an all-reduce of them and zeros elsewhere)."""
     mine = replica_index() == src
