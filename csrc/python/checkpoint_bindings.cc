@@ -61,6 +61,9 @@ void RegisterCheckpointBindings(py::module& m) {
   m.def("_activate_preemption_sync_manager", [] { runtime::ActivatePreemptionSyncManager(); });
   m.def("_deactivate_preemption_sync_manager", [] { runtime::DeactivatePreemptionSyncManager(); });
   m.def("_sync_point_reached", [](int64_t step) { return runtime::SyncPointReached(step); });
+  // The job-wide form CheckpointManager uses: `noticed` is whether any process has a notice.
+  m.def("_txla_preemption_noticed", [] { return runtime::PreemptionNoticed(); });
+  m.def("_txla_sync_point_reached", [](int64_t step, bool noticed) { return runtime::SyncPointReached(step, noticed); });
 }
 
 }  // namespace txla::python

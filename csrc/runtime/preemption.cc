@@ -51,14 +51,18 @@ void DeactivatePreemptionSyncManager() {
   noticed.store(false);
 }
 
-bool SyncPointReached(int64_t step) {
+bool SyncPointReached(int64_t step) { return SyncPointReached(step, noticed.load()); }
+
+bool PreemptionNoticed() { return noticed.load(); }
+
+bool SyncPointReached(int64_t step, bool job_noticed) {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.active)
     throw std::runtime_error(
         "_sync_point_reached: the preemption sync manager is not active "
         "(torch_xla._XLAC._activate_preemption_sync_manager(), or CheckpointManager(chkpt_on_preemption=True))");
-  if (!noticed.load()) return false;
+  if (!job_noticed) return false;
   if (!s.sync_step) s.sync_step = step;
   return *s.sync_step == step;
 }

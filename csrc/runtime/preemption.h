@@ -2,8 +2,9 @@
 // sends before taking a machine back, becomes a step at which the training loop checkpoints
 // instead of the process dying mid-step.
 //
-// The sync point is the first step asked about after the notice; each process decides it for
-// itself (a job whose processes all receive the notice checkpoints at its processes' next step).
+// The sync point is the first step asked about after the notice. In a job, the processes agree
+// on it: each asks with whether any process has noticed (the Python layer all-reduces the flag
+// over the job's group), so a notice to one process checkpoints every process at the same step.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,9 @@ void ActivatePreemptionSyncManager();
 void DeactivatePreemptionSyncManager();
 // Whether `step` is the step to checkpoint at for a notice received. Throws if not activated.
 bool SyncPointReached(int64_t step);
+// Whether this process has received a notice since activation.
+bool PreemptionNoticed();
+// As SyncPointReached, with the notice decided by the job: `noticed` is whether any process has.
+bool SyncPointReached(int64_t step, bool noticed);
 
 }  // namespace txla::runtime

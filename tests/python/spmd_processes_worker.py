@@ -106,7 +106,26 @@ def minibatch():
     out['minibatch'] = {'shape': list(x.shape), 'sum': whole(x).sum().item()}
 
 
+def preemption():
+    """A SIGTERM to process 1 only: both processes checkpoint at the same step."""
+    import os
+    import signal
+    import tempfile
+    from torch_xla.experimental.distributed_checkpoint import CheckpointManager
+    manager = CheckpointManager(tempfile.mkdtemp(), save_interval=100, chkpt_on_preemption=True)
+    reached = []
+    for step in range(1, 5):
+        if step == 3 and xr.process_index() == 1:
+            os.kill(os.getpid(), signal.SIGTERM)  # the manager took SIGTERM over: the process lives
+        if manager.reached_preemption(step):
+            reached.append(step)
+    torch_xla._XLAC._deactivate_preemption_sync_manager()
+    out['preempted_at'] = reached
+
+
 megatron_training()
 resharding()
 minibatch()
+if xr.process_count() > 1:
+    preemption()
 print(json.dumps(out))

@@ -183,3 +183,8 @@ def test_minibatch_input_takes_each_processs_rows(over_processes):
     for r in ranks:
         assert r['minibatch'] == {'shape': [8, 3], 'sum': 2 * sum(range(12)) + 100 * 12}
     assert alone['minibatch'] == {'shape': [8, 3], 'sum': float(sum(range(24)))}
+
+
+def test_a_preemption_notice_to_one_process_checkpoints_every_process_at_one_step(over_processes):
+    ranks, _ = over_processes
+    assert [r['preempted_at'] for r in ranks] == [[3], [3]]

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Deque, List, Optional, Union
 
 import fsspec
+import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dist_cp
 from fsspec.core import url_to_fs
@@ -172,5 +173,12 @@ class CheckpointManager:
             f.result()
 
     def reached_preemption(self, step: int) -> bool:
-        """Whether `step` is the step at which to checkpoint for a noticed preemption."""
-        return torch_xla._XLAC._sync_point_reached(step)
+        """Whether `step` is the step at which to checkpoint for a noticed preemption: the first
+        step asked about after any process of the group received one (every process asks at the
+        same steps, so they agree on it)."""
+        noticed = torch_xla._XLAC._txla_preemption_noticed()
+        if dist.get_world_size(self.pg) > 1:
+            flag = torch.tensor([int(noticed)])
+            dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=self.pg)
+            noticed = bool(flag.item())
+        return torch_xla._XLAC._txla_sync_point_reached(step, noticed)
