@@ -10,6 +10,8 @@ Systems (each in fresh processes, interleaved over rounds so machine noise hits 
   xla_threads   dp.DataParallel over 2 devices of one process (CPU_NUM_DEVICES=2)
   xla_spmd      SPMD over 2 devices of one process: the batch sharded over a 1-D mesh, the model
                 replicated; the compiler partitions the step (gradients all-reduced inside it)
+  xla_spmd_procs  the same SPMD program over 2 processes of one device each (xmp.spawn): the
+                collectives between the processes go over Gloo
 Every step ends with the loss read on the host (the step has finished). Prints the median ms per
 global step and the ratio to eager_ddp; compilation is excluded (the first steps are warm-up,
 and every system runs with a warm disk cache after round 0).
@@ -27,7 +29,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SYSTEMS = ['eager_1', 'eager_ddp', 'xla_1', 'xla_spawn', 'xla_ddp', 'xla_threads', 'xla_spmd']
+SYSTEMS = ['eager_1', 'eager_ddp', 'xla_1', 'xla_spawn', 'xla_ddp', 'xla_threads', 'xla_spmd', 'xla_spmd_procs']
 WARMUP = 5
 
 
@@ -155,6 +157,10 @@ def _spmd(steps, batch, out):
         json.dump({'ms': statistics.median(times[WARMUP:]) * 1e3, 'reshard': moved}, f)
 
 
+def _spmd_replica(index, steps, batch, out):
+    _spmd(steps, batch, out if index == 0 else tempfile.mktemp(suffix='.json'))
+
+
 def run_system(system, steps, batch, cache):
     out = tempfile.mktemp(suffix='.json')
     env = dict(os.environ, XLA_PERSISTENT_CACHE_PATH=cache, PYTHONPATH=ROOT, TXLA_NUM_THREADS='1')
@@ -166,6 +172,9 @@ def run_system(system, steps, batch, cache):
     elif system == 'xla_spmd':
         env.update(CPU_NUM_DEVICES='2', TXLA_NUM_THREADS='1')
         code = f'import bench.data_parallel as b; b._spmd({steps}, {batch}, {out!r})'
+    elif system == 'xla_spmd_procs':
+        code = ('import torch_xla.distributed.xla_multiprocessing as xmp, bench.data_parallel as b; '
+                f'xmp.spawn(b._spmd_replica, args=({steps}, {batch}, {out!r}), nprocs=2)')
     elif system == 'xla_threads':
         env.update(CPU_NUM_DEVICES='2', TXLA_NUM_THREADS='2')
         code = f'import bench.data_parallel as b; b._threads({steps}, {batch}, {out!r})'

@@ -3,11 +3,13 @@
 #include <stdexcept>
 
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "compiler/donor_matching.h"
 #include "compiler/support.h"
 #include "runtime/collectives.h"
+#include "runtime/device.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
@@ -145,14 +147,27 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
           ~ReleaseAfterRun() { held.reset(); }
         } release_after_run{release};
         if (start) start->Wait();
-        self->WaitForInputs(parameters);
         runtime::ScopedExecutingDevice executing(device);
         // The run's name is built only while a capture records it: this runs for every graph.
         metrics::TraceSpan span("execute", metrics::TracingActive() ? self->trace_name() : std::string());
         if (span.recording()) span.Arg("dump", self->dump_path());
         metrics::EagerOpScope kind(eager);
-        metrics::ScopedTimer timer(metrics::ExecuteTimeMetric());
-        self->Run(parameters, results, early.empty() ? nullptr : &early);
+        // Under SPMD a run is one device's share of a replicated execution, which PyTorch/XLA
+        // times once (ExecuteReplicatedTime): on the first device of this process.
+        metrics::Metric* metric = metrics::ExecuteTimeMetric();
+        if (runtime::SpmdEnabled())
+          metric = device == runtime::LocalSpmdDevices().front() ? metrics::GetMetric("ExecuteReplicatedTime") : nullptr;
+        std::optional<metrics::ScopedTimer> timer;
+        if (metric) timer.emplace(metric);
+        try {
+          self->WaitForInputs(parameters);
+          self->Run(parameters, results, early.empty() ? nullptr : &early);
+        } catch (const std::exception& e) {
+          // Replicas waiting for this one in a collective fail instead of waiting for ever.
+          if (!runtime::SingleReplicaCollectives())
+            runtime::GetCollectiveBackend()->Abort("device " + std::to_string(device) + " failed: " + e.what());
+          throw;
+        }
       },
       done, ends_step);
   return results;

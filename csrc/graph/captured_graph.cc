@@ -170,7 +170,7 @@ void CapturedGraph::Run(
       return;  // ~Gate opens the run
     }
   }
-  runtime::QueueFor(device_).Drain();
+  runtime::DrainQueuesOf(device_);
   std::vector<runtime::BufferPtr> results;
   {
     TXLA_TIMED("ExecuteTime");

@@ -142,7 +142,11 @@ InFlight& CompilesInFlight() {
 // A run of this device that failed since the last barrier, raised here: a loop that never reads
 // a value stops at the next step instead of computing on failed buffers forever.
 void RaiseUnreportedFailure(int device) {
-  std::string failure = runtime::QueueFor(device).TakeUnreportedFailure();
+  std::string failure;
+  for (runtime::ExecutionQueue* q : runtime::QueuesOf(device)) {
+    std::string mine = q->TakeUnreportedFailure();
+    if (failure.empty()) failure = std::move(mine);
+  }
   TORCH_CHECK(failure.empty(), "a graph that ran on xla:", device,
               " failed (tensors it computed raise this error when read): ", failure);
 }
@@ -328,7 +332,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   // On this thread: synchronously (the inputs may still be being written by queued work), or a
   // read beside the queue.
   if (beside_queue) TXLA_COUNTER("ReadRanBesideQueuedSteps", 1);
-  else runtime::QueueFor(device).Drain();
+  else runtime::DrainQueuesOf(device);
   {
     // Library calls set their thread's OpenMP team (oneDNN's, to one thread): on the user's
     // thread that would change torch.get_num_threads() for eager ops (and dynamo's guards).
@@ -381,7 +385,7 @@ void MarkStep(const std::vector<int>& devices, bool wait) {
 }
 
 void WaitDeviceOps(int device) {
-  runtime::QueueFor(device).Drain();
+  runtime::DrainQueuesOf(device);
   RaiseUnreportedFailure(device);
 }
 

@@ -56,10 +56,7 @@ class SpmdExecutable final : public runtime::Executable {
     std::vector<std::exception_ptr> errors(n);
     auto run = [&](int d) {
       try {
-        std::vector<runtime::BufferPtr> mine;
-        mine.reserve(parameters.size());
-        for (size_t k = 0; k < parameters.size(); ++k) mine.push_back(PieceFor(parameters[k], parameters_.at(k), d));
-        results[d] = local_->Execute(mine, d);
+        results[d] = local_->Execute(Pieces(parameters, d), d);
       } catch (...) {
         errors[d] = std::current_exception();
         // The others may be waiting for this device in a collective.
@@ -75,6 +72,36 @@ class SpmdExecutable final : public runtime::Executable {
     for (std::thread& t : others) t.join();
     for (const std::exception_ptr& e : errors)
       if (e) std::rethrow_exception(e);
+    return Outputs(results);
+  }
+
+  // Queued on each local device's execution queue; the devices' queues run their SPMD programs
+  // in the same (submission) order, so their collectives meet. Outputs are the devices' pending
+  // pieces, ready when their runs end.
+  std::vector<runtime::BufferPtr> Submit(const std::vector<runtime::BufferPtr>& parameters, int /*device*/,
+                                         std::shared_ptr<runtime::Readiness> start, bool ends_step,
+                                         std::shared_ptr<void> release_after_run) override {
+    const int n = static_cast<int>(SpmdDevices());
+    const std::vector<int> local = runtime::LocalSpmdDevices();
+    std::vector<std::vector<runtime::BufferPtr>> pieces(n);
+    for (int d : local) pieces[d] = Pieces(parameters, d);
+    std::vector<std::vector<runtime::BufferPtr>> results(n);
+    for (int d : local) {
+      results[d] = local_->Submit(pieces[d], d, start, ends_step, d == local[0] ? release_after_run : nullptr);
+      if (results[d].empty()) return {};  // not queueable (the first device's answer is every device's)
+    }
+    TXLA_COUNTER("ExecuteReplicated", 1);
+    return Outputs(results);
+  }
+  std::string kind() const override { return local_->kind(); }
+  std::string dump_path() const override { return local_->dump_path(); }
+
+ private:
+  // The graph's outputs from every local device's results: split values keep each device's
+  // piece (none for other processes' devices), replicated ones the first local device's copy.
+  std::vector<runtime::BufferPtr> Outputs(const std::vector<std::vector<runtime::BufferPtr>>& results) const {
+    const int n = static_cast<int>(SpmdDevices());
+    const std::vector<int> local = runtime::LocalSpmdDevices();
     std::vector<runtime::BufferPtr> out;
     for (size_t o = 0; o < outputs_.size(); ++o) {
       const hlo::Sharding& s = outputs_[o];
@@ -98,10 +125,14 @@ class SpmdExecutable final : public runtime::Executable {
     }
     return out;
   }
-  std::string kind() const override { return local_->kind(); }
-  std::string dump_path() const override { return local_->dump_path(); }
 
- private:
+  std::vector<runtime::BufferPtr> Pieces(const std::vector<runtime::BufferPtr>& parameters, int d) const {
+    std::vector<runtime::BufferPtr> mine;
+    mine.reserve(parameters.size());
+    for (size_t k = 0; k < parameters.size(); ++k) mine.push_back(PieceFor(parameters[k], parameters_.at(k), d));
+    return mine;
+  }
+
   std::shared_ptr<runtime::Executable> local_;
   std::vector<hlo::Sharding> parameters_;  // the layouts the program reads its parameters in
   std::vector<hlo::Sharding> outputs_;

@@ -8,6 +8,7 @@
 
 #include "debug/config.h"
 #include "metrics/trace.h"
+#include "runtime/device.h"
 #include "runtime/host_activity.h"
 
 namespace txla::runtime {
@@ -174,6 +175,17 @@ ExecutionQueue& QueueFor(int device) {
   auto& q = (*queues)[device];
   if (!q) q = std::make_unique<ExecutionQueue>("xla:" + std::to_string(device) + " execution");
   return *q;
+}
+
+std::vector<ExecutionQueue*> QueuesOf(int device) {
+  if (!SpmdEnabled()) return {&QueueFor(device)};
+  std::vector<ExecutionQueue*> queues;
+  for (int d : LocalSpmdDevices()) queues.push_back(&QueueFor(d));
+  return queues;
+}
+
+void DrainQueuesOf(int device) {
+  for (ExecutionQueue* q : QueuesOf(device)) q->Drain();
 }
 
 bool AsyncExecution() { return !debug::GetConfig().sync_wait; }

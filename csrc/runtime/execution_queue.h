@@ -116,6 +116,11 @@ class ExecutionQueue {
 
 // The queue of a device (created on first use).
 ExecutionQueue& QueueFor(int device);
+// The queues the graphs traced on `device` run on: under SPMD, those of every SPMD device of
+// this process (a partitioned program runs on each), else the device's own.
+std::vector<ExecutionQueue*> QueuesOf(int device);
+// Blocks until everything submitted to QueuesOf(device) so far has run.
+void DrainQueuesOf(int device);
 // Whether graphs run asynchronously (XLA_SYNC_WAIT=1 makes every barrier wait).
 bool AsyncExecution();
 

@@ -73,7 +73,7 @@ at::Tensor TransferFromDevice(const runtime::BufferPtr& buffer) {
     buffer->WaitReady();  // an asynchronous execution may still be writing it
   } catch (const runtime::ExecutionFailed& e) {
     // Raised to the user here: the device's next barrier does not raise it again.
-    runtime::QueueFor(buffer->device_ordinal()).ForgetFailure(e.root());
+    for (runtime::ExecutionQueue* q : runtime::QueuesOf(buffer->device_ordinal())) q->ForgetFailure(e.root());
     throw;
   }
   TXLA_TIMED("TransferFromDeviceTime");
