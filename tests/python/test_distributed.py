@@ -396,3 +396,61 @@ def test_xla_rendezvous_under_torchrun(tmp_path):
         out = json.loads((tmp_path / f'{rank}.json').read_text())
         assert out == {'sum': [3.0, 3.0, 3.0], 'world': 2, 'ordinal': rank, 'local': rank,
                        'rank': rank}
+
+
+_SINGLE_PROCESS_XLA_GROUP = r'''
+import json, os
+import torch
+import torch.distributed as dist
+import torch_xla
+import torch_xla.distributed.xla_backend as xb
+out = {}
+dist.init_process_group('xla', init_method='xla://')  # one process, no launcher variables
+out['world'] = [dist.get_rank(), dist.get_world_size()]
+t = torch.arange(3, device='xla') + 1
+dist.all_reduce(t)
+out['all_reduce'] = t.tolist()
+g = dist.new_group(ranks=[0])
+flags = torch.tensor([0.1, 0.2], device='xla')
+dist.broadcast(flags, src=0, group=g)
+out['broadcast'] = flags.tolist()
+out['mesh'] = xb._infer_mesh([1, 5, 9], 12)
+for ranks in ([4, 5, 6], [1, 5, 10]):
+    try:
+        xb._infer_mesh(ranks, 12)
+        out[str(ranks)] = 'no error'
+    except ValueError as e:
+        out[str(ranks)] = 'ValueError'
+for op in ('allreduce_coalesced', 'recv_anysource', 'monitored_barrier'):
+    try:
+        getattr(dist.group.WORLD, op)(t)
+        out[op] = 'no error'
+    except NotImplementedError:
+        out[op] = 'NotImplementedError'
+print(json.dumps(out))
+'''
+
+
+def test_the_xla_process_group_in_one_process_and_its_group_meshes():
+    import json
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k not in ('MASTER_ADDR', 'MASTER_PORT', 'RANK', 'WORLD_SIZE')}
+    env['MASTER_PORT'] = str(_free_port())
+    run = subprocess.run([sys.executable, '-c', _SINGLE_PROCESS_XLA_GROUP], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out['world'] == [0, 1]
+    assert out['all_reduce'] == [1, 2, 3]
+    assert out['broadcast'] == pytest.approx([0.1, 0.2])
+    assert out['mesh'] == [[0, 4, 8], [1, 5, 9], [2, 6, 10], [3, 7, 11]]
+    assert out['[4, 5, 6]'] == out['[1, 5, 10]'] == 'ValueError'
+    assert {out[op] for op in ('allreduce_coalesced', 'recv_anysource', 'monitored_barrier')} == {'NotImplementedError'}
+
+
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]

@@ -117,9 +117,10 @@ def _ensure_transport(groups):
         _graph_transport['groups'].add(key)
 
 
-def _flat_groups(groups, explicit):
-    """(flat members, group size) for the ops; checked against the replicas there are."""
-    count = replica_count()
+def _flat_groups(groups, explicit, replicas=None):
+    """(flat members, group size) for the ops; checked against the replicas there are (`replicas`:
+    the world of the process group the caller speaks for)."""
+    count = replica_count() if replicas is None else replicas
     if not groups:
         if not explicit:
             return [], 0
@@ -177,12 +178,12 @@ def _scaled(t, scale):
     return t * scale if t.is_floating_point() else (t * scale).to(t.dtype)
 
 
-def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
+def all_reduce(reduce_type, inputs, scale=1.0, groups=None, replicas=None):
     kind = _kind(reduce_type)
     single = isinstance(inputs, torch.Tensor)
     tensors = [inputs] if single else list(inputs)
     _check_xla('all_reduce', tensors)
-    flat, size = _flat_groups(groups, explicit=False)
+    flat, size = _flat_groups(groups, explicit=False, replicas=replicas)
     _ensure_transport(groups)
     if single:
         return _scaled(_graph_collective(torch.ops.txla.all_reduce, inputs, kind, flat, size), scale)
@@ -201,18 +202,18 @@ def all_reduce(reduce_type, inputs, scale=1.0, groups=None):
     return inputs
 
 
-def all_gather(value, dim=0, groups=None):
+def all_gather(value, dim=0, groups=None, replicas=None):
     _check_xla('all_gather', [value])
-    flat, size = _flat_groups(groups, explicit=True)
+    flat, size = _flat_groups(groups, explicit=True, replicas=replicas)
     _ensure_transport(groups)
     return _graph_collective(torch.ops.txla.all_gather, value, dim, flat, size)
 
 
-def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None):
+def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=None, replicas=None):
     """All-reduce, then each replica keeps its shard of `scatter_dim` (shard_count shards)."""
     kind = _kind(reduce_type)
     _check_xla('reduce_scatter', [input])
-    flat, size = _flat_groups(groups, explicit=True)
+    flat, size = _flat_groups(groups, explicit=True, replicas=replicas)
     if shard_count != size:
         raise ValueError(f'shard_count ({shard_count}) must equal the replica group size ({size})')
     _ensure_transport(groups)
@@ -261,11 +262,12 @@ def spmd_reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, gro
     return _scaled(torch.ops.txla.reduce_scatter(input, kind, scatter_dim, flat, size, None), scale)
 
 
-def broadcast(tensors, src=0):
-    """Every replica takes replica `src`'s values (an all-reduce of them and zeros elsewhere)."""
-    mine = replica_index() == src
+def broadcast(tensors, src=0, groups=None, replicas=None, me=None):
+    """Every replica takes replica `src`'s values (an all-reduce of them and zeros elsewhere);
+    `me`: the caller's replica id (replica_index() by default)."""
+    mine = (replica_index() if me is None else me) == src
     contributions = [t.detach() if mine else torch.zeros_like(t) for t in tensors]
-    all_reduce(REDUCE_SUM, contributions)
+    all_reduce(REDUCE_SUM, contributions, groups=groups, replicas=replicas)
     with torch.no_grad():
         for t, r in zip(tensors, contributions):
             t.copy_(r)
