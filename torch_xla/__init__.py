@@ -52,6 +52,9 @@ from .distributed import functional_collectives as _functional_collectives  # no
 
 # `torch_xla.experimental.eager_mode(...)` works after `import torch_xla`, as in PyTorch/XLA.
 from . import experimental  # noqa: E402,F401
+# nn.GRU is PyTorch/XLA's GRU once torch_xla is imported (nn.GRU._orig is the original).
+from .experimental import gru as _gru  # noqa: E402
+_gru._patch_nn_gru()
 
 __version__ = "0.1.0"
 
@@ -109,6 +112,43 @@ def step():
         yield
     finally:
         sync()
+
+
+def compile(f=None, full_graph=False, name=None, max_different_graphs=None, custom_compile_options=None):
+    """`fn` traced lazily as one graph per call, run when it returns, eager mode off inside (as
+    PyTorch/XLA's `torch_xla.compile`): `compile(fn)`, `@compile`, or `with compile():`. Work
+    pending before the call runs first. With `full_graph=True` a graph break inside (a value read
+    on the host) raises instead of running part of the function. `max_different_graphs` and
+    `custom_compile_options` are accepted and not used: this compiler recompiles per input
+    shape (the metrics count it) and has no XLA flags to override."""
+
+    @_contextlib.contextmanager
+    def _compiled():
+        eager = _XLAC._get_use_eager_mode()
+        allowed = _XLAC._get_allow_execution()
+        _XLAC._set_use_eager_mode(False)
+        try:
+            sync()  # what was pending before the function is not its graph
+            _XLAC._set_allow_execution(not full_graph)
+            try:
+                yield
+            finally:
+                _XLAC._set_allow_execution(allowed)
+            sync()
+        finally:
+            _XLAC._set_use_eager_mode(eager)
+
+    if f is None:
+        return _compiled()
+
+    import functools
+
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        with _compiled():
+            return f(*args, **kwargs)
+
+    return run
 
 
 def launch(fn, args=(), start_method='spawn', debug_single_process=False):

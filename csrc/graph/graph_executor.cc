@@ -168,6 +168,13 @@ uint64_t ExecutionEpoch() { return execution_epoch.load(); }
 uint64_t StepEpoch() { return step_epoch.load(); }
 void AdvanceExecutionEpoch() { execution_epoch.fetch_add(1); }
 
+namespace {
+std::atomic<bool> execution_allowed{true};
+}
+
+void SetExecutionAllowed(bool allowed) { execution_allowed.store(allowed); }
+bool ExecutionAllowed() { return execution_allowed.load(); }
+
 // Runs without the graph lock: one device's compile (seconds of C++ compiler) must not hold up
 // another device's barrier, whose graph may be cached.
 ir::hash_t CompileCacheKey(const GraphCut& cut, bool op_by_op) {
@@ -269,6 +276,9 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   std::vector<DeferredView> deferred;
   if (ends_step) deferred = TakeDeferredViews(&pending);
   if (pending.empty()) return;
+  // torch_xla.compile(fn, full_graph=True): fn must trace as one graph, run when it returns.
+  TORCH_CHECK(ExecutionAllowed(), "Unexpected execution happens inside the compiled function, exiting "
+              "(torch_xla.compile(full_graph=True): a value was read, or a graph cut, before the function returned)");
   if (runtime::SpmdEnabled()) AnnotateShardedTensors(pending);
   runtime::HostBarrierScope barrier;
   std::vector<ir::Value> values;

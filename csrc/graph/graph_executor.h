@@ -21,6 +21,10 @@ namespace txla::graph {
 // (SYNC_TENSORS_OPBYOP applies).
 // `ends_step`: a barrier's graph, which waits while XLA_MAX_INFLIGHT_STEPS steps are queued.
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step = false);
+// Whether graphs may run now: torch_xla.compile(full_graph=True) forbids it while its function
+// traces, so a value read inside (a graph break) raises instead of running part of it.
+void SetExecutionAllowed(bool allowed);
+bool ExecutionAllowed();
 // Submits the step's graphs; returns without waiting for them unless `wait` (or XLA_SYNC_WAIT=1).
 void MarkStep(const std::vector<int>& devices, bool wait = false);
 // Blocks until every graph submitted to the device has executed.

@@ -271,6 +271,10 @@ PYBIND11_MODULE(_XLAC, m) {
     return names;
   });
   m.def("_xla_device_count", [] { return runtime::DeviceCount(); });
+  // PyTorch/XLA's explicit runtime start: the devices exist once asked about.
+  m.def("_init_computation_client", [] { runtime::Devices(); });
+  m.def("_set_allow_execution", [](bool allowed) { graph::SetExecutionAllowed(allowed); });
+  m.def("_get_allow_execution", [] { return graph::ExecutionAllowed(); });
   m.def("_xla_device_kind", [](const std::string& device) { return std::string("CPU"); },
         py::arg("device") = "");
   m.def("_get_xla_tensors_text",

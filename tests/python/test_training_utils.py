@@ -109,3 +109,61 @@ def test_a_step_closure_from_a_backward_hook_runs_at_the_next_barrier(dev):
     assert seen == []
     torch_xla.sync()
     assert len(seen) == 1 and torch.equal(seen[0], torch.ones(4))
+
+
+def test_torch_xla_compile_runs_the_function_as_one_graph(dev):
+    import torch_xla.debug.metrics as met
+
+    def f(t):
+        return torch.cos(torch.sin(t)) * 2
+
+    x = torch.randn(4, 5)
+    xd = x.to(dev)
+    torch_xla.sync()
+    met.clear_all()
+    out = torch_xla.compile(f)(xd)
+    assert not torch_xla._XLAC._xla_has_pending_ir(out)  # run when the function returned
+    assert met.metric_data('ExecuteTime')[0] == 1
+    torch.testing.assert_close(out.cpu(), f(x))
+    with torch_xla.compile():
+        inside = f(xd)
+    assert not torch_xla._XLAC._xla_has_pending_ir(inside)
+
+    def breaks(t):
+        return torch.sin(t) if t[0, 0] > 0 else torch.cos(t)  # a value read: a graph break
+
+    with pytest.raises(RuntimeError, match='Unexpected execution happens inside the compiled function'):
+        torch_xla.compile(breaks, full_graph=True)(xd)
+    assert torch_xla._XLAC._get_allow_execution()  # restored after the error
+    torch.testing.assert_close(torch_xla.compile(breaks)(xd).cpu(), breaks(x))
+
+
+def test_ops_are_counted_by_name_as_pytorch_xla_counts_them(dev):
+    import torch_xla.debug.metrics as met
+    met.clear_counters()
+    x = torch.ones(3, device=dev)
+    y = (x + x).sum()
+    torch_xla.sync()
+    assert met.counter_value('xla::add') == 1
+    assert met.counter_value('xla::sum') == 1
+    del y
+
+
+def test_nn_gru_is_pytorch_xlas_gru_and_computes_as_the_original():
+    import torch.nn as nn
+    from torch_xla.experimental.gru import GRU
+    assert nn.GRU is GRU and nn.GRU._orig is not GRU
+    assert type(nn.GRU(4, 8, bidirectional=True)) is nn.GRU._orig
+    torch.manual_seed(0)
+    ours, theirs = nn.GRU(4, 8, num_layers=2), nn.GRU._orig(4, 8, num_layers=2)
+    theirs.load_state_dict(ours.state_dict())
+    x = torch.randn(5, 3, 4)
+    torch.testing.assert_close(ours(x)[0], theirs(x)[0])
+
+
+def test_none_remover_takes_nones_out_and_puts_them_back():
+    from torch_xla._dynamo.dynamo_bridge import NoneRemover
+    r = NoneRemover()
+    values = ['a', None, 'b', None]
+    assert r.remove_nones(values) == ['a', 'b'] and values == ['a', 'b'] and r.none_poslist == [1, 3]
+    assert r.add_nones(('a', 'b')) == ('a', None, 'b', None)

@@ -28,6 +28,7 @@ from torch.utils import _pytree as pytree
 
 import torch_xla
 from torch_xla import _XLAC
+from torch_xla._dynamo import config as _config
 from torch_xla.core import collectives as _collectives
 
 
@@ -77,6 +78,11 @@ class CompiledGraph:
                 if self._signature(tensors) == template:
                     return self._run_lazily(args)
                 continue
+            if _config.skip_input_data_check and any(t.device.type == 'xla' and _XLAC._xla_has_pending_ir(t)
+                                                      for t in tensors):
+                # The user promised device data (PyTorch/XLA's switch): a pending input is an error.
+                raise RuntimeError('input data to dynamo graph can not be a pending ir (torch_xla._dynamo.'
+                                   'config.skip_input_data_check is set)')
             outputs = graph(tensors)
             if outputs is not None:
                 return template.assemble(outputs, args)
