@@ -6,16 +6,26 @@ from torch_xla._internal import config
 
 
 def device_type():
-    """What the xla devices stand in for: 'CPU' here (PJRT_DEVICE=CPU is accepted)."""
-    return config.PJRT_DEVICE.get().upper()
+    """What the xla devices stand in for: PJRT_DEVICE, 'CPU' when unset (None when
+    PJRT_SELECT_DEFAULT_DEVICE=0 asks for no default)."""
+    chosen = config.PJRT_DEVICE.get()
+    if chosen is None:
+        return 'CPU' if config.PJRT_SELECT_DEFAULT_DEVICE.get() else None
+    return chosen.upper()
 
 
 def set_device_type(pjrt_device):
-    """Chooses the device type before the runtime starts, as PJRT_DEVICE does. Only 'CPU' exists
-    here: anything else raises, naming what is available."""
-    if pjrt_device.upper() != 'CPU':
-        raise ValueError(f"device type {pjrt_device!r} is not available: this runtime has 'CPU' only")
-    config.PJRT_DEVICE.set('CPU')
+    """Chooses the device type before the runtime starts, as PJRT_DEVICE does; once it has
+    started, asking for another type raises. The runtime offers 'CPU' devices only."""
+    if torch_xla._XLAC._xla_runtime_is_initialized() and device_type() != pjrt_device.upper():
+        raise RuntimeError(f"the runtime has started with device type {device_type()!r}; it cannot become "
+                           f"{pjrt_device!r}")
+    config.PJRT_DEVICE.set(pjrt_device)
+
+
+def host_index():
+    """This host's index in a multi-host job (XLA_HOST_RANK; 0 on one host)."""
+    return config.XLA_HOST_RANK.get()
 
 
 def local_device_count():

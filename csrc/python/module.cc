@@ -273,6 +273,8 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_device_count", [] { return runtime::DeviceCount(); });
   // PyTorch/XLA's explicit runtime start: the devices exist once asked about.
   m.def("_init_computation_client", [] { runtime::Devices(); });
+  // The CPU runtime starts with the package (its devices are registered at import).
+  m.def("_xla_runtime_is_initialized", [] { return true; });
   m.def("_set_allow_execution", [](bool allowed) { graph::SetExecutionAllowed(allowed); });
   m.def("_get_allow_execution", [] { return graph::ExecutionAllowed(); });
   m.def("_xla_device_kind", [](const std::string& device) { return std::string("CPU"); },

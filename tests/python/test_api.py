@@ -88,7 +88,7 @@ def test_set_device_type(monkeypatch):
     monkeypatch.delenv('PJRT_DEVICE', raising=False)
     xr.set_device_type('cpu')
     assert xr.device_type() == 'CPU'
-    with pytest.raises(ValueError, match="'TPU' is not available"):
+    with pytest.raises(RuntimeError, match="cannot become 'TPU'"):  # the runtime has started
         xr.set_device_type('TPU')
 
 

@@ -338,7 +338,7 @@ def test_devices():
     assert torch_xla.device() == torch.device('xla', 0)
     assert xm.get_xla_supported_devices() == ['xla:0']
     assert xm.xla_device_hw(xm.xla_device()) == 'CPU'
-    with pytest.raises(RuntimeError, match='does not exist'):
+    with pytest.raises(IndexError, match='does not exist'):
         xm.xla_device(5)
 
 

@@ -49,7 +49,9 @@ def _declare(*args, **kwargs):
     return variable
 
 
-PJRT_DEVICE = _declare('PJRT_DEVICE', str, 'CPU', "the device type; only 'CPU' exists here")
+PJRT_DEVICE = _declare('PJRT_DEVICE', str, None, "the device type; only 'CPU' exists here (unset: CPU)")
+PJRT_SELECT_DEFAULT_DEVICE = _declare('PJRT_SELECT_DEFAULT_DEVICE', bool, True,
+                                      'without PJRT_DEVICE, use the CPU device (0: no device type)')
 CPU_NUM_DEVICES = _declare('CPU_NUM_DEVICES', int, 1,
                            'xla devices a process offers (the C++ side reads it too), and the '
                            'replicas xmp.spawn starts by default')

@@ -48,7 +48,7 @@ def _xla_device(n=None, devkind=None):
     index = 0 if n is None else int(n)
     count = torch_xla._XLAC._xla_device_count()
     if not 0 <= index < count:
-        raise RuntimeError(f'xla device {index} does not exist: this process has {count} '
+        raise IndexError(f'xla device {index} does not exist: this process has {count} '
                            f'device(s) (set CPU_NUM_DEVICES for more)')
     return torch.device('xla', index)
 
