@@ -216,6 +216,7 @@ std::shared_ptr<runtime::Executable> GetOrCompile(const GraphCut& cut, bool op_b
     in_flight.compiles.erase(key);
   };
   TXLA_COUNTER("UncachedCompile", 1);
+  TXLA_COUNTER("CreateCompileHandles", 1);  // PyTorch/XLA's name: one compiled program made
   if (compiled) *compiled = true;
   std::shared_ptr<runtime::Executable> executable;
   try {

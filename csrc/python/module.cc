@@ -176,7 +176,11 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_counter_names", [] { return metrics::CounterNames(); });
   m.def("_xla_counter_value", [](const std::string& name) -> py::object {
     metrics::Counter* c = metrics::FindCounter(name);
-    return c ? py::cast(c->Value()) : py::none();
+    // None for a counter never touched or cleared since (as PyTorch/XLA reports it).
+    return c && c->Value() != 0 ? py::cast(c->Value()) : py::none();
+  });
+  m.def("_xla_increment_counter", [](const std::string& name, int64_t value) {
+    metrics::GetCounter(name)->Add(value);
   });
   m.def("_xla_metric_names", [] { return metrics::MetricNames(); });
   m.def("_xla_metric_data", [](const std::string& name) -> py::object {

@@ -59,6 +59,7 @@ void CountTransferToDevice(size_t bytes) {
 
 runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
   TXLA_TIMED("TransferToDeviceTime");
+  TXLA_TIMED("TensorToData");  // PyTorch/XLA's name for a host tensor made device data
   // In the device's storage type (the numeric modes: float as bf16, int64 as int32, ...).
   runtime::ElementType type = ir::ToElementType(host.scalar_type());
   at::Tensor src = host.to(ir::ToScalarType(type)).contiguous();
