@@ -24,6 +24,11 @@ def run_multiprocess(fn, *args, start_method='spawn', **kwargs):
     return dict(sorted(collected.items()))
 
 
+def spawn(fn, nprocs=None, start_method='spawn', args=()):
+    """fn(index, *args) in one process per device: xmp.spawn under PyTorch/XLA's internal name."""
+    return xmp.spawn(fn, args=args, nprocs=nprocs, start_method=start_method)
+
+
 def spawn_threads(fn, args=()):
     raise NotImplementedError(
         'torch_xla._internal.pjrt.spawn_threads is not implemented yet: use '

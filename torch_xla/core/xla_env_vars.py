@@ -2,6 +2,7 @@
 (PyTorch/XLA's module of the same name). What each does here: README.md, "Switches"."""
 PJRT_DEVICE = 'PJRT_DEVICE'
 CPU_NUM_DEVICES = 'CPU_NUM_DEVICES'
+PJRT_CPU_ASYNC_CLIENT = 'PJRT_CPU_ASYNC_CLIENT'  # accepted; runs here are asynchronous anyway
 XLA_IR_DEBUG = 'XLA_IR_DEBUG'
 XLA_HLO_DEBUG = 'XLA_HLO_DEBUG'
 XLA_SAVE_TENSORS_FILE = 'XLA_SAVE_TENSORS_FILE'
