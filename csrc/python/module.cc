@@ -243,6 +243,15 @@ PYBIND11_MODULE(_XLAC, m) {
       },
       py::arg("tensors"), py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true, py::arg("sync_xla_data") = true);
+  // Blocks (without the GIL) until the tensor's computed value is written; raises its run's
+  // error. A pending value must have been submitted (_xla_sync_multi) first.
+  m.def("_txla_wait_ready", [](const at::Tensor& tensor) {
+    LazyTensorPtr t = GetLazyTensor(tensor, "_txla_wait_ready");
+    TORCH_CHECK(!t->pending(), "_txla_wait_ready: the tensor's value has not been submitted to run");
+    runtime::BufferPtr data = t->data();
+    py::gil_scoped_release no_gil;
+    if (data) data->WaitReady();
+  });
   m.def(
       "_xla_wait_device_ops",
       [](const std::vector<std::string>& devices) {

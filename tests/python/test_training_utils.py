@@ -167,3 +167,30 @@ def test_none_remover_takes_nones_out_and_puts_them_back():
     values = ['a', None, 'b', None]
     assert r.remove_nones(values) == ['a', 'b'] and values == ['a', 'b'] and r.none_poslist == [1, 3]
     assert r.add_nones(('a', 'b')) == ('a', None, 'b', None)
+
+
+def test_a_callback_runs_once_the_tensors_value_is_computed(dev):
+    from torch_xla.experimental import callback
+    x = torch.randn(64, 64, device=dev)
+    y = x @ x  # pending: the callback submits it
+    seen = []
+    done = callback.on_ready_event(y)
+    callback.on_ready_callback(y, seen.append)
+    assert done.wait(60)
+    import time
+    for _ in range(600):
+        if seen:
+            break
+        time.sleep(0.1)
+    assert seen and seen[0] is y
+    assert not torch_xla._XLAC._xla_has_pending_ir(y)
+
+
+def test_a_deprecated_name_calls_the_new_function_and_warns_once(caplog):
+    import logging
+    import sys
+    from torch_xla.experimental.deprecation import deprecated
+    old = deprecated(sys.modules[__name__], lambda: 42, 'old_name')
+    with caplog.at_level(logging.WARNING):
+        assert old() == 42 and old() == 42
+    assert sum('old_name is deprecated' in r.message for r in caplog.records) == 1
