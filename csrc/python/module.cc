@@ -187,6 +187,7 @@ PYBIND11_MODULE(_XLAC, m) {
     metrics::Metric* metric = metrics::FindMetric(name);
     if (!metric) return py::none();
     metrics::MetricSnapshot snap = metric->Snapshot();
+    if (snap.total_samples == 0) return py::none();  // cleared, as metric_names() reports it
     py::list samples;
     for (size_t i = 0; i < snap.recent_values.size(); ++i)
       samples.append(py::make_tuple(snap.recent_stamps_ns[i], snap.recent_values[i]));
