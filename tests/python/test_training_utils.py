@@ -194,3 +194,27 @@ def test_a_deprecated_name_calls_the_new_function_and_warns_once(caplog):
     with caplog.at_level(logging.WARNING):
         assert old() == 42 and old() == 42
     assert sum('old_name is deprecated' in r.message for r in caplog.records) == 1
+
+
+def test_assume_pure_traces_once_and_replays(dev):
+    import functools
+    import torch_xla.experimental.assume_pure as ap
+    traced = []
+
+    @functools.partial(ap.assume_pure_torch, use_cache=True)
+    def f(params, x):
+        traced.append(1)
+        return torch.sin(x @ params['w']) + params['b']
+
+    params = {'w': torch.randn(3, 3), 'b': torch.randn(3)}
+    with torch.no_grad():
+        for _ in range(3):
+            x = torch.randn(2, 3)
+            got = f({k: v.to(dev) for k, v in params.items()}, x.to(dev))
+            torch_xla.sync()
+            torch.testing.assert_close(got.cpu(), torch.sin(x @ params['w']) + params['b'])
+    assert len(traced) == 1
+    # A call that needs gradients runs the function itself, so autograd records it.
+    w = params['w'].to(dev).requires_grad_()
+    f({'w': w, 'b': params['b'].to(dev)}, torch.ones(2, 3, device=dev)).sum().backward()
+    assert w.grad is not None and len(traced) == 2

@@ -67,7 +67,8 @@ class CompiledGraph:
     def __init__(self, gm):
         self._gm = gm
         self._by_scalars = {}  # non-tensor arguments -> [(captured graph or _Lazy, output template)]
-        self._views = _transposed_inputs(gm)
+        # Any callable traces (assume_pure's functions too); FX graphs also tell their views.
+        self._views = _transposed_inputs(gm) if isinstance(gm, torch.fx.GraphModule) else {}
 
     def __call__(self, *args):
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
