@@ -35,7 +35,10 @@ def deviation_from_largest(got, want):
 @pytest.fixture
 def dev():
     xm.mark_step()  # nothing pending from an earlier test leaks into this one
-    return xm.xla_device()
+    yield xm.xla_device()
+    # A test that gave the device an RNG state of its own (xm.set_rng_state) hands it back to
+    # torch's default generator, which the next test may seed.
+    torch_xla._XLAC._xla_forget_rng_seed()
 
 
 def counter(name):
