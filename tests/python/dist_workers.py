@@ -227,3 +227,31 @@ def functional_collectives(index, out_dir):
     out['first_pending_inlined'] = (met.counter_value('DynamoInlinedCapturedGraph') or 0) - out['inlined']
     torch.save({k: (v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in out.items()},
                os.path.join(out_dir, f'{rank}.pt'))
+
+
+def zero1_linear_problem():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(8, 5, generator=g), torch.randn(8, 7, generator=g)
+
+
+def train_zero1(index, steps, out_dir):
+    """ZeRO-1 Adam with gradient clipping over the replicas, each on its half of the batch."""
+    import torch_xla.core.xla_model as xm
+    from torch_xla.distributed.zero_redundancy_optimizer import ZeroRedundancyOptimizer
+    dev = xm.xla_device()
+    world, rank = xm.xrt_world_size(), xm.get_ordinal()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 7).to(dev)  # 7 rows: shards are padded
+    opt = ZeroRedundancyOptimizer(model.parameters(), torch.optim.Adam, lr=0.1, grad_clipping=True, max_norm=0.5,
+                                  save_master_weights=True)
+    x, y = zero1_linear_problem()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((model(x.chunk(world)[rank].to(dev)) - y.chunk(world)[rank].to(dev))**2).mean()
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+    state = opt.state_dict()
+    torch.save({'params': {k: v.detach().cpu() for k, v in model.named_parameters()},
+                'shard_shapes': [tuple(s['exp_avg'].shape) for s in state['base_state'].values()],
+                'norm': opt.grad_norm.cpu()}, os.path.join(out_dir, f'{rank}.pt'))

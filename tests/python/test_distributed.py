@@ -454,3 +454,23 @@ def _free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
+
+
+def test_zero1_over_two_replicas_matches_one_optimizer_on_the_whole_batch(tmp_path):
+    steps = 3
+    xmp.spawn(dist_workers.train_zero1, args=(steps, str(tmp_path)), nprocs=2)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 7)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    x, y = dist_workers.zero1_linear_problem()
+    for _ in range(steps):
+        opt.zero_grad()
+        ((model(x) - y)**2).mean().backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+    for r in range(2):
+        out = torch.load(tmp_path / f'{r}.pt')
+        assert out['shard_shapes'] == [(4, 5), (4, )]  # each replica holds half (7 rows padded to 8)
+        torch.testing.assert_close(out['norm'], norm, rtol=1e-5, atol=1e-6)
+        for name, value in model.named_parameters():
+            torch.testing.assert_close(out['params'][name], value.detach(), rtol=1e-5, atol=1e-6)

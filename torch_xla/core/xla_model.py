@@ -186,6 +186,22 @@ def _map_tensors(data, fn, leaf=lambda x: isinstance(x, torch.Tensor)):
     return data
 
 
+class ToXlaTensorArena:
+    """Converts the tensors of a nested structure (dicts, lists, tuples) that `select_fn` picks
+    in one batch: `convert_fn(list of tensors)` returns their replacements, in order, and
+    `transform(data)` returns `data` with them put in place (PyTorch/XLA's helper)."""
+
+    def __init__(self, convert_fn, select_fn):
+        self._convert_fn = convert_fn
+        self._select_fn = select_fn
+
+    def transform(self, data):
+        picked = []
+        _map_tensors(data, picked.append, leaf=self._select_fn)
+        converted = iter(self._convert_fn(picked) if picked else [])
+        return _map_tensors(data, lambda _: next(converted), leaf=self._select_fn)
+
+
 def _maybe_convert_to_cpu(data, convert=True):
     return _map_tensors(data, lambda t: t.cpu() if convert and t.device.type == 'xla' else t)
 
