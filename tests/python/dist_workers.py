@@ -255,3 +255,21 @@ def train_zero1(index, steps, out_dir):
     torch.save({'params': {k: v.detach().cpu() for k, v in model.named_parameters()},
                 'shard_shapes': [tuple(s['exp_avg'].shape) for s in state['base_state'].values()],
                 'norm': opt.grad_norm.cpu()}, os.path.join(out_dir, f'{rank}.pt'))
+
+
+def sync_batch_norm(index, out_dir):
+    """SyncBatchNorm on this replica's half of a batch: output, input gradient, running stats."""
+    import torch_xla.core.functions as xf
+    import torch_xla.core.xla_model as xm
+    dev = xm.xla_device()
+    world, rank = xm.xrt_world_size(), xm.get_ordinal()
+    x = torch.randn(8, 3, 4, 4, generator=torch.Generator().manual_seed(0)).chunk(world)[rank].to(dev)
+    x.requires_grad_()
+    bn = xf.SyncBatchNorm(3).to(dev)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    out = bn(x)
+    (out * out.detach().cos()).sum().backward()
+    xm.mark_step()
+    torch.save({'out': out.detach().cpu(), 'grad': x.grad.cpu(), 'mean': bn.running_mean.cpu(),
+                'var': bn.running_var.cpu()}, os.path.join(out_dir, f'{rank}.pt'))

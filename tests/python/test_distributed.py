@@ -474,3 +474,19 @@ def test_zero1_over_two_replicas_matches_one_optimizer_on_the_whole_batch(tmp_pa
         torch.testing.assert_close(out['norm'], norm, rtol=1e-5, atol=1e-6)
         for name, value in model.named_parameters():
             torch.testing.assert_close(out['params'][name], value.detach(), rtol=1e-5, atol=1e-6)
+
+
+def test_sync_batch_norm_over_two_replicas_is_batch_norm_on_the_whole_batch(tmp_path):
+    xmp.spawn(dist_workers.sync_batch_norm, args=(str(tmp_path), ), nprocs=2)
+    x = torch.randn(8, 3, 4, 4, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    bn = torch.nn.BatchNorm2d(3)
+    with torch.no_grad():
+        bn.weight.copy_(torch.tensor([1.0, 2.0, 0.5]))
+    out = bn(x)
+    (out * out.detach().cos()).sum().backward()
+    for r in range(2):
+        got = torch.load(tmp_path / f'{r}.pt')
+        torch.testing.assert_close(got['out'], out.detach().chunk(2)[r], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(got['grad'], x.grad.chunk(2)[r], rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(got['mean'], bn.running_mean, rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(got['var'], bn.running_var, rtol=1e-5, atol=1e-6)

@@ -51,9 +51,42 @@ def distributed_mm(w, x, split=1):
 
 
 class SyncBatchNorm(torch.nn.Module):
+    """Batch normalization over the batch of every replica (inputs of 2 to 5 dimensions, channels
+    in dimension 1): the mean and variance are those of the replicas' batches together, through
+    differentiable all-reduces, so each replica's output and gradients are those of BatchNorm on
+    the whole batch. Running statistics are kept as BatchNorm keeps them (the unbiased variance of
+    the whole batch); in eval mode they normalize."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError('torch_xla.core.functions.SyncBatchNorm')
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.weight = torch.nn.Parameter(torch.ones(num_features))
+        self.bias = torch.nn.Parameter(torch.zeros(num_features))
+        self.register_buffer('running_mean', torch.zeros(num_features))
+        self.register_buffer('running_var', torch.ones(num_features))
+
+    def forward(self, batch: torch.Tensor) -> torch.Tensor:
+        if not 2 <= batch.dim() <= 5 or batch.shape[1] != self.num_features:
+            raise ValueError(f'SyncBatchNorm({self.num_features}) takes inputs of 2 to 5 dimensions with '
+                             f'{self.num_features} channels in dimension 1; got {tuple(batch.shape)}')
+        dims = [0] + list(range(2, batch.dim()))
+        shape = [1, self.num_features] + [1] * (batch.dim() - 2)
+        if self.training:
+            world = xm.xrt_world_size()
+            mean = AllReduceSumLayer.apply(batch.mean(dims)) / world
+            square = AllReduceSumLayer.apply((batch * batch).mean(dims)) / world
+            var = square - mean * mean
+            count = batch.numel() // self.num_features * world
+            with torch.no_grad():
+                self.running_mean.mul_(1 - self.momentum).add_(self.momentum * mean)
+                self.running_var.mul_(1 - self.momentum).add_(self.momentum * var * (count / max(count - 1, 1)))
+        else:
+            mean, var = self.running_mean, self.running_var
+        normalized = (batch - mean.view(shape)) * torch.rsqrt(var.view(shape) + self.eps)
+        return normalized * self.weight.view(shape) + self.bias.view(shape)
+
+    def extra_repr(self) -> str:
+        return f'{self.num_features}, eps={self.eps}'
 
 
 class AllReduceSumLayer(torch.autograd.Function):
