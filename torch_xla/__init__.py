@@ -53,6 +53,7 @@ from .distributed import functional_collectives as _functional_collectives  # no
 # `torch_xla.experimental.eager_mode(...)` works after `import torch_xla`, as in PyTorch/XLA.
 from . import experimental  # noqa: E402,F401
 # nn.GRU is PyTorch/XLA's GRU once torch_xla is imported (nn.GRU._orig is the original).
+from . import amp as _amp  # noqa: E402,F401  (GradScaler's ops run lazily on the device)
 from .experimental import gru as _gru  # noqa: E402
 _gru._patch_nn_gru()
 

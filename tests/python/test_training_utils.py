@@ -218,3 +218,40 @@ def test_assume_pure_traces_once_and_replays(dev):
     w = params['w'].to(dev).requires_grad_()
     f({'w': w, 'b': params['b'].to(dev)}, torch.ones(2, 3, device=dev)).sum().backward()
     assert w.grad is not None and len(traced) == 2
+
+
+@pytest.mark.parametrize('name', ['SGD', 'Adam', 'AdamW'])
+def test_grad_scaler_with_syncfree_optimizers_skips_inf_steps_on_the_device(dev, name):
+    import torch_xla.debug.metrics as met
+    from torch_xla.amp import GradScaler, syncfree
+    torch.manual_seed(0)
+    x, y = torch.randn(6, 4), torch.randn(6, 3)
+    kwargs = {'lr': 0.1, 'momentum': 0.9} if name == 'SGD' else {'lr': 0.1}
+    results = []
+    for device in ('cpu', dev):
+        torch.manual_seed(1)
+        model = torch.nn.Linear(4, 3).to(device)
+        if device == 'cpu':
+            opt, scaler = getattr(torch.optim, name)(model.parameters(), **kwargs), torch.amp.GradScaler('cpu')
+        else:
+            opt, scaler = getattr(syncfree, name)(model.parameters(), **kwargs), GradScaler()
+        torch_xla.sync()
+        reads_before = (met.metric_data('TransferFromDeviceTime') or (0, ))[0]
+        for step in range(4):
+            opt.zero_grad()
+            loss = ((model(x.to(device)) - y.to(device))**2).mean()
+            if step == 1:
+                loss = loss * float('inf')  # an overflow: this step is skipped and the scale backs off
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            if device != 'cpu':
+                torch_xla.sync()
+        reads = (met.metric_data('TransferFromDeviceTime') or (0, ))[0] - reads_before
+        results.append(([p.detach().cpu() for p in model.parameters()], float(scaler.get_scale())))
+        if device != 'cpu':
+            assert reads == 0  # no step read anything back to the host
+    (cpu_params, cpu_scale), (xla_params, xla_scale) = results
+    assert xla_scale == cpu_scale
+    for a, b in zip(cpu_params, xla_params):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)

@@ -1,6 +1,8 @@
 """Automatic mixed precision on the xla device (`torch_xla.amp`, as PyTorch/XLA spells it)."""
 import torch
 
+from torch_xla.amp import _ops  # noqa: F401  (GradScaler's ops, lazily on the device)
+
 
 class autocast(torch.amp.autocast_mode.autocast):
     """`torch.autocast('xla', ...)` taking the device as PyTorch/XLA's does: matmuls, linear
@@ -11,4 +13,7 @@ class autocast(torch.amp.autocast_mode.autocast):
                          cache_enabled=cache_enabled)
 
 
-__all__ = ['autocast']
+from torch_xla.amp.grad_scaler import GradScaler  # noqa: E402
+from torch_xla.amp import syncfree  # noqa: E402,F401
+
+__all__ = ['autocast', 'GradScaler', 'syncfree']
