@@ -273,3 +273,36 @@ def sync_batch_norm(index, out_dir):
     xm.mark_step()
     torch.save({'out': out.detach().cpu(), 'grad': x.grad.cpu(), 'mean': bn.running_mean.cpu(),
                 'var': bn.running_var.cpu()}, os.path.join(out_dir, f'{rank}.pt'))
+
+
+def fsdp_problem():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(8, 6, generator=g), torch.randn(8, 3, generator=g)
+
+
+def fsdp_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
+
+
+def train_fsdp(index, steps, out_dir):
+    """Nested FSDP (the first layer wrapped alone, the rest by the root) on this replica's half of
+    the batch; saves its sharded checkpoint."""
+    import torch_xla.core.xla_model as xm
+    from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
+    dev = xm.xla_device()
+    world, rank = xm.xrt_world_size(), xm.get_ordinal()
+    model = fsdp_model()
+    model[0] = FSDP(model[0])
+    model = FSDP(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = fsdp_problem()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = ((model(x.chunk(world)[rank].to(dev)) - y.chunk(world)[rank].to(dev))**2).mean()
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+    xm.save({'model': model.state_dict(), 'shard_metadata': model.get_shard_metadata(),
+             'shard_sizes': [p.numel() for p in model.parameters()]},
+            os.path.join(out_dir, f'ckpt_rank-{rank}.pth'), master_only=False)

@@ -490,3 +490,23 @@ def test_sync_batch_norm_over_two_replicas_is_batch_norm_on_the_whole_batch(tmp_
         torch.testing.assert_close(got['grad'], x.grad.chunk(2)[r], rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(got['mean'], bn.running_mean, rtol=1e-5, atol=1e-6)
         torch.testing.assert_close(got['var'], bn.running_var, rtol=1e-5, atol=1e-6)
+
+
+def test_fsdp_over_two_replicas_trains_as_one_process_and_consolidates(tmp_path):
+    from torch_xla.distributed.fsdp import consolidate_sharded_model_checkpoints
+    steps = 3
+    xmp.spawn(dist_workers.train_fsdp, args=(steps, str(tmp_path)), nprocs=2)
+    model = dist_workers.fsdp_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = dist_workers.fsdp_problem()
+    for _ in range(steps):
+        opt.zero_grad()
+        ((model(x) - y)**2).mean().backward()
+        opt.step()
+    # Each replica holds half of every parameter (padded: 5*6=30, 5, 5*3=15 -> 8 elements, 3, 2 ...).
+    shards = torch.load(tmp_path / 'ckpt_rank-0.pth')['shard_sizes']
+    assert sum(shards) == sum((p.numel() + 1) // 2 for p in model.parameters())
+    full, path = consolidate_sharded_model_checkpoints(str(tmp_path / 'ckpt'), '_rank-*.pth')
+    assert os.path.exists(path) and set(full) == set(model.state_dict())
+    for name, value in model.state_dict().items():
+        torch.testing.assert_close(full[name], value, rtol=1e-5, atol=1e-6)

@@ -255,3 +255,26 @@ def test_grad_scaler_with_syncfree_optimizers_skips_inf_steps_on_the_device(dev,
     assert xla_scale == cpu_scale
     for a, b in zip(cpu_params, xla_params):
         torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_fsdp_on_one_replica_builds_a_meta_module_and_computes_as_the_module(dev):
+    import copy
+    from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
+    from torch_xla.distributed.fsdp.wrap import always_wrap_policy
+    with torch.device('meta'):
+        meta = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    wrapped = FSDP(meta, auto_wrap_policy=always_wrap_policy)  # materialized by reset_parameters
+    assert all(p.device.type == 'xla' for p in wrapped.parameters())
+    torch.manual_seed(0)
+    plain = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    model = FSDP(copy.deepcopy(plain), auto_wrap_policy=always_wrap_policy)
+    x = torch.randn(3, 4)
+    out = model(x.to(dev))
+    out.sum().backward()
+    expected = plain(x)
+    expected.sum().backward()
+    torch.testing.assert_close(out.detach().cpu(), expected.detach())
+    grads = sorted((p.grad.cpu() for p in model.parameters()), key=lambda g: -g.numel())
+    wanted = sorted((p.grad.reshape(-1) for p in plain.parameters()), key=lambda g: -g.numel())
+    for g, w in zip(grads, wanted):
+        torch.testing.assert_close(g, w)
