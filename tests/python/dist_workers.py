@@ -45,6 +45,8 @@ def collectives(index, out_dir):
         'scatter': xm.reduce_scatter(xm.REDUCE_SUM, x, 1.0, 0, world).cpu(),
         'rendezvous': xm.rendezvous('point', payload=bytes([rank])),
         'mesh': xm.mesh_reduce('mesh', rank + 1, sum),
+        # rows split between the replicas, columns joined: replica r gets row block r of each.
+        'all_to_all': xm.all_to_all(x, 0, 1, world).cpu(),
     }
     in_place = [(base + 1).to(dev), (base * 2).to(dev), base.long().t().to(dev)]  # two buckets
     xm.all_reduce(xm.REDUCE_SUM, in_place)

@@ -61,6 +61,7 @@ def test_collectives_against_their_definitions(tmp_path):
         torch.testing.assert_close(out['in_place'][1], sum(b * 2 for b in bases))
         torch.testing.assert_close(out['in_place'][2], sum(b.long().t() for b in bases))
         torch.testing.assert_close(out['broadcast'], torch.zeros(2, 3))  # the master's
+        torch.testing.assert_close(out['all_to_all'], torch.cat([b.chunk(world, 0)[r] for b in bases], 1))
 
 
 def test_collectives_in_replica_groups_follow_the_groups_order(tmp_path, monkeypatch):

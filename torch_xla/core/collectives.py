@@ -220,6 +220,28 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=N
     return _scaled(_graph_collective(torch.ops.txla.reduce_scatter, input, kind, scatter_dim, flat, size), scale)
 
 
+def all_to_all(value, split_dimension, concat_dimension, split_count, groups=None, replicas=None):
+    """Each of the `split_count` replicas of a group sends the i-th piece of `value` (split along
+    `split_dimension`) to its i-th member, and concatenates what it receives along
+    `concat_dimension` in group order (XLA's all-to-all). Here it runs as an all-gather of the
+    whole values, each replica keeping the pieces addressed to it: the result is exact, but every
+    replica receives split_count times what an all-to-all would send it."""
+    _check_xla('all_to_all', [value])
+    flat, size = _flat_groups(groups, explicit=True, replicas=replicas)
+    if split_count != size:
+        raise ValueError(f'split_count ({split_count}) must equal the replica group size ({size})')
+    if value.shape[split_dimension] % split_count:
+        raise ValueError(f'all_to_all: dimension {split_dimension} (size {value.shape[split_dimension]}) does not '
+                         f'split into {split_count} pieces')
+    me = replica_index()
+    group = next(flat[k:k + size] for k in range(0, len(flat), size) if me in flat[k:k + size])
+    position = group.index(me)
+    _ensure_transport(groups)
+    everyone = _graph_collective(torch.ops.txla.all_gather, value.unsqueeze(0), 0, flat, size)
+    pieces = [everyone[j].chunk(split_count, dim=split_dimension)[position] for j in range(size)]
+    return torch.cat(pieces, dim=concat_dimension)
+
+
 def _spmd_groups(groups):
     """(flat members, group size) of groups of SPMD device ids (a manual region's collectives)."""
     devices = torch_xla._XLAC._xla_spmd_device_count()

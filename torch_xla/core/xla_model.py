@@ -337,6 +337,11 @@ def reduce_scatter(reduce_type, input, scale, scatter_dim, shard_count, groups=N
     return result
 
 
+def all_to_all(value, split_dimension, concat_dimension, split_count, groups=None, pin_layout=True):
+    """XLA's all-to-all among the replicas (see torch_xla.core.collectives.all_to_all)."""
+    return _collectives.all_to_all(value, split_dimension, concat_dimension, split_count, groups)
+
+
 def broadcast_master_param(model):
     """Every replica takes the master's (ordinal 0) parameters and buffers."""
     _collectives.broadcast(list(model.parameters()) + list(model.buffers()), src=0)

@@ -166,6 +166,26 @@ class ProcessGroupXla(ProcessGroup):
             output.copy_(shard.reshape(output.shape))
         return _done(output)
 
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        """dist.all_to_all: input i goes to rank i; output j comes from rank j."""
+        count = len(input_tensors)
+        stacked = torch.stack([t.detach() for t in input_tensors])
+        result = _collectives.all_to_all(stacked, 0, 0, count, groups=self._groups(), replicas=self._replicas())
+        with torch.no_grad():
+            for out, piece in zip(output_tensors, result.chunk(count)):
+                out.copy_(piece.squeeze(0))
+        return _done(output_tensors)
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        """dist.all_to_all_single with equal splits along dimension 0."""
+        if output_split_sizes or input_split_sizes:
+            raise NotImplementedError("the 'xla' backend's all_to_all_single takes equal splits only")
+        count = len(self._mesh[0]) if self._mesh else self.size()
+        result = _collectives.all_to_all(input.detach(), 0, 0, count, groups=self._groups(), replicas=self._replicas())
+        with torch.no_grad():
+            output.copy_(result)
+        return _done(output)
+
     def barrier(self, opts=None):
         if self.prefix_store is not None and self.size() > 1:
             self._host('barrier', opts).wait()
