@@ -123,13 +123,21 @@ def compile(f=None, full_graph=False, name=None, max_different_graphs=None, cust
     `custom_compile_options` are accepted and not used: this compiler recompiles per input
     shape (the metrics count it) and has no XLA flags to override."""
 
+    if name is None and f is not None:
+        name = getattr(f, '__name__', None) or str(f)
+
     @_contextlib.contextmanager
     def _compiled():
         eager = _XLAC._get_use_eager_mode()
         allowed = _XLAC._get_allow_execution()
+        outer_name = _XLAC._get_current_graph_name()  # PT_XLA_DEBUG shows it as Graph Name
         _XLAC._set_use_eager_mode(False)
         try:
+            if name is not None:
+                _XLAC._set_current_graph_name(name + '_clear_pending')
             sync()  # what was pending before the function is not its graph
+            if name is not None:
+                _XLAC._set_current_graph_name(name)
             _XLAC._set_allow_execution(not full_graph)
             try:
                 yield
@@ -138,6 +146,7 @@ def compile(f=None, full_graph=False, name=None, max_different_graphs=None, cust
             sync()
         finally:
             _XLAC._set_use_eager_mode(eager)
+            _XLAC._set_current_graph_name(outer_name)
 
     if f is None:
         return _compiled()

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -171,6 +172,18 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
       },
       done, ends_step);
   return results;
+}
+
+runtime::Executable::Footprint NativeExecutable::footprint() const {
+  Footprint f;
+  f.known = true;
+  for (const auto& [output, parameter] : donations_)
+    f.aliasable_input_bytes += outputs_.at(output).element_count() * static_cast<int64_t>(runtime::ByteWidth(outputs_[output].type));
+  f.intermediate_bytes = arena_bytes_;
+  std::error_code error;
+  const auto size = std::filesystem::file_size(library_->path(), error);
+  f.program_bytes = error ? 0 : static_cast<int64_t>(size);
+  return f;
 }
 
 }  // namespace txla::compiler

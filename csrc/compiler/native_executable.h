@@ -29,6 +29,7 @@ class NativeExecutable final : public runtime::Executable,
                                          std::shared_ptr<runtime::Readiness> start, bool ends_step,
                                          std::shared_ptr<void> release_after_run = nullptr) override;
   std::string kind() const override { return "native"; }
+  Footprint footprint() const override;
   std::string dump_path() const override { return dump_path_; }
   void set_dump_path(std::string path) { dump_path_ = std::move(path); }
   // "execute graph_<hash>": the run's name on the profiler's timeline.

@@ -27,7 +27,7 @@ namespace txla::debug {
     "each IR node keeps the Python frames that created it")                                       \
   V(bool, pt_xla_debug, "PT_XLA_DEBUG", false, false,                                            \
     "explain every compilation (cause, user frame, what differs from the nearest cached graph) "   \
-    "and mid-step value reads; as PT_XLA_DEBUG_LEVEL=1")                                          \
+    "and mid-step value reads; alone, every analysis (PyTorch/XLA's level 100)")                  \
   V(int64_t, pt_xla_debug_level, "PT_XLA_DEBUG_LEVEL", 0, false,                                  \
     "1: compilation analysis; 2: also an execution analysis of every graph run")                  \
   V(std::string, pt_xla_debug_file, "PT_XLA_DEBUG_FILE", "", false,                               \

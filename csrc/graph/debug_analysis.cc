@@ -40,15 +40,25 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 std::string Cause(const std::vector<debug::Frame>& frames) {
   if (current_kind == SyncKind::kRead) {
     for (const debug::Frame& f : frames)
-      if (EndsWith(f.file, "torch/_tensor_str.py")) return "user code printing a tensor (print, str, repr)";
-    if (current_reader) return std::string("user code reading a value with ") + current_reader;
-    return "user code reading a tensor's value (.cpu(), .tolist(), .numpy(), ...)";
+      if (EndsWith(f.file, "torch/_tensor_str.py"))
+        return "user code trying to access tensor value: printing a tensor (print, str, repr)";
+    if (current_reader) return std::string("user code trying to access tensor value with ") + current_reader;
+    return "user code trying to access tensor value (.cpu(), .tolist(), .numpy(), ...)";
   }
   // Library code that syncs on the user's behalf first: it calls torch_xla.sync itself.
   for (const debug::Frame& f : frames) {
-    if (EndsWith(f.file, "torch_xla/distributed/parallel_loader.py")) return "mark_step in parallel loader at step end";
-    if (EndsWith(f.file, "torch_xla/debug/profiler.py")) return "exiting a profiler StepTrace region";
-    if (f.file.find("torch_xla/_dynamo") != std::string::npos || f.function.find("dynamo") != std::string::npos)
+    if (EndsWith(f.file, "torch_xla/distributed/parallel_loader.py"))
+      return "torch_xla.sync in parallel loader at step end";
+    if (EndsWith(f.file, "torch_xla/debug/profiler.py")) return "torch_xla.sync when exiting a profiler StepTrace region";
+    if (EndsWith(f.file, "torch_xla/__init__.py") && f.function == "_compiled") {
+      const std::string name = CurrentGraphName();
+      const std::string suffix = "_clear_pending";
+      if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return "torch_xla.compile clear the pending graph prior calling the target function";
+      return "torch_xla.compile";
+    }
+    if (f.file.find("torch_xla/_dynamo") != std::string::npos || f.function.find("dynamo") != std::string::npos ||
+        f.file.find("torch_xla/core/dynamo_bridge") != std::string::npos)
       return "dynamo compiling or running a graph";
     if (EndsWith(f.file, "torch_xla/__init__.py") && f.function == "step") return "a torch_xla.step() block";
     if (EndsWith(f.file, "torch_xla/core/xla_model.py") && f.function == "optimizer_step")
@@ -215,15 +225,33 @@ ScopedSyncKind::~ScopedSyncKind() {
 }
 
 int Level() {
+  // PT_XLA_DEBUG=1 without a level means every analysis, as in PyTorch/XLA (its level 100).
   const debug::Config& config = debug::GetConfig();
-  return static_cast<int>(std::max<int64_t>(config.pt_xla_debug_level, config.pt_xla_debug ? 1 : 0));
+  if (config.pt_xla_debug_level > 0) return static_cast<int>(config.pt_xla_debug_level);
+  return config.pt_xla_debug ? 100 : 0;
+}
+
+namespace {
+std::mutex graph_name_mu;
+std::string graph_name;  // torch_xla.compile(name=...)'s, while its function runs
+}  // namespace
+
+void SetCurrentGraphName(const std::string& name) {
+  std::lock_guard<std::mutex> lock(graph_name_mu);
+  graph_name = name;
+}
+
+std::string CurrentGraphName() {
+  std::lock_guard<std::mutex> lock(graph_name_mu);
+  return graph_name;
 }
 
 void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
-             const std::vector<debug::Frame>& frames) {
+             const std::vector<debug::Frame>& frames, const runtime::Executable::Footprint& footprint) {
   int level = Level();
   if (level == 0 || (!compiled && level < 2 && current_kind != SyncKind::kRead)) return;
   std::string cause = Cause(frames);
+  const std::string name = CurrentGraphName();
   debug::Frame user = debug::InnermostUserFrame(frames);
   State& state = GetState();
   std::lock_guard<std::mutex> lock(state.mu);
@@ -231,7 +259,9 @@ void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
   auto block = [&](const char* prefix, const char* what) {
     std::ostringstream out;
     out << prefix << kRule << "\n" << prefix << what << " Cause\n" << prefix << "  " << cause << "\n"
-        << prefix << "Graph Info:\n" << prefix << "  Graph Hash: " << compiler::Hex(cut.hash) << "\n"
+        << prefix << "Graph Info:\n";
+    if (!name.empty()) out << prefix << "  Graph Name: " << name << "\n";
+    out << prefix << "  Graph Hash: " << compiler::Hex(cut.hash) << "\n"
         << prefix << "  Number of Graph Inputs: " << cut.parameters.size() << "\n"
         << prefix << "  Number of Graph Outputs: " << outputs << "\n"
         << prefix << "  Device: xla:" << device << "\n"
@@ -251,17 +281,26 @@ void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
   if (compiled) {
     GraphRecord record = Record(cut, user.ToString());
     std::ostringstream out = block("Compilation Analysis: ", "Compilation");
+    // After the frames' closing rule, where PyTorch/XLA's readers stop taking frame lines.
+    out << "Compilation Analysis: " << kThinRule << "\n";
     ExplainRecompile(record, state.compiled, out, "Compilation Analysis: ");
-    out << "Compilation Analysis: " << kThinRule << "\nCompilation Analysis: " << kRule << "\n\n";
+    out << "Compilation Analysis: " << kRule << "\n\n";
     size_t input_bytes = 0, output_bytes = 0;
     for (const runtime::BufferPtr& p : cut.parameters) input_bytes += p ? p->size_bytes() : 0;
     for (const ir::Value& v : cut.roots)
       output_bytes += static_cast<size_t>(v.shape().numel()) * c10::elementSize(v.shape().dtype);
-    char sizes[256];
+    char sizes[640];
+    const char* unknown = footprint.known ? "" : " (not known for this executable)";
     std::snprintf(sizes, sizeof(sizes),
                   "Post Compilation Analysis: Graph input size: %f GB\n"
-                  "Post Compilation Analysis: Graph output size: %f GB\n",
-                  Gigabytes(input_bytes), Gigabytes(output_bytes));
+                  "Post Compilation Analysis: Graph output size: %f GB\n"
+                  "Post Compilation Analysis: Aliased Input size: %f GB%s\n"
+                  "Post Compilation Analysis: Intermediate tensor size: %f GB%s\n"
+                  "Post Compilation Analysis: Compiled program size: %f GB%s\n",
+                  Gigabytes(input_bytes), Gigabytes(output_bytes),
+                  Gigabytes(static_cast<size_t>(footprint.aliasable_input_bytes)), unknown,
+                  Gigabytes(static_cast<size_t>(footprint.intermediate_bytes)), unknown,
+                  Gigabytes(static_cast<size_t>(footprint.program_bytes)), unknown);
     out << "Post Compilation Analysis: " << kRule << "\n" << sizes;
     // Under SPMD: what the partitioner had to move, and for which op (resharding is where a
     // sharded program loses its time).

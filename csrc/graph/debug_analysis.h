@@ -12,6 +12,8 @@
 
 #include <vector>
 
+#include "runtime/executable.h"
+
 #include "debug/frames.h"
 #include "graph/post_order.h"
 
@@ -30,11 +32,18 @@ class ScopedSyncKind {
   const char* previous_reader_;
 };
 
-// 0: off; 1: compilations and mid-step reads; 2: also every execution.
+// 0: off; 1: compilations and mid-step reads; 2 and above: also every execution
+// (PT_XLA_DEBUG=1 alone is every analysis, as in PyTorch/XLA).
 int Level();
+// The name torch_xla.compile(name=...) gives the graphs its function makes (shown as Graph
+// Name; "<name>_clear_pending" for the sync before the function runs); empty when none.
+void SetCurrentGraphName(const std::string& name);
+std::string CurrentGraphName();
 // A graph about to run on `device`; `compiled` when it was compiled for this run; `frames`: the
-// sync's Python frames, innermost first (taken before the sync's locks).
-void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled, const std::vector<debug::Frame>& frames);
+// sync's Python frames, innermost first (taken before the sync's locks); `footprint`: the
+// compiled program's (runtime::Executable::footprint).
+void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled, const std::vector<debug::Frame>& frames,
+             const runtime::Executable::Footprint& footprint);
 // A barrier ended a step: the step's mid-step reads and CPU fallbacks not yet reported.
 void OnStepEnd();
 

@@ -302,7 +302,9 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   const debug::Config& config = debug::GetConfig();
   bool compiled = false;
   executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop, &compiled);
-  if (analysis::Level() > 0) analysis::OnGraph(cut, pending.size(), device, compiled, frames);
+  // Eager mode's per-op graphs are not analysed (as in PyTorch/XLA): one report per op says nothing.
+  if (analysis::Level() > 0 && !metrics::InEagerOp())
+    analysis::OnGraph(cut, pending.size(), device, compiled, frames, executable->footprint());
   if (span.recording()) {
     span.Arg("graph", compiler::Hex(cut.hash));
     span.Arg("cache", compiled ? "compiled" : "hit");

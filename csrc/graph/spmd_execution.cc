@@ -95,6 +95,7 @@ class SpmdExecutable final : public runtime::Executable {
   }
   std::string kind() const override { return local_->kind(); }
   std::string dump_path() const override { return local_->dump_path(); }
+  Footprint footprint() const override { return local_->footprint(); }
 
  private:
   // The graph's outputs from every local device's results: split values keep each device's
@@ -158,6 +159,7 @@ class WholeUnderSpmd final : public runtime::Executable {
   }
   std::string kind() const override { return whole_->kind(); }
   std::string dump_path() const override { return whole_->dump_path(); }
+  Footprint footprint() const override { return whole_->footprint(); }
 
  private:
   std::shared_ptr<runtime::Executable> whole_;

@@ -10,6 +10,7 @@
 #include "debug/config.h"
 #include "debug/frames.h"
 #include "graph/eager_mode.h"
+#include "graph/debug_analysis.h"
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
 #include "graph/spmd_execution.h"
@@ -289,6 +290,8 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_init_computation_client", [] { runtime::Devices(); });
   // The CPU runtime starts with the package (its devices are registered at import).
   m.def("_xla_runtime_is_initialized", [] { return true; });
+  m.def("_set_current_graph_name", [](const std::string& name) { graph::analysis::SetCurrentGraphName(name); });
+  m.def("_get_current_graph_name", [] { return graph::analysis::CurrentGraphName(); });
   m.def("_set_allow_execution", [](bool allowed) { graph::SetExecutionAllowed(allowed); });
   m.def("_get_allow_execution", [] { return graph::ExecutionAllowed(); });
   m.def("_xla_device_kind", [](const std::string& device) { return std::string("CPU"); },

@@ -27,6 +27,14 @@ class Executable {
                                         std::shared_ptr<void> release_after_run = nullptr) {
     return {};
   }
+  // What the compiled program holds besides its inputs and outputs (the debugging tool's post
+  // compilation analysis): the bytes of inputs it may write its outputs over, its scratch
+  // memory and its code. `known` is false for executables that cannot tell.
+  struct Footprint {
+    bool known = false;
+    int64_t aliasable_input_bytes = 0, intermediate_bytes = 0, program_bytes = 0;
+  };
+  virtual Footprint footprint() const { return {}; }
   // What ran it: "interpreter", "native", ...
   virtual std::string kind() const = 0;
   // Where its generated code and HLO were dumped ("" when nothing was): named in errors.

@@ -55,7 +55,7 @@ def test_steady_training_is_quiet_after_its_first_compilations(tmp_path):
             opt.zero_grad()
             torch_xla.sync()  # THE SYNC
             loss.item()  # after the barrier: no graph runs
-        """, PT_XLA_DEBUG='1')
+        """, PT_XLA_DEBUG='1', PT_XLA_DEBUG_LEVEL='1')  # PT_XLA_DEBUG alone adds execution analyses
     assert err.count('Compilation Cause') >= 1
     first = err.split('Compilation Analysis: Compilation Cause\n', 1)[1]
     assert first.startswith('Compilation Analysis:   user torch_xla.sync\n'), first
@@ -120,15 +120,17 @@ def test_mid_step_reads_and_cpu_fallbacks_are_reported_once_with_their_lines(tmp
             nz = torch.nonzero(x > 0)  # FALLBACK
             torch_xla.sync()
         """, PT_XLA_DEBUG='1')
-    item = re.findall(r'pt-xla-profiler: user code reading a value with \.item\(\) at <module> \(.*script.py:(\d+)\)'
+    item = re.findall(r'pt-xla-profiler: user code trying to access tensor value with \.item\(\) at <module> '
+                      r'\(.*script.py:(\d+)\)'
                       r' ran a graph in the middle of step', err)
     assert item == [str(line_of('READ ITEM'))]  # once, though it happened every step
-    printed = re.findall(r'pt-xla-profiler: user code printing a tensor \(print, str, repr\) at <module> '
+    printed = re.findall(r'pt-xla-profiler: user code trying to access tensor value: printing a tensor '
+                         r'\(print, str, repr\) at <module> '
                          r'\(.*script.py:(\d+)\)', err)
     assert printed == [str(line_of('READ PRINT'))]
     assert err.count('pt-xla-profiler: Op(s) not lowered: ') == 1
     assert 'aten::nonzero' in err.split('Op(s) not lowered: ')[1].splitlines()[0]
-    assert 'Compilation Cause\nCompilation Analysis:   user code reading a value with .item()' in err
+    assert 'Compilation Cause\nCompilation Analysis:   user code trying to access tensor value with .item()' in err
 
 
 def test_level_two_analyses_every_execution_into_the_debug_file(tmp_path):
@@ -221,3 +223,18 @@ def test_without_hlo_debug_there_is_no_metadata(tmp_path):
         sys.stderr.write(torch_xla._XLAC._get_xla_tensors_hlo([(x * 3).exp()]))
         """, XLA_IR_DEBUG='1')
     assert 'exponential(' in err and 'metadata=' not in err
+
+
+def test_pt_xla_debug_alone_analyses_executions_and_names_compiled_functions(tmp_path):
+    err, _ = run(tmp_path, """
+        x = torch.randn(4, 5).to(dev)
+        torch_xla.sync()
+        def toy(t):
+            return (t * 3).exp()
+        torch_xla.compile(toy)(x)
+        """, PT_XLA_DEBUG='1')
+    assert 'Execution Analysis: Execution Cause' in err  # as PyTorch/XLA's level 100
+    for line in ('Aliased Input size: ', 'Intermediate tensor size: ', 'Compiled program size: '):
+        assert re.search(r'Post Compilation Analysis: ' + line + r'[0-9.]+ GB\n', err), line
+    assert 'Compilation Analysis:   torch_xla.compile\nCompilation Analysis: Graph Info:\n' \
+           'Compilation Analysis:   Graph Name: toy\n' in err
