@@ -147,8 +147,8 @@ def test_modules_scripts_import_exist_and_say_what_is_missing(dev):
     assert not xe.is_eager_mode()  # eager mode itself: test_eager_mode.py
     with pytest.raises(NotImplementedError, match='xla_op_registry.Op'):
         xor.register('my_op', lambda x: x)
-    with pytest.raises(NotImplementedError, match='SyncBatchNorm'):
-        xf.SyncBatchNorm(8)
+    with pytest.raises(ValueError, match='SyncBatchNorm'):
+        xf.SyncBatchNorm(8)(torch.zeros(2, 3, device=dev))  # 3 channels given to an 8-channel layer
     # One replica: the differentiable all-reduce is the identity, its gradient too.
     x = torch.randn(5, device=dev, requires_grad=True)
     y = xf.all_reduce(xm.REDUCE_SUM, x * 2)
