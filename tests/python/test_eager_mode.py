@@ -8,6 +8,7 @@ import sys
 import torch
 
 import torch_xla
+import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 from torch_xla.experimental import eager_mode_context, is_eager_mode
 
@@ -25,6 +26,7 @@ def test_each_op_runs_when_called_and_matches_cpu(dev):
         x, y = a.to(dev), b.to(dev)
         before, lazy_before = samples('EagerOpExecuteTime'), samples('ExecuteTime')
         z = torch.relu(x @ y)
+        xm.wait_device_ops()  # the runs are queued: their times are recorded when they end
         ran = samples('EagerOpExecuteTime') - before
         assert not torch_xla._XLAC._xla_has_pending_ir(z)  # already computed
     assert ran >= 2  # the product, then the relu

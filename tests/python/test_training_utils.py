@@ -122,7 +122,8 @@ def test_torch_xla_compile_runs_the_function_as_one_graph(dev):
     torch_xla.sync()
     met.clear_all()
     out = torch_xla.compile(f)(xd)
-    assert not torch_xla._XLAC._xla_has_pending_ir(out)  # run when the function returned
+    assert not torch_xla._XLAC._xla_has_pending_ir(out)  # submitted when the function returned
+    xm.wait_device_ops()  # the run is queued: its time is recorded when it ends
     assert met.metric_data('ExecuteTime')[0] == 1
     torch.testing.assert_close(out.cpu(), f(x))
     with torch_xla.compile():
