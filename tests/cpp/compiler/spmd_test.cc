@@ -404,10 +404,23 @@ ENTRY %main {
   ExpectPartitionedRunMatches(text, {{8, 16}, {16, 1}});
 }
 
-std::vector<std::string> InsertedKinds(const SpmdPartitioner& partitioner) {
-  std::vector<std::string> kinds;
-  for (const auto& r : partitioner.inserted()) kinds.push_back(r.kind);
-  return kinds;
+// `text` propagated and partitioned over the four devices: the result's text, and the
+// resharding the partitioner inserted.
+struct Partitioned {
+  std::string text;
+  std::vector<SpmdPartitioner::Reshard> inserted;
+  std::vector<std::string> kinds() const {
+    std::vector<std::string> out;
+    for (const auto& r : inserted) out.push_back(r.kind);
+    return out;
+  }
+};
+
+Partitioned Partition(const char* text) {
+  auto module = Propagated(text);
+  SpmdPartitioner partitioner(kDevices);
+  partitioner.Run(*module);
+  return {hlo::ToText(*module), partitioner.inserted()};
 }
 
 // Rows split over the devices asked for as columns: each device receives from every other only
@@ -419,17 +432,15 @@ ENTRY %main {
   %c = f32[8,12] custom-call(%p), custom_call_target="Sharding", sharding={devices=[1,4]0,1,2,3}
   ROOT %out = (f32[8,12]) tuple(%c)
 })";
-  auto module = Propagated(text);
-  SpmdPartitioner partitioner(kDevices);
-  partitioner.Run(*module);
-  const std::string printed = hlo::ToText(*module);
+  const Partitioned p = Partition(text);
+  const std::string& printed = p.text;
   EXPECT_NE(printed.find("f32[8,3]{1,0} custom-call(f32[2,12]{1,0} %p), custom_call_target=\"txla.spmd_exchange\", "
                          "dimensions={8,12}, sharding={devices=[1,4]0,1,2,3}, operand_sharding={devices=[4,1]0,1,2,3}"),
             std::string::npos) << printed;
   EXPECT_EQ(printed.find("txla.spmd_all_gather"), std::string::npos) << printed;
-  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"all-to-all"}));
+  EXPECT_EQ(p.kinds(), (std::vector<std::string>{"all-to-all"}));
   // Of its [8,3] piece a device holds [2,3] already: 18 floats come from the three others.
-  EXPECT_EQ(partitioner.inserted()[0].bytes, 18 * 4);
+  EXPECT_EQ(p.inserted[0].bytes, 18 * 4);
   EXPECT_EQ(hlo::ToText(*hlo::ParseModule(printed)), printed);  // the attributes read back
   ExpectPartitionedRunMatches(text, {{8, 12}});
 }
@@ -453,11 +464,9 @@ ENTRY %main {
   %c = f32[8,12] custom-call(%p), custom_call_target="Sharding", sharding={devices=[4,1]1,0,3,2}
   ROOT %out = (f32[8,12]) tuple(%c)
 })";
-  auto module = Propagated(text);
-  SpmdPartitioner partitioner(kDevices);
-  partitioner.Run(*module);
-  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"collective-permute"}));
-  EXPECT_EQ(partitioner.inserted()[0].bytes, 2 * 12 * 4);
+  const Partitioned p = Partition(text);
+  EXPECT_EQ(p.kinds(), (std::vector<std::string>{"collective-permute"}));
+  EXPECT_EQ(p.inserted[0].bytes, 2 * 12 * 4);
   ExpectPartitionedRunMatches(text, {{8, 12}});
 }
 
@@ -473,16 +482,14 @@ ENTRY %main {
 })";
 
 TEST(SpmdPartitionerTest, PartialSumsWantedSplitAreReduceScattered) {
-  auto module = Propagated(kScatteredContraction);
-  SpmdPartitioner partitioner(kDevices);
-  partitioner.Run(*module);
-  const std::string printed = hlo::ToText(*module);
+  const Partitioned p = Partition(kScatteredContraction);
+  const std::string& printed = p.text;
   EXPECT_NE(printed.find("custom_call_target=\"txla.spmd_reduce_scatter\", dimensions={8,12}, "
                          "replica_groups={{0,1,2,3}}"),
             std::string::npos) << printed;
   EXPECT_EQ(printed.find("all-reduce"), std::string::npos) << printed;
-  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"reduce-scatter"}));
-  EXPECT_EQ(partitioner.inserted()[0].bytes, 4 * 2 * 12 * 4);  // its [2,12] piece from each of 4
+  EXPECT_EQ(p.kinds(), (std::vector<std::string>{"reduce-scatter"}));
+  EXPECT_EQ(p.inserted[0].bytes, 4 * 2 * 12 * 4);  // its [2,12] piece from each of 4
   ExpectPartitionedRunMatches(kScatteredContraction, {{8, 16}, {16, 12}});
 }
 
@@ -496,13 +503,11 @@ ENTRY %main {
   %d = f32[6,5] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,2]0,1,2,3}
   ROOT %out = (f32[6,5]) tuple(%d)
 })";
-  auto module = Propagated(text);
-  SpmdPartitioner partitioner(kDevices);
-  partitioner.Run(*module);
-  const std::string printed = hlo::ToText(*module);
+  const Partitioned p = Partition(text);
+  const std::string& printed = p.text;
   EXPECT_NE(printed.find("replica_groups={{0,1},{2,3}}, sharding={devices=[2,2]0,1,2,3}"), std::string::npos)
       << printed;
-  EXPECT_EQ(InsertedKinds(partitioner), (std::vector<std::string>{"reduce-scatter"}));
+  EXPECT_EQ(p.kinds(), (std::vector<std::string>{"reduce-scatter"}));
   ExpectPartitionedRunMatches(text, {{6, 16}, {16, 5}});
 }
 
