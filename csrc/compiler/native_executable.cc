@@ -157,7 +157,7 @@ std::vector<runtime::BufferPtr> NativeExecutable::Submit(
         // times once (ExecuteReplicatedTime): on the first device of this process.
         metrics::Metric* metric = metrics::ExecuteTimeMetric();
         if (runtime::SpmdEnabled())
-          metric = device == runtime::LocalSpmdDevices().front() ? metrics::GetMetric("ExecuteReplicatedTime") : nullptr;
+          metric = device == runtime::FirstLocalSpmdDevice() ? metrics::GetMetric("ExecuteReplicatedTime") : nullptr;
         std::optional<metrics::ScopedTimer> timer;
         if (metric) timer.emplace(metric);
         try {

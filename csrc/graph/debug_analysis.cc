@@ -51,9 +51,7 @@ std::string Cause(const std::vector<debug::Frame>& frames) {
       return "torch_xla.sync in parallel loader at step end";
     if (EndsWith(f.file, "torch_xla/debug/profiler.py")) return "torch_xla.sync when exiting a profiler StepTrace region";
     if (EndsWith(f.file, "torch_xla/__init__.py") && f.function == "_compiled") {
-      const std::string name = CurrentGraphName();
-      const std::string suffix = "_clear_pending";
-      if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      if (EndsWith(CurrentGraphName(), "_clear_pending"))
         return "torch_xla.compile clear the pending graph prior calling the target function";
       return "torch_xla.compile";
     }

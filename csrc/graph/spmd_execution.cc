@@ -102,7 +102,7 @@ class SpmdExecutable final : public runtime::Executable {
   // piece (none for other processes' devices), replicated ones the first local device's copy.
   std::vector<runtime::BufferPtr> Outputs(const std::vector<std::vector<runtime::BufferPtr>>& results) const {
     const int n = static_cast<int>(SpmdDevices());
-    const std::vector<int> local = runtime::LocalSpmdDevices();
+    const int first = runtime::FirstLocalSpmdDevice();
     std::vector<runtime::BufferPtr> out;
     for (size_t o = 0; o < outputs_.size(); ++o) {
       const hlo::Sharding& s = outputs_[o];
@@ -112,17 +112,17 @@ class SpmdExecutable final : public runtime::Executable {
         for (int d = 0; d < n; ++d) pieces.pieces.push_back(results[d].empty() ? nullptr : results[d][o]);
         pieces.offsets.assign(n, std::vector<int64_t>(full.size(), 0));
         pieces.sharding = s.ToString();
-        out.push_back(std::make_shared<runtime::Buffer>(results[local[0]][o]->type(), full, 0, std::move(pieces)));
+        out.push_back(std::make_shared<runtime::Buffer>(results[first][o]->type(), full, 0, std::move(pieces)));
         continue;
       }
       const TileMap map = TileMap::Of(s, static_cast<int64_t>(full.size()), n);
       if (map.replicated()) {
-        out.push_back(results[local[0]][o]);
+        out.push_back(results[first][o]);
         continue;
       }
       std::vector<runtime::BufferPtr> pieces;  // none for the devices of other processes
       for (int d = 0; d < n; ++d) pieces.push_back(results[d].empty() ? nullptr : results[d][o]);
-      out.push_back(SplitBuffer(results[local[0]][o]->type(), full, s, std::move(pieces)));
+      out.push_back(SplitBuffer(results[first][o]->type(), full, s, std::move(pieces)));
     }
     return out;
   }

@@ -45,28 +45,25 @@ void SetSpmdProcesses(int64_t index, int64_t count, std::shared_ptr<CollectiveBa
     throw std::invalid_argument("SPMD process " + std::to_string(index) + " of " + std::to_string(count) +
                                 " does not exist");
   EnableSpmd();
-  if (count > 1) {
-    std::vector<int> local(DeviceCount());
-    std::iota(local.begin(), local.end(), static_cast<int>(index * DeviceCount()));
-    SetCollectiveBackend(MakeProcessesBackend(std::move(local), count * DeviceCount(), std::move(across)));
-  }
   spmd_process_index.store(index);
   spmd_process_count.store(count);
+  if (count > 1) SetCollectiveBackend(MakeProcessesBackend(LocalSpmdDevices(), SpmdDeviceCount(), std::move(across)));
 }
 
 int64_t SpmdProcessIndex() { return spmd_process_index.load(); }
 int64_t SpmdProcessCount() { return spmd_process_count.load(); }
 int64_t SpmdDeviceCount() { return SpmdProcessCount() * DeviceCount(); }
 
+int FirstLocalSpmdDevice() { return static_cast<int>(SpmdProcessIndex() * DeviceCount()); }
+
 std::vector<int> LocalSpmdDevices() {
   std::vector<int> local(DeviceCount());
-  std::iota(local.begin(), local.end(), static_cast<int>(SpmdProcessIndex() * DeviceCount()));
+  std::iota(local.begin(), local.end(), FirstLocalSpmdDevice());
   return local;
 }
 
 bool IsLocalSpmdDevice(int64_t device) {
-  const int64_t first = SpmdProcessIndex() * DeviceCount();
-  return device >= first && device < first + DeviceCount();
+  return device >= FirstLocalSpmdDevice() && device < FirstLocalSpmdDevice() + DeviceCount();
 }
 
 namespace {

@@ -35,8 +35,9 @@ int64_t SpmdProcessIndex();
 int64_t SpmdProcessCount();
 // Every process's devices: the devices a mesh and a partitioned program span.
 int64_t SpmdDeviceCount();
-// The SPMD devices this process runs, ascending.
+// The SPMD devices this process runs, ascending from the first.
 std::vector<int> LocalSpmdDevices();
+int FirstLocalSpmdDevice();
 bool IsLocalSpmdDevice(int64_t device);
 
 // Auto-sharding (use_spmd(auto=True), XLA_AUTO_SPMD=1): SPMD, and the compiler chooses layouts

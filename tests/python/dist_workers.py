@@ -231,28 +231,35 @@ def functional_collectives(index, out_dir):
                os.path.join(out_dir, f'{rank}.pt'))
 
 
-def zero1_linear_problem():
+def regression_problem(inputs, outputs):
+    """A batch of 8 (x, y) rows, the same on every replica."""
     g = torch.Generator().manual_seed(0)
-    return torch.randn(8, 5, generator=g), torch.randn(8, 7, generator=g)
+    return torch.randn(8, inputs, generator=g), torch.randn(8, outputs, generator=g)
 
 
-def train_zero1(index, steps, out_dir):
-    """ZeRO-1 Adam with gradient clipping over the replicas, each on its half of the batch."""
+def train_on_halves(model, opt, x, y, steps):
+    """`steps` steps of mean squared error, each replica on its half of the batch."""
     import torch_xla.core.xla_model as xm
-    from torch_xla.distributed.zero_redundancy_optimizer import ZeroRedundancyOptimizer
     dev = xm.xla_device()
     world, rank = xm.xrt_world_size(), xm.get_ordinal()
-    torch.manual_seed(0)
-    model = torch.nn.Linear(5, 7).to(dev)  # 7 rows: shards are padded
-    opt = ZeroRedundancyOptimizer(model.parameters(), torch.optim.Adam, lr=0.1, grad_clipping=True, max_norm=0.5,
-                                  save_master_weights=True)
-    x, y = zero1_linear_problem()
     for _ in range(steps):
         opt.zero_grad()
         loss = ((model(x.chunk(world)[rank].to(dev)) - y.chunk(world)[rank].to(dev))**2).mean()
         loss.backward()
         opt.step()
         xm.mark_step()
+    return rank
+
+
+def train_zero1(index, steps, out_dir):
+    """ZeRO-1 Adam with gradient clipping over the replicas, each on its half of the batch."""
+    import torch_xla.core.xla_model as xm
+    from torch_xla.distributed.zero_redundancy_optimizer import ZeroRedundancyOptimizer
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 7).to(xm.xla_device())  # 7 rows: shards are padded
+    opt = ZeroRedundancyOptimizer(model.parameters(), torch.optim.Adam, lr=0.1, grad_clipping=True, max_norm=0.5,
+                                  save_master_weights=True)
+    rank = train_on_halves(model, opt, *regression_problem(5, 7), steps)
     state = opt.state_dict()
     torch.save({'params': {k: v.detach().cpu() for k, v in model.named_parameters()},
                 'shard_shapes': [tuple(s['exp_avg'].shape) for s in state['base_state'].values()],
@@ -277,11 +284,6 @@ def sync_batch_norm(index, out_dir):
                 'var': bn.running_var.cpu()}, os.path.join(out_dir, f'{rank}.pt'))
 
 
-def fsdp_problem():
-    g = torch.Generator().manual_seed(0)
-    return torch.randn(8, 6, generator=g), torch.randn(8, 3, generator=g)
-
-
 def fsdp_model():
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
@@ -292,19 +294,11 @@ def train_fsdp(index, steps, out_dir):
     the batch; saves its sharded checkpoint."""
     import torch_xla.core.xla_model as xm
     from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
-    dev = xm.xla_device()
-    world, rank = xm.xrt_world_size(), xm.get_ordinal()
     model = fsdp_model()
     model[0] = FSDP(model[0])
     model = FSDP(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    x, y = fsdp_problem()
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = ((model(x.chunk(world)[rank].to(dev)) - y.chunk(world)[rank].to(dev))**2).mean()
-        loss.backward()
-        opt.step()
-        xm.mark_step()
+    rank = train_on_halves(model, opt, *regression_problem(6, 3), steps)
     xm.save({'model': model.state_dict(), 'shard_metadata': model.get_shard_metadata(),
              'shard_sizes': [p.numel() for p in model.parameters()]},
             os.path.join(out_dir, f'ckpt_rank-{rank}.pth'), master_only=False)

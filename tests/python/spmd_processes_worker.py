@@ -1,7 +1,6 @@
 """One process of an SPMD job over processes (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT and
 CPU_NUM_DEVICES from the environment), or the same program on one process with all the devices:
 prints one JSON object of results, the same in both when the job computes what one process does."""
-import copy
 import json
 
 import numpy as np
@@ -12,6 +11,8 @@ import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
 import torch_xla.distributed.spmd as xs
 import torch_xla.runtime as xr
+
+import spmd_megatron
 
 xr.use_spmd()
 N = xr.global_runtime_device_count()
@@ -28,38 +29,19 @@ def whole(t):
 
 
 def megatron_training():
-    """fc1 column-parallel, fc2 row-parallel, the batch over 'data' (so each process holds its half
-    of the batch): parameters after 4 SGD steps, against eager float32 and float64."""
-    torch.manual_seed(0)
-    m = torch.nn.Sequential(torch.nn.Linear(16, 24), torch.nn.Tanh(), torch.nn.Linear(24, 6))
-    m64 = copy.deepcopy(m).double()
-    mx = copy.deepcopy(m).to('xla')
-    xs.mark_sharding(mx[0].weight, MESH, ('model', None))
-    xs.mark_sharding(mx[0].bias, MESH, ('model', ))
-    xs.mark_sharding(mx[2].weight, MESH, (None, 'model'))
-    x, y = torch.randn(8, 16), torch.randn(8, 6)
+    """The Megatron MLP (spmd_megatron.py) with each process holding its half of the batch:
+    losses and parameters, against eager float32 and float64."""
     losses = []
-    for model, dev, dtype in ((m, 'cpu', torch.float32), (m64, 'cpu', torch.float64), (mx, 'xla', torch.float32)):
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        for step in range(4):
-            opt.zero_grad()
-            xin, yin = x.to(dev, dtype), y.to(dev, dtype)
-            if dev == 'xla':
-                xs.mark_sharding(xin, MESH, ('data', None))
-                xs.mark_sharding(yin, MESH, ('data', None))
-            loss = ((model(xin) - yin)**2).mean()
-            loss.backward()
-            opt.step()
-            if dev == 'xla':
-                xm.mark_step()
-                losses.append(loss.item())  # replicated: every process holds it
+    m, m64, mx = spmd_megatron.train(MESH, lambda loss: losses.append(loss.item()))  # replicated: on every process
     params = [p.detach().cpu() for p in mx.parameters()]  # each process holds every tile of these
     out['megatron'] = {
-        'eager32_from_f64': max((a.double() - b).abs().max().item() for a, b in zip(m.parameters(), m64.parameters())),
-        'xla_from_f64': max((a.double() - b).abs().max().item() for a, b in zip(params, m64.parameters())),
+        'eager32_from_f64': spmd_megatron.largest_deviation(m.parameters(), m64.parameters()),
+        'xla_from_f64': spmd_megatron.largest_deviation(params, m64.parameters()),
         'losses': losses,
         'params': [p.flatten().tolist() for p in params],
     }
+    xin = torch.randn(8, 16).to('xla')
+    xs.mark_sharding(xin, MESH, ('data', None))
     # The batch's rows are split over the processes: reading them whole here is refused.
     try:
         xin.cpu()

@@ -12,6 +12,8 @@ import torch_xla.debug.metrics as met
 import torch_xla.distributed.spmd as xs
 import torch_xla.runtime as xr
 
+import spmd_megatron
+
 xr.use_spmd()
 N = xr.global_runtime_device_count()
 MESH = xs.Mesh(np.arange(N), (2, N // 2), ('data', 'model'))
@@ -19,34 +21,12 @@ out = {'devices': N}
 
 
 def megatron_training():
-    """fc1 column-parallel, fc2 row-parallel, batch over 'data': parameters after 4 SGD steps
-    against eager float32 and float64."""
-    torch.manual_seed(0)
-    m = torch.nn.Sequential(torch.nn.Linear(16, 24), torch.nn.Tanh(), torch.nn.Linear(24, 6))
-    m64 = copy.deepcopy(m).double()
-    mx = copy.deepcopy(m).to('xla')
-    xs.mark_sharding(mx[0].weight, MESH, ('model', None))
-    xs.mark_sharding(mx[0].bias, MESH, ('model', ))
-    xs.mark_sharding(mx[2].weight, MESH, (None, 'model'))
-    x, y = torch.randn(8, 16), torch.randn(8, 6)
+    """The Megatron MLP (spmd_megatron.py) against eager float32 and float64."""
     compiles = []
-    for model, dev, dtype in ((m, 'cpu', torch.float32), (m64, 'cpu', torch.float64), (mx, 'xla', torch.float32)):
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        for step in range(4):
-            opt.zero_grad()
-            xin = x.to(dev, dtype)
-            if dev == 'xla':
-                xs.mark_sharding(xin, MESH, ('data', None))
-            loss = ((model(xin) - y.to(dev, dtype))**2).mean()
-            loss.backward()
-            opt.step()
-            if dev == 'xla':
-                xm.mark_step()
-                compiles.append(met.counter_value('UncachedCompile') or 0)
-    dev32 = max((a.double() - b).abs().max().item() for a, b in zip(m.parameters(), m64.parameters()))
-    devx = max((a.cpu().double() - b).abs().max().item() for a, b in zip(mx.parameters(), m64.parameters()))
+    m, m64, mx = spmd_megatron.train(MESH, lambda loss: compiles.append(met.counter_value('UncachedCompile') or 0))
     out['megatron'] = {
-        'eager32_from_f64': dev32, 'xla_from_f64': devx,
+        'eager32_from_f64': spmd_megatron.largest_deviation(m.parameters(), m64.parameters()),
+        'xla_from_f64': spmd_megatron.largest_deviation(mx.parameters(), m64.parameters()),
         'w1_spec': torch_xla._XLAC._get_xla_sharding_spec(mx[0].weight),
         'w2_spec': torch_xla._XLAC._get_xla_sharding_spec(mx[2].weight),
         'compiles_after_warmup': compiles[-1] - compiles[1],

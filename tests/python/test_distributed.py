@@ -463,7 +463,7 @@ def test_zero1_over_two_replicas_matches_one_optimizer_on_the_whole_batch(tmp_pa
     torch.manual_seed(0)
     model = torch.nn.Linear(5, 7)
     opt = torch.optim.Adam(model.parameters(), lr=0.1)
-    x, y = dist_workers.zero1_linear_problem()
+    x, y = dist_workers.regression_problem(5, 7)
     for _ in range(steps):
         opt.zero_grad()
         ((model(x) - y)**2).mean().backward()
@@ -499,7 +499,7 @@ def test_fsdp_over_two_replicas_trains_as_one_process_and_consolidates(tmp_path)
     xmp.spawn(dist_workers.train_fsdp, args=(steps, str(tmp_path)), nprocs=2)
     model = dist_workers.fsdp_model()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    x, y = dist_workers.fsdp_problem()
+    x, y = dist_workers.regression_problem(6, 3)
     for _ in range(steps):
         opt.zero_grad()
         ((model(x) - y)**2).mean().backward()

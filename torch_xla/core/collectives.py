@@ -117,9 +117,10 @@ def _ensure_transport(groups):
         _graph_transport['groups'].add(key)
 
 
-def _flat_groups(groups, explicit, replicas=None):
+def _flat_groups(groups, explicit, replicas=None, caller_in_one=True):
     """(flat members, group size) for the ops; checked against the replicas there are (`replicas`:
-    the world of the process group the caller speaks for)."""
+    the world of the process group the caller speaks for) and, with `caller_in_one`, for the
+    calling replica being in exactly one group."""
     count = replica_count() if replicas is None else replicas
     if not groups:
         if not explicit:
@@ -134,7 +135,7 @@ def _flat_groups(groups, explicit, replicas=None):
     if bad:
         raise ValueError(f'replica groups {groups} name replicas {bad}; there are {count} replicas')
     me = replica_index()
-    if sum(me in g for g in groups) != 1:
+    if caller_in_one and sum(me in g for g in groups) != 1:
         raise ValueError(f'replica {me} must be in exactly one of the replica groups {groups}')
     return members, size
 
@@ -243,17 +244,10 @@ def all_to_all(value, split_dimension, concat_dimension, split_count, groups=Non
 
 
 def _spmd_groups(groups):
-    """(flat members, group size) of groups of SPMD device ids (a manual region's collectives)."""
-    devices = torch_xla._XLAC._xla_spmd_device_count()
-    groups = [[int(d) for d in g] for g in groups] if groups else [list(range(devices))]
-    size = len(groups[0])
-    if size == 0 or any(len(g) != size for g in groups):
-        raise ValueError(f'replica groups must be non-empty and of one size: {groups}')
-    for d in (d for g in groups for d in g):
-        if not 0 <= d < devices:
-            raise ValueError(f'device {d} of the replica groups {groups} does not exist: there are {devices} '
-                             'SPMD devices')
-    return [d for g in groups for d in g], size
+    """(flat members, group size) of groups of SPMD device ids (a manual region's collectives:
+    every device runs them, so no caller is checked)."""
+    return _flat_groups(groups, explicit=True, replicas=torch_xla._XLAC._xla_spmd_device_count(),
+                        caller_in_one=False)
 
 
 def _require_manual(name, t):

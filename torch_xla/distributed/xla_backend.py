@@ -91,16 +91,18 @@ class ProcessGroupXla(ProcessGroup):
         collective = getattr(self._gloo(), name)
         return collective(*args, opts) if opts is not None else collective(*args)
 
-    def _groups(self):
-        return self._mesh or None
+    def _scope(self):
+        """The replica groups this group's collectives run over, checked against the world's replicas."""
+        world = dist.group.WORLD.size() if isinstance(dist.group.WORLD, ProcessGroupXla) else self.size()
+        return {'groups': self._mesh or None, 'replicas': world}
 
-    def _replicas(self):
-        return dist.group.WORLD.size() if isinstance(dist.group.WORLD, ProcessGroupXla) else self.size()
+    def _group_size(self):
+        return len(self._mesh[0]) if self._mesh else self.size()
 
     def allreduce(self, tensors, opts=None):
         if _on_host(tensors):
             return self._host('allreduce', opts, tensors)
-        _collectives.all_reduce(_reduce_type(opts), tensors, groups=self._groups(), replicas=self._replicas())
+        _collectives.all_reduce(_reduce_type(opts), tensors, **self._scope())
         return _done(tensors)
 
     def allreduce_coalesced(self, *args):
@@ -111,16 +113,14 @@ class ProcessGroupXla(ProcessGroup):
             return self._host('broadcast', opts, tensors)
         root = opts.rootRank if opts is not None else 0  # the group's rank
         src = dist.get_global_rank(self, root) if self is not dist.group.WORLD else root
-        _collectives.broadcast(tensors, src=src, groups=self._groups(), replicas=self._replicas(),
-                               me=xr.global_ordinal())
+        _collectives.broadcast(tensors, src=src, me=xr.global_ordinal(), **self._scope())
         return _done(tensors)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
         if _on_host(input_tensors):
             return self._host('allgather', opts, output_tensors, input_tensors)
         for outs, t in zip(output_tensors, input_tensors):
-            gathered = _collectives.all_gather(t.reshape((1, ) + tuple(t.shape)), dim=0, groups=self._groups(),
-                                               replicas=self._replicas())
+            gathered = _collectives.all_gather(t.reshape((1, ) + tuple(t.shape)), dim=0, **self._scope())
             with torch.no_grad():
                 for r, out in enumerate(outs):
                     out.copy_(gathered[r])
@@ -133,7 +133,7 @@ class ProcessGroupXla(ProcessGroup):
         if _on_host([output, input]):
             return self._host('_allgather_base', opts, output, input)
         t = input.reshape(1) if input.dim() == 0 else input
-        gathered = _collectives.all_gather(t, dim=0, groups=self._groups(), replicas=self._replicas())
+        gathered = _collectives.all_gather(t, dim=0, **self._scope())
         if gathered.shape != output.shape:
             stacked = gathered.reshape((-1, ) + tuple(t.shape))
             if stacked.shape != output.shape:
@@ -152,16 +152,14 @@ class ProcessGroupXla(ProcessGroup):
             for i, t in enumerate(ins[1:]):
                 if t.shape != ins[0].shape:
                     raise ValueError(f"input {i + 1}'s shape is different from input 0: {t.shape} vs {ins[0].shape}")
-            shard = _collectives.reduce_scatter(reduce_type, torch.cat(list(ins)), 1.0, 0, len(ins),
-                                                groups=self._groups(), replicas=self._replicas())
+            shard = _collectives.reduce_scatter(reduce_type, torch.cat(list(ins)), 1.0, 0, len(ins), **self._scope())
             with torch.no_grad():
                 out.copy_(shard.reshape(out.shape))
         return _done(output_tensors)
 
     def _reduce_scatter_base(self, output, input, opts=None):
-        count = len(self._mesh[0]) if self._mesh else self.size()
-        shard = _collectives.reduce_scatter(_reduce_type(opts), input, 1.0, 0, count, groups=self._groups(),
-                                            replicas=self._replicas())
+        count = self._group_size()
+        shard = _collectives.reduce_scatter(_reduce_type(opts), input, 1.0, 0, count, **self._scope())
         with torch.no_grad():
             output.copy_(shard.reshape(output.shape))
         return _done(output)
@@ -170,7 +168,7 @@ class ProcessGroupXla(ProcessGroup):
         """dist.all_to_all: input i goes to rank i; output j comes from rank j."""
         count = len(input_tensors)
         stacked = torch.stack([t.detach() for t in input_tensors])
-        result = _collectives.all_to_all(stacked, 0, 0, count, groups=self._groups(), replicas=self._replicas())
+        result = _collectives.all_to_all(stacked, 0, 0, count, **self._scope())
         with torch.no_grad():
             for out, piece in zip(output_tensors, result.chunk(count)):
                 out.copy_(piece.squeeze(0))
@@ -180,8 +178,8 @@ class ProcessGroupXla(ProcessGroup):
         """dist.all_to_all_single with equal splits along dimension 0."""
         if output_split_sizes or input_split_sizes:
             raise NotImplementedError("the 'xla' backend's all_to_all_single takes equal splits only")
-        count = len(self._mesh[0]) if self._mesh else self.size()
-        result = _collectives.all_to_all(input.detach(), 0, 0, count, groups=self._groups(), replicas=self._replicas())
+        count = self._group_size()
+        result = _collectives.all_to_all(input.detach(), 0, 0, count, **self._scope())
         with torch.no_grad():
             output.copy_(result)
         return _done(output)
