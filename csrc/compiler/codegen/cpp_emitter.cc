@@ -6,13 +6,16 @@
 #include <vector>
 
 #include "compiler/codegen/emitter.h"
+#include "compiler/codegen/library_call_emitter.h"
+#include "compiler/codegen/loop_emitter.h"
+#include "compiler/codegen/reduction_emitter.h"
+#include "compiler/codegen/step_writer.h"
 #include "compiler/codegen/kernel_naming.h"
 #include "compiler/passes/early_outputs.h"
 
 namespace txla::compiler {
 namespace {
 
-using emitter::Emitter;
 using hlo::ElementType;
 using hlo::Instruction;
 using hlo::Opcode;
@@ -84,90 +87,117 @@ const char* const kKernelEnd = "//@@txla kernel end\n";
 const char* const kRunBegin = "//@@txla run\n";
 
 namespace emitter {
+namespace {
+
+// Drives the emitters over the entry computation, an instruction a step.
+class Emitter {
+ public:
+  Emitter(const hlo::Module& module, const BufferPlan& plan, bool profile)
+      : steps_(module, plan, profile), loops_(steps_), library_(steps_) {}
+  std::string Emit();
+
+ private:
+  // The buffer of `i` in the program (a parameter, an output, the arena or an alias).
+  void DeclareBuffer(const Instruction& i);
+  // The code of one instruction, into the step being written.
+  void EmitInstruction(const Instruction& i);
+
+  StepWriter steps_;
+  LoopEmitter loops_;
+  LibraryCallEmitter library_;
+};
 
 std::string Emitter::Emit() {
-  const hlo::Computation& entry = *module_.entry();
-  for (const Instruction* i : entry.instructions()) RecordBuffer(*i);
-  flat_kernels_ = FlatKernelsOfManyLengths();
+  const hlo::Module& module = steps_.module();
+  const BufferPlan& plan = steps_.plan();
+  const hlo::Computation& entry = *module.entry();
+  for (const Instruction* i : entry.instructions()) DeclareBuffer(*i);
+  loops_.ChooseFlatKernels();
   // Scalar results (passes/early_outputs.h), by the instruction whose kernel writes them.
   std::unordered_map<const Instruction*, std::vector<int64_t>> early;
-  for (const Instruction* result : EarlyResults(module_)) {
-    auto slot = plan_.slots.find(result);
-    if (slot != plan_.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput)
-      early[plan_.merged.KernelOf(result)].push_back(slot->second.index);
+  for (const Instruction* result : EarlyResults(module)) {
+    auto slot = plan.slots.find(result);
+    if (slot != plan.slots.end() && slot->second.kind == BufferSlot::Kind::kOutput)
+      early[plan.merged.KernelOf(result)].push_back(slot->second.index);
   }
   // A result is released just before the next step runs: one the last step writes is released
   // with the rest when the run returns.
   std::vector<int64_t> finished;
   for (const Instruction* i : entry.instructions()) {
-    BeginStep();
-    EmitKernel(*i);
-    std::string chunk = out_.str();
-    if (!chunk.empty()) {
-      if (!profile_ && chunk == call_.text) {
-        AddKernelStep(i->name(), call_, finished);
-      } else {
-        if (profile_)
-          chunk = "  { const int64_t t = support->kernel_begin();\n" + chunk + "  support->kernel_end(\"" + i->name() +
-                  "\", t); }\n";
-        AddStep(i->name(), chunk, finished);
-      }
-      finished.clear();
-    }
+    steps_.BeginStep();
+    EmitInstruction(*i);
+    if (steps_.FinishStep(i->name(), finished)) finished.clear();
     auto written = early.find(i);
     if (written != early.end()) finished.insert(finished.end(), written->second.begin(), written->second.end());
   }
   // Outputs that are constants: written by one step, through buffers of their own names.
   std::ostringstream copies;
-  for (auto& [k, value] : plan_.output_copies) {
-    if (plan_.slots.at(value).kind != BufferSlot::Kind::kInline)
+  for (auto& [k, value] : plan.output_copies) {
+    if (plan.slots.at(value).kind != BufferSlot::Kind::kInline)
       throw std::invalid_argument("codegen: output " + value->name() + " cannot be copied");
     ElementType t = value->shape().type;
     std::string buffer = "b_output_copy_" + std::to_string(k);
-    program_.DeclareBuffer(buffer, {StorageType(t), false, SlotKind::kOutput, k});
+    steps_.program().DeclareBuffer(buffer, {StorageType(t), false, SlotKind::kOutput, k});
     copies << "  *" << buffer << " = " << Stored(t, Literal(value->attrs().literal, 0, t)) << ";\n";
   }
-  BeginStep();
-  if (!copies.str().empty()) AddStep("output_copies", copies.str(), {});
+  steps_.BeginStep();
+  if (!copies.str().empty()) steps_.AddStep("output_copies", copies.str(), {});
   std::ostringstream unit;
-  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << kernels_.Text() << kRunBegin << program_.Listing();
+  unit << kPrelude << kScalarOps << kPreludeTail << kKernelsBegin << steps_.kernels().Text() << kRunBegin
+       << steps_.program().Listing();
   return unit.str();
 }
 
-void Emitter::BeginStep() {
-  out_.str("");
-  step_tables_.str("");
-  step_prototypes_.clear();
-  call_ = KernelCall{};
+void Emitter::EmitInstruction(const Instruction& i) {
+  if (!HasCodeOfItsOwn(steps_.plan(), i)) return;
+  switch (i.opcode()) {
+    case Opcode::kParameter:
+    case Opcode::kTuple:
+      return;
+    case Opcode::kConstant:
+      if (i.shape().IsScalar()) return;
+      break;
+    case Opcode::kDot:
+      library_.EmitDot(i);
+      return;
+    case Opcode::kConvolution:
+    case Opcode::kCustomCall:
+      library_.EmitLibraryCall(i);
+      return;
+    case Opcode::kScatter:
+      EmitScatter(steps_, i);
+      return;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+      library_.EmitCollective(i);
+      return;
+    default:
+      break;
+  }
+  loops_.Emit(i);
 }
 
-void Emitter::AddStep(const std::string& name, const std::string& chunk, const std::vector<int64_t>& ready) {
-  kernels_.AddText(program_.AddStep(name, step_prototypes_, step_tables_.str() + chunk, ready));
-}
-
-void Emitter::AddKernelStep(const std::string& name, const KernelCall& call, const std::vector<int64_t>& ready) {
-  program_.AddEntry(name, call.parallel ? StepKind::kParallel : StepKind::kKernel, call.trampoline, call.extent,
-                    call.buffers, ready);
-}
-
-void Emitter::RecordBuffer(const Instruction& i) {
-  auto it = plan_.slots.find(&i);
-  if (it == plan_.slots.end()) return;
+void Emitter::DeclareBuffer(const Instruction& i) {
+  const BufferPlan& plan = steps_.plan();
+  ProgramBuilder& program = steps_.program();
+  auto it = plan.slots.find(&i);
+  if (it == plan.slots.end()) return;
   const BufferSlot& s = it->second;
   std::string type = StorageType(i.shape().type);
   switch (s.kind) {
     case BufferSlot::Kind::kParameter:
-      program_.DeclareBuffer(Buffer(i), {type, true, SlotKind::kParameter, s.index});
+      program.DeclareBuffer(BufferName(i), {type, true, SlotKind::kParameter, s.index});
       break;
     case BufferSlot::Kind::kOutput:
-      program_.DeclareBuffer(Buffer(i), {type, false, SlotKind::kOutput, s.index});
+      program.DeclareBuffer(BufferName(i), {type, false, SlotKind::kOutput, s.index});
       break;
     case BufferSlot::Kind::kTemp:
-      program_.DeclareBuffer(Buffer(i), {type, false, SlotKind::kArena, s.offset});
+      program.DeclareBuffer(BufferName(i), {type, false, SlotKind::kArena, s.offset});
       break;
     case BufferSlot::Kind::kAlias: {  // in place: the base's memory, read-only if a parameter's
-      const ProgramBuilder::BufferRef base = program_.Buffer(i.name(), Buffer(*s.base));
-      program_.DeclareBuffer(Buffer(i), {type, base.read_only, base.kind, base.value});
+      const ProgramBuilder::BufferRef base = program.Buffer(i.name(), BufferName(*s.base));
+      program.DeclareBuffer(BufferName(i), {type, base.read_only, base.kind, base.value});
       break;
     }
     default:
@@ -175,10 +205,11 @@ void Emitter::RecordBuffer(const Instruction& i) {
   }
 }
 
+}  // namespace
 }  // namespace emitter
 
 std::string EmitCpp(const hlo::Module& module, const BufferPlan& plan, bool profile) {
-  return Emitter(module, plan, profile).Emit();
+  return emitter::Emitter(module, plan, profile).Emit();
 }
 
 SourceParts ParseSource(const std::string& source) {

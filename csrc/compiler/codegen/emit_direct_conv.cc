@@ -16,7 +16,7 @@
 //   (too many output channels for its registers, or a row not a multiple of 4).
 //
 // (One Zen 4 EPYC core, 64 images, interleaved runs.)
-#include "compiler/codegen/emitter.h"
+#include "compiler/codegen/library_call_emitter.h"
 
 #include "metrics/metrics.h"
 
@@ -220,13 +220,13 @@ std::string ImagesLastCopy(const std::string& copy, const std::string& source, i
   return body.str();
 }
 
-bool Emitter::IsFloatSingleGroupConv2d(const Instruction& i, int64_t rank) {
+bool IsFloatSingleGroupConv2d(const Instruction& i, int64_t rank) {
   for (const Instruction* t : std::initializer_list<const Instruction*>{i.operand(0), i.operand(1), &i})
     if (t->shape().type != ElementType::kF32) return false;
   return IsCanonicalConv2d(i.attrs(), rank) && i.attrs().feature_group_count == 1;
 }
 
-bool Emitter::IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank) {
+bool IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank) {
   if (!IsFloatSingleGroupConv2d(i, rank)) return false;
   const hlo::Attributes& a = i.attrs();
   for (const hlo::WindowDim& d : a.window)
@@ -234,13 +234,13 @@ bool Emitter::IsPlainUnitStrideConv2d(const Instruction& i, int64_t rank) {
   return true;
 }
 
-bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
+bool LibraryCallEmitter::EmitDirectConvFilterGradient(const Instruction& i) {
   const hlo::Shape& dy = i.operand(0)->shape();
   const hlo::Shape& x = i.operand(1)->shape();
   const hlo::Shape& dw = i.shape();
   if (!IsPlainUnitStrideConv2d(i, x.rank())) return false;
   ImagesLastConv g{x.dims[0], x.dims[1], x.dims[2], x.dims[3], dw.dims[0], dw.dims[2], dw.dims[3], dy.dims[2], dy.dims[3],
-                  Operand(i, 1), Operand(i, 0), Buffer(i)};
+                  steps_.Operand(i, 1), steps_.Operand(i, 0), BufferName(i)};
   const int64_t taps = g.kh * g.kw, groups = g.n / kImagesPerVector, weights = g.o * g.c * taps;
   const int64_t copied = g.o * g.dh * g.dw + g.c * g.h * g.w;  // vectors copied images-last, a group
   const int64_t multiply_adds = weights * g.dh * g.dw;          // vector multiply-adds, a group
@@ -255,24 +255,24 @@ bool Emitter::EmitDirectConvFilterGradient(const Instruction& i) {
   // Block-scoped in its step, so one name serves every such call, and the kernel's text (its
   // parameter is named after the array) is the same in every graph: a later graph links it.
   const std::string partial = "parts";
-  out_ << "  {\n  float " << partial << "[" << groups * weights << "];\n";
-  std::vector<KernelBuffer> buffers = {{"float", partial, true}, {"float", g.dy, false}, {"float", g.images, false}};
-  EmitKernelCall(i.name(), buffers, ImagesLastFilterGradientBody(g, partial), groups);
-  out_ << "  for (int64_t k = 0; k < " << weights << "; ++k) {\n"
+  steps_.code() << "  {\n  float " << partial << "[" << groups * weights << "];\n";
+  std::vector<StepWriter::KernelBuffer> buffers = {{"float", partial, true}, {"float", g.dy, false}, {"float", g.images, false}};
+  steps_.EmitKernelCall(i.name(), buffers, ImagesLastFilterGradientBody(g, partial), groups);
+  steps_.code() << "  for (int64_t k = 0; k < " << weights << "; ++k) {\n"
        << "    float s = " << partial << "[k];\n"
        << "    for (int64_t p = 1; p < " << groups << "; ++p) s += " << partial << "[p * " << weights << " + k];\n"
-       << "    " << Buffer(i) << "[k] = s;\n"
+       << "    " << BufferName(i) << "[k] = s;\n"
        << "  }\n  }\n";
   return true;
 }
 
-bool Emitter::EmitDirectConvInputGradient(const Instruction& i) {
+bool LibraryCallEmitter::EmitDirectConvInputGradient(const Instruction& i) {
   const hlo::Shape& dy = i.operand(0)->shape();
   const hlo::Shape& w = i.operand(1)->shape();
   const hlo::Shape& dx = i.shape();
   if (!IsPlainUnitStrideConv2d(i, dx.rank())) return false;
   ImagesLastConv g{dx.dims[0], dx.dims[1], dx.dims[2], dx.dims[3], w.dims[0], w.dims[2], w.dims[3], dy.dims[2], dy.dims[3],
-                  Buffer(i), Operand(i, 0), Operand(i, 1)};
+                  BufferName(i), steps_.Operand(i, 0), steps_.Operand(i, 1)};
   // Whole vectors of images, an accumulator register per input channel, both image-last copies
   // on the stack (64 bytes an element each).
   const int64_t stack = (g.o * g.dh * g.dw + g.c * g.h * g.w) * 64;
@@ -280,12 +280,12 @@ bool Emitter::EmitDirectConvInputGradient(const Instruction& i) {
       dy.element_count() == 0)
     return false;
   TXLA_COUNTER("ConvDirectInputGradientKernels", 1);
-  std::vector<KernelBuffer> buffers = {{"float", g.images, true}, {"float", g.dy, false}, {"float", g.weights, false}};
-  EmitKernelCall(i.name(), buffers, ImagesLastInputGradientBody(g), g.n / kImagesPerVector);
+  std::vector<StepWriter::KernelBuffer> buffers = {{"float", g.images, true}, {"float", g.dy, false}, {"float", g.weights, false}};
+  steps_.EmitKernelCall(i.name(), buffers, ImagesLastInputGradientBody(g), g.n / kImagesPerVector);
   return true;
 }
 
-bool Emitter::EmitDirectConv(const Instruction& i) {
+bool LibraryCallEmitter::EmitDirectConv(const Instruction& i) {
   const hlo::Shape& x = i.operand(0)->shape();
   const hlo::Shape& w = i.operand(1)->shape();
   const hlo::Shape& y = i.shape();
@@ -293,15 +293,15 @@ bool Emitter::EmitDirectConv(const Instruction& i) {
   const bool bias = i.operands().size() == 3;
   if (bias && i.operand(2)->shape().type != ElementType::kF32) return false;
   DirectConv g{x.dims[0], x.dims[1], x.dims[2], x.dims[3], w.dims[0], w.dims[2], w.dims[3], y.dims[2], y.dims[3],
-               Buffer(i), Operand(i, 0), Operand(i, 1), bias ? Operand(i, 2) : ""};
+               BufferName(i), steps_.Operand(i, 0), steps_.Operand(i, 1), bias ? steps_.Operand(i, 2) : ""};
   const int64_t pieces = static_cast<int64_t>(RowPieces(g.ow).size());
   const bool channel_form = g.ow >= 8 && pieces > 0 && g.o * pieces <= kMaxVectorAccumulators;
   const bool row_form = g.c <= kMaxDirectInputChannels && g.ow >= kMinDirectRow && g.ow <= kMaxDirectRow;
   if (!(channel_form || row_form) || y.element_count() == 0) return false;
   TXLA_COUNTER("ConvDirectKernels", 1);
-  std::vector<KernelBuffer> buffers = {{"float", g.out, true}, {"float", g.in, false}, {"float", g.weights, false}};
+  std::vector<StepWriter::KernelBuffer> buffers = {{"float", g.out, true}, {"float", g.in, false}, {"float", g.weights, false}};
   if (bias) buffers.push_back({"float", g.bias, false});
-  EmitKernelCall(i.name(), buffers, channel_form ? ChannelFormBody(g) : RowFormBody(g), g.n > 1 ? g.n : 0);
+  steps_.EmitKernelCall(i.name(), buffers, channel_form ? ChannelFormBody(g) : RowFormBody(g), g.n > 1 ? g.n : 0);
   return true;
 }
 

@@ -1,10 +1,11 @@
 // Calls into the support table: GEMM, convolution, pooling and collectives, with their geometry.
-#include "compiler/codegen/emitter.h"
+#include "compiler/codegen/library_call_emitter.h"
 
 #include <stdexcept>
 #include <string_view>
 #include <unordered_set>
 
+#include "compiler/codegen/reduction_emitter.h"
 #include "compiler/codegen/support_abi.h"
 #include "compiler/library/recurrent.h"
 #include "hlo/shape_inference.h"
@@ -14,22 +15,6 @@
 #include "runtime/element_type.h"
 
 namespace txla::compiler::emitter {
-
-std::string Emitter::Geometry(const std::string& name, const std::vector<int64_t>& fields) {
-  std::string table = "g_" + Sanitize(name);
-  // In the step function that makes the call (AddStep): a step of the same geometry is shared.
-  step_tables_ << "  static const int64_t " << table << "[] = {";
-  for (size_t k = 0; k < fields.size(); ++k) step_tables_ << (k ? ", " : "") << fields[k] << "LL";
-  step_tables_ << "};\n";
-  return table;
-}
-
-std::string Emitter::Operand(const Instruction& i, size_t k) {
-  const Instruction& op = *i.operand(k);
-  if (!Materialized(op))
-    throw std::invalid_argument("codegen: operand " + op.name() + " of " + i.name() + " is not in memory");
-  return Buffer(op);
-}
 
 namespace {
 
@@ -169,8 +154,8 @@ bool IsSupportSlot(const std::string& name) {
 
 }  // namespace
 
-void Emitter::EmitLibraryCall(const Instruction& i) {
-  if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+void LibraryCallEmitter::EmitLibraryCall(const Instruction& i) {
+  if (!steps_.Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
   const CustomCallTarget target = i.attrs().custom_call_target;
   // Calls with a loop kernel of their own for some geometries: the routine takes the rest.
   switch (target) {
@@ -194,12 +179,12 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
   }
   const Routine routine = RoutineOf(i);
   if (routine.name == "loop") {
-    EmitCumulative(i, routine.geometry(i));
+    EmitScan(steps_, i, routine.geometry(i));
     return;
   }
   if (routine.name == "reshard" || routine.name == "partitioner") {  // untyped: bytes moved as they are
-    std::string table = Geometry(i.name(), routine.geometry(i));
-    out_ << "  support->reshard(" << table << ", " << Operand(i, 0) << ", " << Buffer(i) << ");\n";
+    std::string table = steps_.Geometry(i.name(), routine.geometry(i));
+    steps_.code() << "  support->reshard(" << table << ", " << steps_.Operand(i, 0) << ", " << BufferName(i) << ");\n";
     return;
   }
   const ElementType type = i.operand(0)->shape().type;
@@ -208,17 +193,17 @@ void Emitter::EmitLibraryCall(const Instruction& i) {
     throw std::invalid_argument("codegen: " + i.name() + " (" + std::string(routine.name) + ") on " +
                                 runtime::ElementTypeName(type) + " is not supported yet");
   std::string args;
-  for (size_t k = 0; k < i.operands().size(); ++k) args += Operand(i, k) + ", ";
+  for (size_t k = 0; k < i.operands().size(); ++k) args += steps_.Operand(i, k) + ", ";
   if (i.opcode() == Opcode::kConvolution) args += "nullptr, ";  // no bias
-  std::string table = Geometry(i.name(), routine.geometry(i));
-  out_ << "  support->" << slot << "(" << args << Buffer(i) << ", " << table << ");\n";
+  std::string table = steps_.Geometry(i.name(), routine.geometry(i));
+  steps_.code() << "  support->" << slot << "(" << args << BufferName(i) << ", " << table << ");\n";
 }
 
 // Collectives go to the runtime's transport on whole buffers (runtime/collectives.h decodes the
 // spec). Gathering or scattering along dimension 0 of a row-major buffer is contiguous blocks;
 // lowering transposes other dimensions there.
-void Emitter::EmitCollective(const Instruction& i) {
-  if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+void LibraryCallEmitter::EmitCollective(const Instruction& i) {
+  if (!steps_.Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
   const hlo::Attributes& a = i.attrs();
   auto op = i.opcode() == Opcode::kAllReduce   ? runtime::CollectiveOp::kAllReduce
             : i.opcode() == Opcode::kAllGather ? runtime::CollectiveOp::kAllGather
@@ -236,9 +221,9 @@ void Emitter::EmitCollective(const Instruction& i) {
     }
   }
   const hlo::Shape& in = i.operand(0)->shape();
-  std::string table = Geometry(i.name(), runtime::EncodeCollective(op, kind, in.type, in.element_count(),
+  std::string table = steps_.Geometry(i.name(), runtime::EncodeCollective(op, kind, in.type, in.element_count(),
                                                                    a.replica_groups));
-  out_ << "  support->collective(" << table << ", " << Operand(i, 0) << ", " << Buffer(i) << ");\n";
+  steps_.code() << "  support->collective(" << table << ", " << steps_.Operand(i, 0) << ", " << BufferName(i) << ");\n";
 }
 
 bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {
@@ -253,13 +238,12 @@ bool IsCanonicalConv2d(const hlo::Attributes& a, int64_t rank) {
   return canonical;
 }
 
-// Reads through a virtual transpose: the buffer and whether it is transposed.
-std::pair<const Instruction*, bool> Emitter::GemmOperand(const Instruction& i) {
+std::pair<const Instruction*, bool> LibraryCallEmitter::GemmOperand(const Instruction& i) {
   if (IsVirtualTranspose(i)) return {i.operand(0), true};
   return {&i, false};
 }
 
-void Emitter::EmitDot(const Instruction& dot) {
+void LibraryCallEmitter::EmitDot(const Instruction& dot) {
   const hlo::DotDims& d = dot.attrs().dot;
   ElementType type = dot.shape().type;
   // bf16 operands with an f32 result: a mixed-precision product (float-normalization's).
@@ -289,9 +273,9 @@ void Emitter::EmitDot(const Instruction& dot) {
   if (rhs_vec) { trans_b = false; ldb = 1; }
   if (lhs_vec) { trans_a = false; lda = k; }
   std::string fn = bf16 ? "gemm_bf16" : type == ElementType::kF32 ? "gemm_f32" : "gemm_f64";
-  out_ << "  support->" << fn << "(" << batch << ", " << trans_a << ", " << trans_b << ", " << m << ", " << n
-       << ", " << k << ", " << Buffer(*lhs) << ", " << lda << ", " << m * k << ", " << Buffer(*rhs) << ", " << ldb
-       << ", " << k * n << ", " << Buffer(dot) << ", " << n << ", " << m * n << ");\n";
+  steps_.code() << "  support->" << fn << "(" << batch << ", " << trans_a << ", " << trans_b << ", " << m << ", " << n
+       << ", " << k << ", " << BufferName(*lhs) << ", " << lda << ", " << m * k << ", " << BufferName(*rhs) << ", " << ldb
+       << ", " << k * n << ", " << BufferName(dot) << ", " << n << ", " << m * n << ");\n";
 }
 
 }  // namespace txla::compiler::emitter

@@ -1,6 +1,6 @@
 // Max pooling's argmax and its gradient as loop kernels, for windows small enough to unroll: the
 // fast paths of the txla.max_pool2d_* library calls (emit_library_calls.cc takes the rest).
-#include "compiler/codegen/emitter.h"
+#include "compiler/codegen/library_call_emitter.h"
 
 #include <sstream>
 
@@ -26,7 +26,7 @@ Index OpenWindowLoops(const std::vector<int64_t>& out_dims, std::ostringstream& 
 // Max pooling's argmax as a loop kernel: selects over an unrolled window vectorize, where a
 // library loop would branch on the data. Positions in the padding are masked out (read
 // clamped, never taken); the index ranges drop the masks wherever they cannot fail.
-bool Emitter::EmitPoolIndices(const Instruction& i) {
+bool LibraryCallEmitter::EmitPoolIndices(const Instruction& i) {
   const auto& window = i.attrs().window;
   const hlo::Shape& in = i.operand(0)->shape();
   const auto& out_dims = i.shape().dims;
@@ -36,7 +36,7 @@ bool Emitter::EmitPoolIndices(const Instruction& i) {
     positions *= w.size;
   }
   if (positions > 16 || in.rank() < 2 || in.element_count() == 0) return false;
-  std::string type = CType(in.type), x = Operand(i, 0), fn = "k_" + Sanitize(i.name());
+  std::string type = CType(in.type), x = steps_.Operand(i, 0), fn = "k_" + Sanitize(i.name());
   int64_t r = in.rank(), in_w = in.dims[r - 1];
   std::ostringstream body;
   const Index idx = OpenWindowLoops(out_dims, body);
@@ -55,10 +55,10 @@ bool Emitter::EmitPoolIndices(const Instruction& i) {
          << "      best = take ? (int64_t)(" << flat << ") : best; m = take ? v : m; }\n";
   }
   body << "    out[" << Linear(idx, out_dims) << "] = best;\n  }\n";
-  KernelNames names = AddKernel(
+  StepWriter::KernelNames names = steps_.AddKernel(
       i.name(), "TXLA_KERNEL void " + fn + "(int64_t* __restrict__ out, const " + type + "* __restrict__ x)",
       body.str());
-  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << x << ");\n";
+  steps_.code() << "  " << names.at(fn) << "(" << BufferName(i) << ", " << x << ");\n";
   return true;
 }
 
@@ -69,7 +69,7 @@ bool Emitter::EmitPoolIndices(const Instruction& i) {
 // bits masked off, not a select: a float select on the integer position compiled to branches
 // (the MNIST CNN's first pooling, 184K windows: 1.6 ms on one Zen 5 core, masked 0.1 ms; the
 // indices kernel alone took 0.19).
-bool Emitter::EmitPoolBackwardFromInput(const Instruction& i) {
+bool LibraryCallEmitter::EmitPoolBackwardFromInput(const Instruction& i) {
   const auto& window = i.attrs().window;
   const hlo::Shape& in = i.operand(1)->shape();
   const auto& out_dims = i.operand(0)->shape().dims;
@@ -96,11 +96,11 @@ bool Emitter::EmitPoolBackwardFromInput(const Instruction& i) {
     body << "    out[" << at[p] << "] = __builtin_bit_cast(" << type << ", g & (0 - (" << bits << ")(best == " << p
          << ")));\n";
   body << "  }\n";
-  KernelNames names = AddKernel(i.name(),
+  StepWriter::KernelNames names = steps_.AddKernel(i.name(),
                                 "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
                                     "* __restrict__ dy, const " + type + "* __restrict__ x)",
                                 body.str());
-  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << Operand(i, 0) << ", " << Operand(i, 1) << ");\n";
+  steps_.code() << "  " << names.at(fn) << "(" << BufferName(i) << ", " << steps_.Operand(i, 0) << ", " << steps_.Operand(i, 1) << ");\n";
   return true;
 }
 

@@ -1,16 +1,19 @@
-// Kernels that accumulate: reductions (whole, row-wise, windowed), cumulative sums and scatter.
-#include "compiler/codegen/emitter.h"
+// Kernels that accumulate: reductions (whole and row-wise), scans and scatter.
+#include "compiler/codegen/reduction_emitter.h"
 
+#include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "metrics/metrics.h"
 
 namespace txla::compiler::emitter {
 
-std::vector<Emitter::Reduction> Emitter::KernelReductions(const Instruction& reduce, const std::string& out) {
+std::vector<ReductionEmitter::Reduction> ReductionEmitter::KernelReductions(const Instruction& reduce,
+                                                                            const std::string& out) const {
   std::vector<Reduction> all = {{&reduce, "", out}};
-  for (size_t k = 0; k < sibling_reductions_.size(); ++k)
-    all.push_back({sibling_reductions_[k], std::to_string(k + 1), Buffer(*extra_outputs_[k])});
+  for (size_t k = 0; k < kernel_.sibling_reductions.size(); ++k)
+    all.push_back({kernel_.sibling_reductions[k], std::to_string(k + 1), BufferName(*kernel_.extra_outputs[k])});
   for (const Reduction& r : all)
     if (r.reduce->operands().size() != 2) throw std::invalid_argument("codegen: variadic reduce");
   return all;
@@ -18,17 +21,17 @@ std::vector<Emitter::Reduction> Emitter::KernelReductions(const Instruction& red
 
 // Operand `operand` (0: the input, 1: the init value) of every reduction at `idx`: their
 // statements written into the kernel, their names returned in the reductions' order.
-std::vector<std::string> Emitter::EmitOperands(const std::vector<Reduction>& all, size_t operand, const Index& idx) {
-  expr_.BeginBody();
+std::vector<std::string> ReductionEmitter::EmitOperands(const std::vector<Reduction>& all, size_t operand, const Index& idx) {
+  kernel_.expr.BeginBody();
   std::vector<std::string> values;
-  for (const Reduction& r : all) values.push_back(expr_.Value(*r.reduce->operand(operand), idx));
-  out_ << expr_.body.str();
+  for (const Reduction& r : all) values.push_back(kernel_.expr.Value(*r.reduce->operand(operand), idx));
+  kernel_.body << kernel_.expr.body.str();
   return values;
 }
 
 // One loop nest over the reduction's input; a sibling reduction (kernel_merging.h) has the same
 // loops and gets an accumulator of its own (suffixed) in the same body.
-void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
+void ReductionEmitter::Emit(const Instruction& reduce, const std::string& out) {
   std::vector<Reduction> all = KernelReductions(reduce, out);
   const auto& real_dims = reduce.operand(0)->shape().dims;
   std::vector<bool> reduced(real_dims.size(), false);
@@ -46,9 +49,9 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
   size_t trailing = real_dims.size();
   while (trailing > 0 && reduced[trailing - 1]) --trailing;
   size_t merged = trailing;
-  for (const Reduction& r : all) merged = std::max(merged, MergedInnerDimensions(*r.reduce->operand(0), trailing));
+  for (const Reduction& r : all) merged = std::max(merged, kernel_.MergedInnerDimensions(*r.reduce->operand(0), trailing));
   for (const Reduction& r : all)
-    if (merged < real_dims.size() && MergedInnerDimensions(*r.reduce->operand(0), merged) != merged)
+    if (merged < real_dims.size() && kernel_.MergedInnerDimensions(*r.reduce->operand(0), merged) != merged)
       merged = real_dims.size();
   std::vector<int64_t> in_dims(real_dims.begin(), real_dims.begin() + static_cast<std::ptrdiff_t>(merged));
   std::vector<int64_t> merged_dims(real_dims.begin() + static_cast<std::ptrdiff_t>(merged), real_dims.end());
@@ -66,22 +69,22 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     out.insert(out.end(), parts.begin(), parts.end());
     return out;
   };
-  out_ << "  {\n";
+  kernel_.body << "  {\n";
   Index out_idx, full(in_dims.size());
   for (size_t k = 0; k < in_dims.size(); ++k) {
     if (reduced[k]) continue;
     std::string v = "o" + std::to_string(k);
-    if (out_idx.empty() && parallel_)  // the first kept dimension
-      out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+    if (out_idx.empty() && kernel_.parallel)  // the first kept dimension
+      kernel_.body << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
     else
-      out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+      kernel_.body << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
     out_idx.push_back(IndexExpr::Var(v, in_dims[k]));
     full[k] = out_idx.back();
   }
-  out_ << "    {\n";
+  kernel_.body << "    {\n";
   const std::vector<std::string> inits = EmitOperands(all, 1, {});
   for (size_t s = 0; s < all.size(); ++s)
-    out_ << "      " << AccumulatorType(*all[s].reduce) << " acc" << all[s].suffix << " = " << inits[s] << ";\n";
+    kernel_.body << "      " << AccumulatorType(*all[s].reduce) << " acc" << all[s].suffix << " = " << inits[s] << ";\n";
   // Reducing the contiguous last dimension: kPartials accumulators, each taking every
   // kPartials-th element, so the loop vectorizes (a single running total is one long chain of
   // dependent adds); they are combined into the total at the end, as eager's vectorized
@@ -97,14 +100,14 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     TXLA_COUNTER("KernelReductionsWithPartials", 1);
     for (size_t s = 0; s < all.size(); ++s) {
       const std::string part = "part" + all[s].suffix;
-      out_ << "      " << AccumulatorType(*all[s].reduce) << " " << part << "[" << kPartials << "];\n      for (int j = 0; j < "
+      kernel_.body << "      " << AccumulatorType(*all[s].reduce) << " " << part << "[" << kPartials << "];\n      for (int j = 0; j < "
            << kPartials << "; ++j) " << part << "[j] = " << identities[s] << ";\n";
     }
   }
   for (size_t k = 0; k < in_dims.size(); ++k) {
     if (!reduced[k] || (partials && k == last)) continue;
     std::string v = "r" + std::to_string(k);
-    out_ << "      for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+    kernel_.body << "      for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
     full[k] = IndexExpr::Var(v, in_dims[k]);
   }
   // Every reduction's value at `at`, then each combined into its slot ("acc" or a partial).
@@ -112,10 +115,10 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     const std::vector<std::string> values = EmitOperands(all, 0, real(at));
     for (size_t s = 0; s < all.size(); ++s) {
       std::string slot = slot_prefix + all[s].suffix + slot_index;
-      out_ << "        " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
+      kernel_.body << "        " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
     }
   };
-  out_ << "      {\n";
+  kernel_.body << "      {\n";
   if (!partials) {
     accumulate(full, "acc", "");
   } else {
@@ -131,44 +134,44 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     bool staged = false;  // any reduction of the kernel's shared loop loading narrow elements
     for (size_t s = 0; n >= kStageElements && !staged && s < all.size(); ++s) {
       std::set<const Instruction*> seen;
-      staged = LoadsNarrowElements(*all[s].reduce->operand(0), &seen);
+      staged = kernel_.LoadsNarrowElements(*all[s].reduce->operand(0), &seen);
     }
     const int64_t staged_end = staged ? n - n % kStageElements : 0;
     if (staged) {
       TXLA_COUNTER("KernelReductionsStaged", 1);
-      out_ << "      for (int64_t c = 0; c < " << staged_end << "; c += " << kStageElements << ") {\n";
+      kernel_.body << "      for (int64_t c = 0; c < " << staged_end << "; c += " << kStageElements << ") {\n";
       for (const Reduction& r : all)
-        out_ << "      " << CType(r.reduce->operand(0)->shape().type) << " stage" << r.suffix << "["
+        kernel_.body << "      " << CType(r.reduce->operand(0)->shape().type) << " stage" << r.suffix << "["
              << kStageElements << "];\n";
-      out_ << "      for (int64_t " << v << " = c; " << v << " < c + " << kStageElements << "; ++" << v << ") {\n";
+      kernel_.body << "      for (int64_t " << v << " = c; " << v << " < c + " << kStageElements << "; ++" << v << ") {\n";
       full[last] = IndexExpr::Var(v, 0, staged_end);
       const std::vector<std::string> values = EmitOperands(all, 0, real(full));
       for (size_t s = 0; s < all.size(); ++s)
-        out_ << "        stage" << all[s].suffix << "[" << v << " - c] = " << values[s] << ";\n";
-      out_ << "      }\n";
+        kernel_.body << "        stage" << all[s].suffix << "[" << v << " - c] = " << values[s] << ";\n";
+      kernel_.body << "      }\n";
       for (const Reduction& r : all) {
         const std::string part = "part" + r.suffix + "[j]";
-        out_ << "      for (int64_t b = 0; b < " << kStageElements << "; b += " << kPartials << ")\n"
+        kernel_.body << "      for (int64_t b = 0; b < " << kStageElements << "; b += " << kPartials << ")\n"
              << "      for (int j = 0; j < " << kPartials << "; ++j) " << part << " = "
              << Combiner(*r.reduce, part, "stage" + r.suffix + "[b + j]") << ";\n";
       }
-      out_ << "      }\n";
+      kernel_.body << "      }\n";
     }
     if (staged_end < whole) {
-      out_ << "      for (int64_t b = " << staged_end << "; b < " << whole << "; b += " << kPartials << ")\n"
+      kernel_.body << "      for (int64_t b = " << staged_end << "; b < " << whole << "; b += " << kPartials << ")\n"
            << "      for (int64_t " << v << " = b; " << v << " < b + " << kPartials << "; ++" << v << ") {\n";
       full[last] = IndexExpr::Var(v, staged_end, whole);
       accumulate(full, "part", "[" + v + " - b]");
-      out_ << "      }\n";
+      kernel_.body << "      }\n";
     }
     if (whole < n) {
-      out_ << "      for (int64_t " << v << " = " << whole << "; " << v << " < " << n << "; ++" << v << ") {\n";
+      kernel_.body << "      for (int64_t " << v << " = " << whole << "; " << v << " < " << n << "; ++" << v << ") {\n";
       full[last] = IndexExpr::Var(v, whole, n);
       accumulate(full, "acc", "");
-      out_ << "      }\n";
+      kernel_.body << "      }\n";
     }
   }
-  out_ << "      }\n";
+  kernel_.body << "      }\n";
   // The partials fold pairwise, halves at a time (vector operations), into the total: a row of
   // 64 (attention's softmax) spent as long on 16 dependent scalar combines as on its 4 vector
   // steps.
@@ -176,34 +179,20 @@ void Emitter::EmitReduce(const Instruction& reduce, const std::string& out) {
     for (const Reduction& r : all) {
       const std::string part = "part" + r.suffix;
       for (int64_t half = kPartials / 2; half >= 1; half /= 2)
-        out_ << "      for (int j = 0; j < " << half << "; ++j) " << part << "[j] = "
+        kernel_.body << "      for (int j = 0; j < " << half << "; ++j) " << part << "[j] = "
              << Combiner(*r.reduce, part + "[j]", part + "[j + " + std::to_string(half) + "]") << ";\n";
-      out_ << "      acc" << r.suffix << " = " << Combiner(*r.reduce, "acc" + r.suffix, part + "[0]") << ";\n";
+      kernel_.body << "      acc" << r.suffix << " = " << Combiner(*r.reduce, "acc" + r.suffix, part + "[0]") << ";\n";
     }
   for (const Reduction& r : all)
-    out_ << "      " << r.out << "[" << Linear(out_idx, r.reduce->shape().dims) << "] = "
+    kernel_.body << "      " << r.out << "[" << Linear(out_idx, r.reduce->shape().dims) << "] = "
          << Stored(r.reduce->shape().type, "(" + std::string(CType(r.reduce->shape().type)) + ")acc" + r.suffix) << ";\n";
-  out_ << "    }\n  }\n";
+  kernel_.body << "    }\n  }\n";
 }
 
-// Whether computing `i` in the kernel being emitted loads elements narrower than 4 bytes
-// (following fusion parameters and inlined producers as Value does; every operand counts).
-bool Emitter::LoadsNarrowElements(const Instruction& i, std::set<const Instruction*>* seen) {
-  if (!seen->insert(&i).second) return false;
-  auto param = expr_.fusion_params.find(&i);
-  if (param != expr_.fusion_params.end()) return LoadsNarrowElements(*param->second, seen);
-  auto inlined = expr_.inlined.find(&i);
-  if (inlined != expr_.inlined.end()) return LoadsNarrowElements(*inlined->second, seen);
-  if (i.opcode() == Opcode::kConstant && i.shape().IsScalar()) return false;
-  if (Materialized(i) && &i != expr_.current_output) return runtime::ByteWidth(i.shape().type) < 4;
-  for (const Instruction* operand : i.operands())
-    if (LoadsNarrowElements(*operand, seen)) return true;
-  return false;
-}
 
 // What partial accumulators start from: the combiner's identity, or the init value itself
 // where combining it twice changes nothing (max, min, and, or). Empty: no partials.
-std::string Emitter::ReductionIdentity(const Instruction& reduce, const std::string& init) {
+std::string ReductionEmitter::ReductionIdentity(const Instruction& reduce, const std::string& init) {
   switch (reduce.attrs().called.at(0)->root()->opcode()) {
     case Opcode::kAdd: return "0";
     case Opcode::kMultiply: return "1";
@@ -218,7 +207,7 @@ std::string Emitter::ReductionIdentity(const Instruction& reduce, const std::str
 // Sums and products of f32 accumulate in double: a running f32 sum loses ~n ulps over n terms,
 // which is enough to decide near ties (relu's mask after batch norm) the other way than eager
 // PyTorch (whose vectorized sums keep many partial sums) and to turn ResNet's gradients.
-std::string Emitter::AccumulatorType(const Instruction& reduce) {
+std::string ReductionEmitter::AccumulatorType(const Instruction& reduce) {
   Opcode combiner = reduce.attrs().called.at(0)->root()->opcode();
   bool sum_or_product = combiner == Opcode::kAdd || combiner == Opcode::kMultiply;
   return sum_or_product ? WideType(reduce.shape().type) : CType(reduce.shape().type);
@@ -229,7 +218,7 @@ std::string Emitter::AccumulatorType(const Instruction& reduce) {
 // Reducing leading dimensions (a sum over the batch) accumulates whole output rows, so the
 // inner loop walks memory contiguously instead of striding down a column: the number of
 // leading reduced dimensions when a reduction has that form, else 0.
-size_t Emitter::RowReduceLeading(const Instruction& reduce) {
+size_t ReductionEmitter::RowReduceLeading(const Instruction& reduce) {
   const auto& in_dims = reduce.operand(0)->shape().dims;
   std::vector<bool> reduced(in_dims.size(), false);
   for (int64_t d : reduce.attrs().dimensions) reduced[d] = true;
@@ -242,7 +231,33 @@ size_t Emitter::RowReduceLeading(const Instruction& reduce) {
   return rows ? leading : 0;
 }
 
-void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
+int64_t ReductionEmitter::ParallelExtent(const Instruction& reduce) const {
+  const hlo::Shape& shape = reduce.operand(0)->shape();
+  if (shape.rank() == 0 || shape.element_count() < kParallelElements) return 0;
+  if (size_t leading = RowReduceLeading(reduce)) {
+    // Rows of accumulators split by their first kept dimension: each thread owns a slice. A
+    // single kept dimension is split in whole blocks of kRowBlock: the inner loop keeps a
+    // constant trip count, which the compiler needs to vectorize it at -O2.
+    // Each thread then reads a narrow slice of every row, a strided pattern the prefetchers
+    // follow badly: on an EPYC Milan the split ran 1.1-5x slower than one thread streaming
+    // whole rows at every size measured (64k to 4M elements; LayerNorm and bias gradients are
+    // 65k-262k), so only very large reductions are split.
+    if (shape.element_count() < kParallelRowReduceElements) return 0;
+    int64_t kept = shape.dims[leading];
+    if (leading + 1 == shape.dims.size()) {
+      if (kept % kRowBlock != 0) return 0;
+      kept /= kRowBlock;
+    }
+    return kept;
+  }
+  // The general reduction's outermost loop runs over the first kept dimension: split it.
+  const auto& reduced = reduce.attrs().dimensions;
+  for (int64_t d = 0; d < shape.rank(); ++d)
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) return shape.dims[d];
+  return 0;
+}
+
+void ReductionEmitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
   const Instruction& reduce = *all[0].reduce;
   const Instruction& input = *reduce.operand(0);
   const auto& in_dims = input.shape().dims;
@@ -250,24 +265,24 @@ void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
   const int64_t count = reduce.shape().element_count();
   // In parallel, this thread owns rows [lo, hi) of the first kept dimension: a contiguous
   // slice of the accumulators and of the output.
-  const bool blocks = parallel_ && leading + 1 == in_dims.size();  // see Parallelizable
+  const bool blocks = kernel_.parallel && leading + 1 == in_dims.size();  // see ParallelExtent
   const int64_t inner = blocks ? kRowBlock : count / in_dims[leading];
-  if (parallel_) TXLA_COUNTER("KernelRowReductionsInParallel", 1);
+  if (kernel_.parallel) TXLA_COUNTER("KernelRowReductionsInParallel", 1);
   std::string scale = inner == 1 ? "" : " * " + std::to_string(inner);
-  std::string first = parallel_ ? "lo" + scale : "0";
-  std::string past = parallel_ ? "hi" + scale : std::to_string(count);
-  out_ << "  {\n";
+  std::string first = kernel_.parallel ? "lo" + scale : "0";
+  std::string past = kernel_.parallel ? "hi" + scale : std::to_string(count);
+  kernel_.body << "  {\n";
   const std::vector<std::string> inits = EmitOperands(all, 1, {});
   for (size_t s = 0; s < all.size(); ++s) {
     const std::string acc = "acc" + all[s].suffix;
-    out_ << "    " << AccumulatorType(*all[s].reduce) << " " << acc << "[" << count << "];\n";
-    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << acc << "[o] = " << inits[s] << ";\n";
+    kernel_.body << "    " << AccumulatorType(*all[s].reduce) << " " << acc << "[" << count << "];\n";
+    kernel_.body << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << acc << "[o] = " << inits[s] << ";\n";
   }
   Index full(in_dims.size()), out_idx;
   for (size_t k = 0; k < leading; ++k) {
     std::string v = "r" + std::to_string(k);
     full[k] = IndexExpr::Var(v, in_dims[k]);
-    out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+    kernel_.body << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
   }
   for (size_t k = leading; k < in_dims.size(); ++k) {
     std::string v = "o" + std::to_string(k);
@@ -275,35 +290,35 @@ void Emitter::EmitRowReduce(const std::vector<Reduction>& all, size_t leading) {
     if (k == leading && blocks) {
       // The block's columns count from 0: a trip count the compiler sees is constant.
       full[k] = IndexExpr::Var("b", 0, in_dims[k] / kRowBlock) * kRowBlock + IndexExpr::Var("j", kRowBlock);
-      out_ << "    for (int64_t b = lo; b < hi; ++b)\n    for (int64_t j = 0; j < " << kRowBlock << "; ++j)\n";
-    } else if (k == leading && parallel_) {
-      out_ << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
+      kernel_.body << "    for (int64_t b = lo; b < hi; ++b)\n    for (int64_t j = 0; j < " << kRowBlock << "; ++j)\n";
+    } else if (k == leading && kernel_.parallel) {
+      kernel_.body << "    for (int64_t " << v << " = lo; " << v << " < hi; ++" << v << ")\n";
     } else {
-      out_ << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
+      kernel_.body << "    for (int64_t " << v << " = 0; " << v << " < " << in_dims[k] << "; ++" << v << ")\n";
     }
     out_idx.push_back(full[k]);
   }
-  out_ << "    {\n";
+  kernel_.body << "    {\n";
   const std::vector<std::string> values = EmitOperands(all, 0, full);
   for (size_t s = 0; s < all.size(); ++s) {
     std::string slot = "acc" + all[s].suffix + "[" + Linear(out_idx, out_dims) + "]";
-    out_ << "      " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
+    kernel_.body << "      " << slot << " = " << Combiner(*all[s].reduce, slot, values[s]) << ";\n";
   }
-  out_ << "    }\n";
+  kernel_.body << "    }\n";
   for (const Reduction& r : all) {
     ElementType t = r.reduce->shape().type;
-    out_ << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << r.out << "[o] = "
+    kernel_.body << "    for (int64_t o = " << first << "; o < " << past << "; ++o) " << r.out << "[o] = "
          << Stored(t, "(" + std::string(CType(t)) + ")acc" + r.suffix + "[o]") << ";\n";
   }
-  out_ << "  }\n";
+  kernel_.body << "  }\n";
 }
 
 // scatter: copy the operand, then combine each update into the position its index names.
-void Emitter::EmitScatter(const Instruction& i) {
-  if (!Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
+void EmitScatter(StepWriter& steps, const Instruction& i) {
+  if (!steps.Materialized(i)) throw std::invalid_argument("codegen: " + i.name() + " has no buffer");
   const hlo::Shape& updates = i.operand(2)->shape();
   std::string type = CType(i.shape().type), fn = "k_" + Sanitize(i.name());
-  std::string operand = Operand(i, 0), indices = Operand(i, 1), values = Operand(i, 2);
+  std::string operand = steps.Operand(i, 0), indices = steps.Operand(i, 1), values = steps.Operand(i, 2);
   int64_t d = i.attrs().dimensions.at(0);
   std::ostringstream body;
   body << "  for (int64_t o = 0; o < " << i.shape().element_count() << "; ++o) out[o] = operand[o];\n";
@@ -323,12 +338,12 @@ void Emitter::EmitScatter(const Instruction& i) {
   std::string combined = combiner->opcode() == Opcode::kParameter ? value : Combiner(i, slot, value);
   body << "  {\n    const int64_t j = " << CheckedIndex(j, target_size, i.name())
        << ";\n    " << slot << " = " << combined << ";\n  }\n";
-  KernelNames names =
-      AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
+  StepWriter::KernelNames names =
+      steps.AddKernel(i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + type +
                               "* __restrict__ operand, const int64_t* __restrict__ indices, const " + type +
                               "* __restrict__ updates)",
                 body.str());
-  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
+  steps.code() << "  " << names.at(fn) << "(" << BufferName(i) << ", " << operand << ", " << indices << ", " << values << ");\n";
 }
 
 // Scans (every txla.cum* target) along dimensions={d}, one line at a time, as ATen's CPU
@@ -336,7 +351,7 @@ void Emitter::EmitScatter(const Instruction& i) {
 // totals), txla.cumlogsumexp (a running log-sum-exp), and txla.cummax_indices /
 // txla.cummin_indices (where the running extremum was last taken: a later equal value or any NaN
 // takes over; the values are a gather of these indices).
-void Emitter::EmitCumulative(const Instruction& i, const std::vector<int64_t>& lines) {
+void EmitScan(StepWriter& steps, const Instruction& i, const std::vector<int64_t>& lines) {
   using hlo::CustomCallTarget;
   const CustomCallTarget target = i.attrs().custom_call_target;
   const hlo::Shape& s = i.shape();
@@ -372,10 +387,10 @@ void Emitter::EmitCumulative(const Instruction& i, const std::vector<int64_t>& l
        << "      for (int64_t k = 0; k < " << length << "; ++k) {\n"
        << "        const int64_t at = (o * " << length << " + k) * " << inner << " + i;\n"
        << "        " << step << "\n      }\n    }\n";
-  KernelNames names = AddKernel(
+  StepWriter::KernelNames names = steps.AddKernel(
       i.name(), "TXLA_KERNEL void " + fn + "(" + type + "* __restrict__ out, const " + x_type + "* __restrict__ x)",
       body.str());
-  out_ << "  " << names.at(fn) << "(" << Buffer(i) << ", " << Operand(i, 0) << ");\n";
+  steps.code() << "  " << names.at(fn) << "(" << BufferName(i) << ", " << steps.Operand(i, 0) << ");\n";
 }
 
 }  // namespace txla::compiler::emitter

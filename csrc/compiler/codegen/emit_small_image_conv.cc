@@ -13,7 +13,7 @@
 // A call takes (group of 16 images, block of R output channels) units: it copies the group's
 // images into images-last order on its stack, then per input channel loads the few position
 // vectors once and multiplies them into R x positions accumulator registers by broadcast weights.
-#include "compiler/codegen/emitter.h"
+#include "compiler/codegen/library_call_emitter.h"
 
 #include "metrics/metrics.h"
 
@@ -173,7 +173,7 @@ std::string SmallImageFilterGradientBody(const SmallImageFilterGradient& g) {
 
 }  // namespace
 
-bool Emitter::EmitSmallImageConv(const Instruction& i, bool input_gradient) {
+bool LibraryCallEmitter::EmitSmallImageConv(const Instruction& i, bool input_gradient) {
   // Forward: (x, w[, bias]) -> y; input gradient: (dy, w) -> dx.
   const hlo::Shape& w = i.operand(1)->shape();
   const hlo::Shape& x = input_gradient ? i.shape() : i.operand(0)->shape();
@@ -191,13 +191,13 @@ bool Emitter::EmitSmallImageConv(const Instruction& i, bool input_gradient) {
   g.n = x.dims[0];
   g.taps = taps;
   g.triples = ForwardTriples(i.attrs(), x.dims[2], x.dims[3], y.dims[2], y.dims[3]);
-  g.out = Buffer(i);
-  g.in = Operand(i, 0);
-  g.weights = Operand(i, 1);
+  g.out = BufferName(i);
+  g.in = steps_.Operand(i, 0);
+  g.weights = steps_.Operand(i, 1);
   if (!input_gradient) {
     g.a = y.dims[1], g.b = x.dims[1], g.out_positions = out_positions, g.in_positions = in_positions;
     g.a_stride = x.dims[1] * taps, g.b_stride = taps;
-    if (bias) g.bias = Operand(i, 2);
+    if (bias) g.bias = steps_.Operand(i, 2);
   } else {
     g.a = x.dims[1], g.b = y.dims[1], g.out_positions = in_positions, g.in_positions = out_positions;
     g.a_stride = taps, g.b_stride = x.dims[1] * taps;
@@ -209,13 +209,13 @@ bool Emitter::EmitSmallImageConv(const Instruction& i, bool input_gradient) {
     TXLA_COUNTER("ConvSmallImageInputGradientKernels", 1);
   else
     TXLA_COUNTER("ConvSmallImageKernels", 1);
-  std::vector<KernelBuffer> buffers = {{"float", g.out, true}, {"float", g.in, false}, {"float", g.weights, false}};
+  std::vector<StepWriter::KernelBuffer> buffers = {{"float", g.out, true}, {"float", g.in, false}, {"float", g.weights, false}};
   if (bias) buffers.push_back({"float", g.bias, false});
-  EmitKernelCall(i.name(), buffers, SmallImageBody(g), g.n / kImagesPerVector * (g.a / g.block));
+  steps_.EmitKernelCall(i.name(), buffers, SmallImageBody(g), g.n / kImagesPerVector * (g.a / g.block));
   return true;
 }
 
-bool Emitter::EmitSmallImageConvFilterGradient(const Instruction& i) {
+bool LibraryCallEmitter::EmitSmallImageConvFilterGradient(const Instruction& i) {
   // (dy, x) -> dw
   const hlo::Shape& dy = i.operand(0)->shape();
   const hlo::Shape& x = i.operand(1)->shape();
@@ -229,10 +229,10 @@ bool Emitter::EmitSmallImageConvFilterGradient(const Instruction& i) {
     return false;
   g.block = FilterGradientBlock(g);
   g.triples = ForwardTriples(i.attrs(), x.dims[2], x.dims[3], dy.dims[2], dy.dims[3]);
-  g.dw = Buffer(i), g.dy = Operand(i, 0), g.x = Operand(i, 1);
+  g.dw = BufferName(i), g.dy = steps_.Operand(i, 0), g.x = steps_.Operand(i, 1);
   TXLA_COUNTER("ConvSmallImageFilterGradientKernels", 1);
-  std::vector<KernelBuffer> buffers = {{"float", g.dw, true}, {"float", g.dy, false}, {"float", g.x, false}};
-  EmitKernelCall(i.name(), buffers, SmallImageFilterGradientBody(g), g.c / kChannelsPerVector * (g.o / g.block));
+  std::vector<StepWriter::KernelBuffer> buffers = {{"float", g.dw, true}, {"float", g.dy, false}, {"float", g.x, false}};
+  steps_.EmitKernelCall(i.name(), buffers, SmallImageFilterGradientBody(g), g.c / kChannelsPerVector * (g.o / g.block));
   return true;
 }
 

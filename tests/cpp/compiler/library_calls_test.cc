@@ -109,5 +109,33 @@ TEST(LibraryCallsTest, ATypeWithoutASlotIsRefusedWhenEmitted) {
   }
 }
 
+// A dot is one GEMM call from its step, its transposes and leading dimensions as arguments; a
+// transposed operand is read in place (a virtual transpose), not copied.
+TEST(LibraryCallsTest, ADotIsOneGemmCall) {
+  EXPECT_EQ(EmitAfterPrelude(R"(HloModule m
+ENTRY %main {
+  %x = f32[4,6] parameter(0)
+  %w = f32[3,6] parameter(1)
+  %wt = f32[6,3] transpose(%w), dimensions={1,0}
+  %y = f32[4,3] dot(%x, %wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (f32[4,3]) tuple(%y)
+}
+)"), R"golden(//@@txla kernel H y
+extern "C" void s_H(const TxlaSupport* support, void* const* a) {
+  const float* buf0 = (const float*)a[0];
+  const float* buf1 = (const float*)a[1];
+  float* buf2 = (float*)a[2];
+  support->gemm_f32(1, 0, 1, 4, 3, 6, buf0, 6, 24, buf1, 6, 18, buf2, 3, 12);
+}
+//@@txla kernel end
+//@@txla run
+// The graph's program (compiler/graph_program.h): what it runs, in order,
+//   y: step s_H(b_x, b_w, b_y)
+// and the same as the runtime reads it (no compiler does):
+//@@txla program 1 1 3 0 0 0 1 1 0 1 0 0 0 0 3 0 1 2
+//@@txla functions s_H
+)golden");
+}
+
 }  // namespace
 }  // namespace txla::compiler
