@@ -85,7 +85,7 @@
   V(aten_mul_Tensor, "aten::mul.Tensor", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "mul_.Tensor")        \
   V(aten_mul_Scalar, "aten::mul.Scalar", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "mul_.Scalar")        \
   V(aten_div_Tensor, "aten::div.Tensor", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "div_.Tensor")        \
-  V(aten_div_Tensor_mode, "aten::div.Tensor_mode", nullptr, nullptr, nullptr, kScalarKindOnly, nullptr)               \
+  V(aten_div_Tensor_mode, "aten::div.Tensor_mode", DivTensorMode, nullptr, nullptr, kScalarKindOnly, nullptr)         \
   V(aten_div_Scalar, "aten::div.Scalar", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, "div_.Scalar")        \
   V(aten_maximum, "aten::maximum", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, nullptr)                    \
   V(aten_minimum, "aten::minimum", SameDtypeBroadcast, nullptr, nullptr, kScalarKindOnly, nullptr)                    \
@@ -181,7 +181,7 @@
   V(aten_bucketize_Tensor, "aten::bucketize.Tensor", nullptr, UnsortableSearch, nullptr, 0, nullptr)                  \
   V(aten_bucketize_Scalar, "aten::bucketize.Scalar", BucketizeScalar, UnsortableSearch, nullptr, 0, nullptr)          \
   /* Matrix products. */                                                                                              \
-  V(aten_mm, "aten::mm", MatrixProduct, nullptr, nullptr, 0, nullptr)                                                 \
+  V(aten_mm, "aten::mm", Mm, nullptr, nullptr, 0, nullptr)                                                            \
   V(aten_addmm, "aten::addmm", nullptr, nullptr, nullptr, 0, nullptr)                                                 \
   V(aten_bmm, "aten::bmm", MatrixProduct, nullptr, nullptr, 0, nullptr)                                               \
   V(aten_baddbmm, "aten::baddbmm", nullptr, nullptr, nullptr, 0, nullptr)                                             \
@@ -256,7 +256,7 @@
   V(aten_randperm, "aten::randperm", Randperm, nullptr, nullptr, kSeedsDefaultGenerator, nullptr)                     \
   V(aten_randperm_generator, "aten::randperm.generator", Randperm, nullptr, nullptr, 0, nullptr)                      \
   V(aten_random, "aten::random", SameAsFirst, nullptr, nullptr, 0, "random_")                                         \
-  V(aten_random_from, "aten::random.from", SameAsFirst, nullptr, nullptr, 0, "random_.from")                          \
+  V(aten_random_from, "aten::random.from", RandomFrom, nullptr, nullptr, 0, "random_.from")                           \
   /* Views, as the copies functionalization turns them into. */                                                       \
   V(aten_view_copy, "aten::view_copy", ViewCopy, nullptr, nullptr, 0, nullptr)                                        \
   V(aten_view_copy_dtype, "aten::view_copy.dtype", nullptr, nullptr, nullptr, 0, nullptr)                             \
@@ -273,7 +273,7 @@
   V(aten_squeeze_copy_dim, "aten::squeeze_copy.dim", nullptr, nullptr, nullptr, 0, nullptr)                           \
   V(aten_diagonal_copy, "aten::diagonal_copy", nullptr, nullptr, nullptr, 0, nullptr)                                 \
   V(aten_diag_embed, "aten::diag_embed", nullptr, nullptr, nullptr, 0, nullptr)                                       \
-  V(aten_trace, "aten::trace", nullptr, nullptr, nullptr, 0, nullptr)                                                 \
+  V(aten_trace, "aten::trace", Trace, nullptr, nullptr, 0, nullptr)                                                   \
   V(aten_as_strided_copy, "aten::as_strided_copy", nullptr, nullptr, nullptr, 0, nullptr)                             \
   V(aten_unfold_copy, "aten::unfold_copy", nullptr, nullptr, nullptr, 0, nullptr)                                     \
   V(aten_split_copy_Tensor, "aten::split_copy.Tensor", nullptr, nullptr, nullptr, 0, nullptr)                         \
@@ -376,10 +376,10 @@
   V(aten_affine_grid_generator, "aten::affine_grid_generator", nullptr, nullptr, nullptr, 0, nullptr)                 \
   V(aten_floor_divide, "aten::floor_divide", BinaryElementwise, nullptr, nullptr, 0, nullptr)                         \
   /* Indexing, joining, reshuffling. */                                                                               \
-  V(aten_cat, "aten::cat", nullptr, nullptr, nullptr, 0, nullptr)                                                     \
+  V(aten_cat, "aten::cat", Cat, nullptr, nullptr, 0, nullptr)                                                         \
   V(aten_stack, "aten::stack", nullptr, nullptr, nullptr, 0, nullptr)                                                 \
   V(aten_index_select, "aten::index_select", nullptr, nullptr, nullptr, 0, nullptr)                                   \
-  V(aten_gather, "aten::gather", nullptr, nullptr, nullptr, 0, nullptr)                                               \
+  V(aten_gather, "aten::gather", Gather, nullptr, nullptr, 0, nullptr)                                                \
   V(aten_scatter_src, "aten::scatter.src", nullptr, nullptr, nullptr, 0, nullptr)                                     \
   V(aten_scatter_value, "aten::scatter.value", nullptr, nullptr, nullptr, 0, nullptr)                                 \
   V(aten_scatter_add, "aten::scatter_add", nullptr, nullptr, nullptr, 0, nullptr)                                     \
@@ -392,9 +392,9 @@
   V(aten_index_fill_int_Tensor, "aten::index_fill.int_Tensor", nullptr, nullptr, nullptr, 0, nullptr)                 \
   V(aten_take, "aten::take", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
   V(aten_put, "aten::put", nullptr, nullptr, nullptr, 0, nullptr)                                                     \
-  V(aten_flip, "aten::flip", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
+  V(aten_flip, "aten::flip", Flip, nullptr, nullptr, 0, nullptr)                                                      \
   V(aten_rot90, "aten::rot90", nullptr, nullptr, nullptr, 0, nullptr)                                                 \
-  V(aten_roll, "aten::roll", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
+  V(aten_roll, "aten::roll", Roll, nullptr, nullptr, 0, nullptr)                                                      \
   V(aten_repeat, "aten::repeat", nullptr, nullptr, nullptr, 0, nullptr)                                               \
   V(aten_constant_pad_nd, "aten::constant_pad_nd", nullptr, nullptr, nullptr, 0, nullptr)                             \
   V(aten_tril, "aten::tril", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
@@ -405,7 +405,7 @@
   V(aten_zero, "aten::zero", SameAsFirst, nullptr, nullptr, 0, "zero_")                                               \
   V(aten_zeros, "aten::zeros", Factory, nullptr, nullptr, 0, nullptr)                                                 \
   V(aten_ones, "aten::ones", Factory, nullptr, nullptr, 0, nullptr)                                                   \
-  V(aten_full, "aten::full", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
+  V(aten_full, "aten::full", Full, nullptr, nullptr, 0, nullptr)                                                      \
   /* The first backward through a transposed weight allocates its gradient with it. */                                \
   V(aten_new_empty_strided, "aten::new_empty_strided", NewEmptyStrided, nullptr, nullptr, 0, nullptr)                 \
   /* Factories whose ATen composite writes into an out= tensor it resizes: recorded whole. */                         \

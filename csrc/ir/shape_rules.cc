@@ -31,6 +31,7 @@ Shapes SameAsFirst(c10::ArrayRef<c10::IValue> args) {
 }
 
 Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
+  CheckBinaryOperands(args);
   const at::Tensor& first = args[0].toTensor();
   if (!c10::isFloatingType(first.scalar_type())) return std::nullopt;
   std::vector<int64_t> sizes;
@@ -49,8 +50,7 @@ Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
     if (!t.defined() || t.scalar_type() != first.scalar_type() || t.unsafeGetTensorImpl()->is_wrapped_number() ||
         t.device().type() != first.device().type())
       return std::nullopt;
-    // A mismatch raises eager's own message (TensorIterator's), which the Meta kernel words
-    // differently.
+    // A mismatch of later operands raises eager's own message (TensorIterator's).
     sizes = at::infer_size(sizes, t.sizes());
   }
   return std::vector<Shape>{Shape(first.scalar_type(), sizes)};

@@ -14,6 +14,25 @@ inline const at::Tensor* OptionalTensor(const c10::IValue& v) {
   return (v.isTensor() && v.toTensor().defined()) ? &v.toTensor() : nullptr;
 }
 
+// PyTorch/XLA's argument checks, with its messages (shape_rules_checks.cc). A tensor's type and
+// sizes as its messages print them ("f32[2,2]"); two operands of a binary op that do not
+// broadcast; then rules that check an op's arguments and leave its shape to the Meta kernel (or,
+// Mm and RandomFrom, to MatrixProduct and SameAsFirst).
+std::string XlaShapeText(const at::Tensor& t);
+void CheckBroadcastable(const at::Tensor& a, const at::Tensor& b);
+// The first two arguments, when both are tensors (not wrapped Python numbers).
+void CheckBinaryOperands(c10::ArrayRef<c10::IValue> args);
+// expand's `sizes` against its input: as many or more, each -1, the input's or from a 1.
+void CheckExpandSizes(const at::Tensor& self, const std::vector<int64_t>& sizes);
+Shapes Cat(c10::ArrayRef<c10::IValue> args);
+Shapes DivTensorMode(c10::ArrayRef<c10::IValue> args);
+Shapes Flip(c10::ArrayRef<c10::IValue> args);
+Shapes Full(c10::ArrayRef<c10::IValue> args);
+Shapes Gather(c10::ArrayRef<c10::IValue> args);
+Shapes Mm(c10::ArrayRef<c10::IValue> args);
+Shapes RandomFrom(c10::ArrayRef<c10::IValue> args);
+Shapes Roll(c10::ArrayRef<c10::IValue> args);
+Shapes Trace(c10::ArrayRef<c10::IValue> args);
 // Output has the input's shape and dtype (activations and their backwards, fills, rng ops).
 // Only when every tensor argument has the first one's shape and dtype, and it is floating.
 std::optional<std::vector<Shape>> SameAsFirst(c10::ArrayRef<c10::IValue> args);

@@ -86,11 +86,7 @@ Shapes PermuteCopy(c10::ArrayRef<c10::IValue> args) {
 Shapes ExpandCopy(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   auto target = ToInts(args[1]);
-  TORCH_CHECK(target.size() >= static_cast<size_t>(self.dim()),
-              "expand(", self.toString(), "{", self.sizes(), "}, size=", target,
-              "): the number of sizes provided (", target.size(), ") ",
-              "must be greater or equal to the number of dimensions in the tensor (",
-              self.dim(), ")");
+  CheckExpandSizes(self, target);
   auto geometry = at::inferExpandGeometry_dimvector(self.sizes(), self.strides(), target);
   return std::vector<Shape>{Shape(self.scalar_type(), geometry.sizes)};
 }

@@ -217,10 +217,9 @@ def test_fallback_result_keeps_working_lazily(dev):
 def test_shape_mismatch_raises_at_the_op(dev):
     a = torch.randn(3, 4).to(dev)
     b = torch.randn(5).to(dev)
-    # (torch 1.13's message, and torch 2.x's from its Python meta kernel)
-    with pytest.raises(RuntimeError, match='must match the size of tensor b|broadcast a dimension of length 5'):
+    with pytest.raises(RuntimeError, match='Shapes are not compatible for broadcasting'):
         a + b
-    with pytest.raises(RuntimeError, match='cannot be multiplied|must have same reduction dim'):
+    with pytest.raises(RuntimeError, match=r'cannot matrix-multiply tensors f32\[3,4\] and f32\[5,2\]'):
         a @ torch.randn(5, 2).to(dev)
     with pytest.raises(RuntimeError, match='invalid for input of size 12'):
         a.view(5, 2)
