@@ -3,8 +3,9 @@
 //   V(identifier, "qualified name", shape rule, fallback predicate, written-args rule,
 //     OpFlag bits, in-place overload)
 // op_table.cc expands the rows into the table (shape rules: ir/shape_rules.h; the predicates are
-// op_table.cc's); op_names.h into a constant per name (op::aten_add_Tensor), through which the
-// lowering rules and the kernels name ops, so a misspelt op does not compile.
+// op_table.cc's); lower/lowering_table.h into a lowering rule per row, by identifier, which the
+// op's family file defines (TXLA_LOWER); op_names.h into a constant per name
+// (op::aten_add_Tensor), through which kernels name ops, so a misspelt op does not compile.
 #pragma once
 
 #define TXLA_OP_ROWS(V)                                                                                               \

@@ -3,8 +3,9 @@
 // predicate for argument values the device cannot trace (a boolean mask's result size depends on
 // data), the flags below and the in-place overload that records it. The dispatcher registration
 // (aten/register.cc), the recorder (aten/lazy_kernel.cc) and the graph passes read the row; the
-// lowering (lower/) is keyed by the same name, and a test checks the two sets are equal. Ops not
-// in the table run through the CPU fallback and are counted as aten::<name>.
+// lowering (lower/lowering_table.h) has a rule per row, named after the row. Its arguments and
+// results are the ATen schema's the row resolves. Ops not in the table run through the CPU
+// fallback and are counted as aten::<name>.
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>

@@ -110,9 +110,8 @@ Outs AdaptiveMaxPool2dBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> AdaptiveMaxLowerings() {
-  return {{op::aten_adaptive_max_pool2d, AdaptiveMaxPool2d},
-          {op::aten_adaptive_max_pool2d_backward, AdaptiveMaxPool2dBackward}};
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_adaptive_max_pool2d, AdaptiveMaxPool2d)
+TXLA_LOWER(aten_adaptive_max_pool2d_backward, AdaptiveMaxPool2dBackward)
 
 }  // namespace txla::lower

@@ -95,11 +95,10 @@ Outs Bessel(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> BesselLowerings() {
-  return {{op::aten_i0, Bessel<false, false>},
-          {op::aten_special_i0e, Bessel<false, true>},
-          {op::aten_special_i1, Bessel<true, false>},
-          {op::aten_special_i1e, Bessel<true, true>}};
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_i0, Bessel<false, false>)
+TXLA_LOWER(aten_special_i0e, Bessel<false, true>)
+TXLA_LOWER(aten_special_i1, Bessel<true, false>)
+TXLA_LOWER(aten_special_i1e, Bessel<true, true>)
 
 }  // namespace txla::lower

@@ -115,15 +115,12 @@ Outs ShardToFullShape(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> CollectiveLowerings() {
-  return {
-      {op::txla_all_reduce, AllReduce},
-      {op::txla_all_gather, AllGather},
-      {op::txla_reduce_scatter, ReduceScatter},
-      {op::txla_custom_sharding, CustomSharding},
-      {op::txla_spmd_full_to_shard_shape, FullToShardShape},
-      {op::txla_spmd_shard_to_full_shape, ShardToFullShape},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(txla_all_reduce, AllReduce)
+TXLA_LOWER(txla_all_gather, AllGather)
+TXLA_LOWER(txla_reduce_scatter, ReduceScatter)
+TXLA_LOWER(txla_custom_sharding, CustomSharding)
+TXLA_LOWER(txla_spmd_full_to_shard_shape, FullToShardShape)
+TXLA_LOWER(txla_spmd_shard_to_full_shape, ShardToFullShape)
 
 }  // namespace txla::lower

@@ -138,11 +138,8 @@ Outs ConvolutionBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> ConvLowerings() {
-  return {
-      {op::aten_convolution, Convolution},
-      {op::aten_convolution_backward, ConvolutionBackward},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_convolution, Convolution)
+TXLA_LOWER(aten_convolution_backward, ConvolutionBackward)
 
 }  // namespace txla::lower

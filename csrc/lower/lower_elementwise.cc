@@ -394,37 +394,76 @@ Outs MaskedFill(LoweringContext& c, const ir::Node& n) {  // (self, mask, value)
 
 }  // namespace
 
-std::vector<LoweringEntry> ElementwiseLowerings() {
-  return {
-      {op::aten_log2, Log2}, {op::aten_log10, Log10}, {op::aten_log1p, Log1p}, {op::aten_expm1, Expm1},
-      {op::aten_tan, Tan}, {op::aten_asin, Asin}, {op::aten_acos, Acos}, {op::aten_atan, Atan},
-      {op::aten_sinh, Sinh}, {op::aten_cosh, Cosh}, {op::aten_erf, Erf}, {op::aten_erfc, Erfc},
-      {op::aten_floor, Floor}, {op::aten_ceil, Ceil}, {op::aten_round, Round}, {op::aten_trunc, TruncOp},
-      {op::aten_frac, Frac}, {op::aten_sign, Sign}, {op::aten_sgn, Sign}, {op::aten_reciprocal, Reciprocal},
-      {op::aten_bitwise_not, BitwiseNot}, {op::aten_logical_not, LogicalNot},
-      {op::aten_logical_and, Logical<Opcode::kAnd>}, {op::aten_logical_or, Logical<Opcode::kOr>},
-      {op::aten_logical_xor, Logical<Opcode::kXor>},
-      {op::aten_bitwise_and_Tensor, Bitwise<Opcode::kAnd>}, {op::aten_bitwise_or_Tensor, Bitwise<Opcode::kOr>},
-      {op::aten_bitwise_xor_Tensor, Bitwise<Opcode::kXor>},
-      {op::aten_clamp, Clamp}, {op::aten_clamp_Tensor, Clamp}, {op::aten_clamp_min, ClampMin},
-      {op::aten_clamp_max, ClampMax}, {op::aten_pow_Tensor_Tensor, PowTensorTensor}, {op::aten_pow_Scalar, PowScalar},
-      {op::aten_threshold, Threshold}, {op::aten_sigmoid_backward, SigmoidBackward},
-      {op::aten_tanh_backward, TanhBackward}, {op::aten_gelu, Gelu}, {op::aten_gelu_backward, GeluBackward},
-      {op::aten_silu, Silu}, {op::aten_mish, Mish}, {op::aten_leaky_relu, LeakyRelu},
-      {op::aten_leaky_relu_backward, LeakyReluBackward},
-      {op::aten__prelu_kernel, PreluKernel}, {op::aten__prelu_kernel_backward, PreluKernelBackward}, {op::aten_elu, Elu}, {op::aten_elu_backward, EluBackward},
-      {op::aten_hardtanh, Hardtanh}, {op::aten_hardtanh_backward, HardtanhBackward},
-      {op::aten_softplus, Softplus}, {op::aten_softplus_backward, SoftplusBackward},
-      {op::aten_hardsigmoid, Hardsigmoid}, {op::aten_hardsigmoid_backward, HardsigmoidBackward},
-      {op::aten_hardswish, Hardswish}, {op::aten_hardswish_backward, HardswishBackward},
-      {op::aten_rsub_Scalar, RsubScalar}, {op::aten_div_Tensor_mode, DivMode},
-      {op::aten_floor_divide, FloorDivideOp},
-      {op::aten_remainder_Tensor, Remainder}, {op::aten_remainder_Scalar, Remainder},
-      {op::aten_fmod_Tensor, Fmod}, {op::aten_fmod_Scalar, Fmod}, {op::aten_atan2, Atan2},
-      {op::aten_copysign_Tensor, Copysign}, {op::aten_copysign_Scalar, Copysign}, {op::aten_sinc, Sinc},
-      {op::aten_lerp_Scalar, Lerp}, {op::aten_lerp_Tensor, Lerp},
-      {op::aten_masked_fill_Scalar, MaskedFill}, {op::aten_masked_fill_Tensor, MaskedFill},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_log2, Log2)
+TXLA_LOWER(aten_log10, Log10)
+TXLA_LOWER(aten_log1p, Log1p)
+TXLA_LOWER(aten_expm1, Expm1)
+TXLA_LOWER(aten_tan, Tan)
+TXLA_LOWER(aten_asin, Asin)
+TXLA_LOWER(aten_acos, Acos)
+TXLA_LOWER(aten_atan, Atan)
+TXLA_LOWER(aten_sinh, Sinh)
+TXLA_LOWER(aten_cosh, Cosh)
+TXLA_LOWER(aten_erf, Erf)
+TXLA_LOWER(aten_erfc, Erfc)
+TXLA_LOWER(aten_floor, Floor)
+TXLA_LOWER(aten_ceil, Ceil)
+TXLA_LOWER(aten_round, Round)
+TXLA_LOWER(aten_trunc, TruncOp)
+TXLA_LOWER(aten_frac, Frac)
+TXLA_LOWER(aten_sign, Sign)
+TXLA_LOWER(aten_sgn, Sign)
+TXLA_LOWER(aten_reciprocal, Reciprocal)
+TXLA_LOWER(aten_bitwise_not, BitwiseNot)
+TXLA_LOWER(aten_logical_not, LogicalNot)
+TXLA_LOWER(aten_logical_and, Logical<Opcode::kAnd>)
+TXLA_LOWER(aten_logical_or, Logical<Opcode::kOr>)
+TXLA_LOWER(aten_logical_xor, Logical<Opcode::kXor>)
+TXLA_LOWER(aten_bitwise_and_Tensor, Bitwise<Opcode::kAnd>)
+TXLA_LOWER(aten_bitwise_or_Tensor, Bitwise<Opcode::kOr>)
+TXLA_LOWER(aten_bitwise_xor_Tensor, Bitwise<Opcode::kXor>)
+TXLA_LOWER(aten_clamp, Clamp)
+TXLA_LOWER(aten_clamp_Tensor, Clamp)
+TXLA_LOWER(aten_clamp_min, ClampMin)
+TXLA_LOWER(aten_clamp_max, ClampMax)
+TXLA_LOWER(aten_pow_Tensor_Tensor, PowTensorTensor)
+TXLA_LOWER(aten_pow_Scalar, PowScalar)
+TXLA_LOWER(aten_threshold, Threshold)
+TXLA_LOWER(aten_sigmoid_backward, SigmoidBackward)
+TXLA_LOWER(aten_tanh_backward, TanhBackward)
+TXLA_LOWER(aten_gelu, Gelu)
+TXLA_LOWER(aten_gelu_backward, GeluBackward)
+TXLA_LOWER(aten_silu, Silu)
+TXLA_LOWER(aten_mish, Mish)
+TXLA_LOWER(aten_leaky_relu, LeakyRelu)
+TXLA_LOWER(aten_leaky_relu_backward, LeakyReluBackward)
+TXLA_LOWER(aten__prelu_kernel, PreluKernel)
+TXLA_LOWER(aten__prelu_kernel_backward, PreluKernelBackward)
+TXLA_LOWER(aten_elu, Elu)
+TXLA_LOWER(aten_elu_backward, EluBackward)
+TXLA_LOWER(aten_hardtanh, Hardtanh)
+TXLA_LOWER(aten_hardtanh_backward, HardtanhBackward)
+TXLA_LOWER(aten_softplus, Softplus)
+TXLA_LOWER(aten_softplus_backward, SoftplusBackward)
+TXLA_LOWER(aten_hardsigmoid, Hardsigmoid)
+TXLA_LOWER(aten_hardsigmoid_backward, HardsigmoidBackward)
+TXLA_LOWER(aten_hardswish, Hardswish)
+TXLA_LOWER(aten_hardswish_backward, HardswishBackward)
+TXLA_LOWER(aten_rsub_Scalar, RsubScalar)
+TXLA_LOWER(aten_div_Tensor_mode, DivMode)
+TXLA_LOWER(aten_floor_divide, FloorDivideOp)
+TXLA_LOWER(aten_remainder_Tensor, Remainder)
+TXLA_LOWER(aten_remainder_Scalar, Remainder)
+TXLA_LOWER(aten_fmod_Tensor, Fmod)
+TXLA_LOWER(aten_fmod_Scalar, Fmod)
+TXLA_LOWER(aten_atan2, Atan2)
+TXLA_LOWER(aten_copysign_Tensor, Copysign)
+TXLA_LOWER(aten_copysign_Scalar, Copysign)
+TXLA_LOWER(aten_sinc, Sinc)
+TXLA_LOWER(aten_lerp_Scalar, Lerp)
+TXLA_LOWER(aten_lerp_Tensor, Lerp)
+TXLA_LOWER(aten_masked_fill_Scalar, MaskedFill)
+TXLA_LOWER(aten_masked_fill_Tensor, MaskedFill)
 
 }  // namespace txla::lower

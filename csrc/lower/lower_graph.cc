@@ -1,4 +1,4 @@
-// The lowering's driver: each op's rule, found through its op-table row, and LowerGraph, which
+// The lowering's driver: each op's rule, taken by its op-table row, and LowerGraph, which
 // lowers a cut graph node by node and checks every rule's outputs against the IR's shapes.
 #include <algorithm>
 #include <stdexcept>
@@ -13,30 +13,14 @@
 namespace txla::lower {
 namespace {
 
-// Every family's rules, by op-table row. A rule naming an op the table does not record, or a
-// second rule for one op, is a bug, reported at first use.
-const std::vector<LowerFn>& RulesByRow() {
-  static const std::vector<LowerFn> rules = [] {
-    std::vector<LowerFn> by_row(ir::OpTable().size(), nullptr);
-    for (const auto& family :
-         {CoreLowerings(), ConvLowerings(), NnLowerings(), NormLowerings(), ElementwiseLowerings(),
-          ReductionLowerings(), ShapeLowerings(), LossLowerings(), RandomLowerings(), IndexingLowerings(),
-          ResampleLowerings(), SpecialLowerings(), CollectiveLowerings(), SortedLowerings(), PatchLowerings(),
-          RecurrentLowerings(), AdaptiveMaxLowerings(), GridSampleLowerings(), BesselLowerings()}) {
-      for (const auto& [name, rule] : family) {
-        const ir::OpInfo* op = ir::FindOp(name);
-        if (op == nullptr)
-          throw std::logic_error(std::string("a lowering rule names ") + name + ", which the op table does not record");
-        if (by_row[op->index] != nullptr) throw std::logic_error(std::string("two lowering rules for ") + name);
-        by_row[op->index] = rule;
-      }
-    }
-    return by_row;
-  }();
-  return rules;
-}
+// Every row's rule, in the rows' order (which is OpTable()'s).
+constexpr LowerFn kRuleByRow[] = {
+#define TXLA_RULE_OF_ROW(id, ...) &rules::id,
+    TXLA_OP_ROWS(TXLA_RULE_OF_ROW)
+#undef TXLA_RULE_OF_ROW
+};
 
-LowerFn RuleFor(const ir::OpInfo& op) { return RulesByRow()[op.index]; }
+LowerFn RuleFor(const ir::OpInfo& op) { return kRuleByRow[op.index]; }
 
 }  // namespace
 

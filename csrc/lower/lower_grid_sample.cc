@@ -188,8 +188,8 @@ Outs GridSampler2dBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> GridSampleLowerings() {
-  return {{op::aten_grid_sampler_2d, GridSampler2d}, {op::aten_grid_sampler_2d_backward, GridSampler2dBackward}};
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_grid_sampler_2d, GridSampler2d)
+TXLA_LOWER(aten_grid_sampler_2d_backward, GridSampler2dBackward)
 
 }  // namespace txla::lower

@@ -325,16 +325,22 @@ Outs EmbeddingDenseBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> IndexingLowerings() {
-  return {
-      {op::aten_index_select, IndexSelect}, {op::aten_embedding, Embedding}, {op::aten_gather, GatherOp},
-      {op::aten_index_Tensor, IndexTensor}, {op::aten_scatter_src, ScatterSrc<false>},
-      {op::aten_scatter_add, ScatterSrc<true>}, {op::aten_scatter_value, ScatterValue},
-      {op::aten_scatter_reduce_two, ScatterReduce}, {op::aten_index_add, IndexAdd},
-      {op::aten_index_copy, IndexCopy}, {op::aten_index_fill_int_Scalar, IndexFill},
-      {op::aten_index_fill_int_Tensor, IndexFill}, {op::aten_take, Take}, {op::aten_put, Put},
-      {op::aten_index_put, IndexPut}, {op::aten_embedding_dense_backward, EmbeddingDenseBackward},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_index_select, IndexSelect)
+TXLA_LOWER(aten_embedding, Embedding)
+TXLA_LOWER(aten_gather, GatherOp)
+TXLA_LOWER(aten_index_Tensor, IndexTensor)
+TXLA_LOWER(aten_scatter_src, ScatterSrc<false>)
+TXLA_LOWER(aten_scatter_add, ScatterSrc<true>)
+TXLA_LOWER(aten_scatter_value, ScatterValue)
+TXLA_LOWER(aten_scatter_reduce_two, ScatterReduce)
+TXLA_LOWER(aten_index_add, IndexAdd)
+TXLA_LOWER(aten_index_copy, IndexCopy)
+TXLA_LOWER(aten_index_fill_int_Scalar, IndexFill)
+TXLA_LOWER(aten_index_fill_int_Tensor, IndexFill)
+TXLA_LOWER(aten_take, Take)
+TXLA_LOWER(aten_put, Put)
+TXLA_LOWER(aten_index_put, IndexPut)
+TXLA_LOWER(aten_embedding_dense_backward, EmbeddingDenseBackward)
 
 }  // namespace txla::lower

@@ -191,17 +191,17 @@ Outs MultiMarginLossBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> LossLowerings() {
-  return {
-      {op::aten_mse_loss, MseLoss}, {op::aten_mse_loss_backward, MseLossBackward},
-      {op::aten_smooth_l1_loss, SmoothL1Loss}, {op::aten_smooth_l1_loss_backward, SmoothL1LossBackward},
-      {op::aten_huber_loss, HuberLoss}, {op::aten_huber_loss_backward, HuberLossBackward},
-      {op::aten_binary_cross_entropy, BinaryCrossEntropy},
-      {op::aten_binary_cross_entropy_backward, BinaryCrossEntropyBackward},
-      {op::aten_native_dropout_backward, DropoutBackward},
-      {op::aten_multi_margin_loss, MultiMarginLoss},
-      {op::aten_multi_margin_loss_backward, MultiMarginLossBackward},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_mse_loss, MseLoss)
+TXLA_LOWER(aten_mse_loss_backward, MseLossBackward)
+TXLA_LOWER(aten_smooth_l1_loss, SmoothL1Loss)
+TXLA_LOWER(aten_smooth_l1_loss_backward, SmoothL1LossBackward)
+TXLA_LOWER(aten_huber_loss, HuberLoss)
+TXLA_LOWER(aten_huber_loss_backward, HuberLossBackward)
+TXLA_LOWER(aten_binary_cross_entropy, BinaryCrossEntropy)
+TXLA_LOWER(aten_binary_cross_entropy_backward, BinaryCrossEntropyBackward)
+TXLA_LOWER(aten_native_dropout_backward, DropoutBackward)
+TXLA_LOWER(aten_multi_margin_loss, MultiMarginLoss)
+TXLA_LOWER(aten_multi_margin_loss_backward, MultiMarginLossBackward)
 
 }  // namespace txla::lower

@@ -408,23 +408,20 @@ Outs BatchNormBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> NnLowerings() {
-  return {
-      {op::aten_max_pool2d_with_indices, MaxPool2dWithIndices},
-      {op::aten_max_pool2d_with_indices_backward, MaxPool2dWithIndicesBackward},
-      {op::txla_max_pool2d_backward_from_input, MaxPool2dBackwardFromInput},
-      {op::aten_avg_pool2d, AvgPool},
-      {op::aten_avg_pool2d_backward, AvgPoolBackward},
-      {op::aten_avg_pool3d, AvgPool},
-      {op::aten_avg_pool3d_backward, AvgPoolBackward},
-      {op::aten__adaptive_avg_pool2d, AdaptiveAvgPool<2>},
-      {op::aten__adaptive_avg_pool2d_backward, AdaptiveAvgPoolBackward<2>},
-      {op::aten__adaptive_avg_pool3d, AdaptiveAvgPool<3>},
-      {op::aten__adaptive_avg_pool3d_backward, AdaptiveAvgPoolBackward<3>},
-      {op::aten_native_batch_norm, BatchNorm},
-      {op::aten__native_batch_norm_legit, BatchNorm},
-      {op::aten_native_batch_norm_backward, BatchNormBackward},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_max_pool2d_with_indices, MaxPool2dWithIndices)
+TXLA_LOWER(aten_max_pool2d_with_indices_backward, MaxPool2dWithIndicesBackward)
+TXLA_LOWER(txla_max_pool2d_backward_from_input, MaxPool2dBackwardFromInput)
+TXLA_LOWER(aten_avg_pool2d, AvgPool)
+TXLA_LOWER(aten_avg_pool2d_backward, AvgPoolBackward)
+TXLA_LOWER(aten_avg_pool3d, AvgPool)
+TXLA_LOWER(aten_avg_pool3d_backward, AvgPoolBackward)
+TXLA_LOWER(aten__adaptive_avg_pool2d, AdaptiveAvgPool<2>)
+TXLA_LOWER(aten__adaptive_avg_pool2d_backward, AdaptiveAvgPoolBackward<2>)
+TXLA_LOWER(aten__adaptive_avg_pool3d, AdaptiveAvgPool<3>)
+TXLA_LOWER(aten__adaptive_avg_pool3d_backward, AdaptiveAvgPoolBackward<3>)
+TXLA_LOWER(aten_native_batch_norm, BatchNorm)
+TXLA_LOWER(aten__native_batch_norm_legit, BatchNorm)
+TXLA_LOWER(aten_native_batch_norm_backward, BatchNormBackward)
 
 }  // namespace txla::lower

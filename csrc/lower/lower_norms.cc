@@ -156,13 +156,10 @@ Outs GroupNormBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> NormLowerings() {
-  return {
-      {op::aten_native_layer_norm, LayerNorm},
-      {op::aten_native_layer_norm_backward, LayerNormBackward},
-      {op::aten_native_group_norm, GroupNorm},
-      {op::aten_native_group_norm_backward, GroupNormBackward},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_native_layer_norm, LayerNorm)
+TXLA_LOWER(aten_native_layer_norm_backward, LayerNormBackward)
+TXLA_LOWER(aten_native_group_norm, GroupNorm)
+TXLA_LOWER(aten_native_group_norm_backward, GroupNormBackward)
 
 }  // namespace txla::lower

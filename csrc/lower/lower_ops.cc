@@ -357,89 +357,86 @@ Outs NllLossBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> CoreLowerings() {
-  return {
-      {op::aten_add_Tensor, AddSub<Opcode::kAdd>},
-      {op::aten_sub_Tensor, AddSub<Opcode::kSubtract>},
-      {op::aten_add_Scalar, ScalarOverload<Opcode::kAdd>},
-      {op::aten_sub_Scalar, ScalarOverload<Opcode::kSubtract>},
-      {op::aten_mul_Scalar, ScalarOverload<Opcode::kMultiply>},
-      {op::aten_div_Scalar, ScalarOverload<Opcode::kDivide>},
-      {op::aten_mul_Tensor, Binary<Opcode::kMultiply>},
-      {op::aten_div_Tensor, Binary<Opcode::kDivide>},
-      {op::aten_maximum, Binary<Opcode::kMaximum>},
-      {op::aten_minimum, Binary<Opcode::kMinimum>},
-      {op::aten_rsub_Tensor, Rsub},
-      {op::aten_eq_Tensor, Compare<hlo::Comparison::kEq, false>},
-      {op::aten_ne_Tensor, Compare<hlo::Comparison::kNe, false>},
-      {op::aten_lt_Tensor, Compare<hlo::Comparison::kLt, false>},
-      {op::aten_le_Tensor, Compare<hlo::Comparison::kLe, false>},
-      {op::aten_gt_Tensor, Compare<hlo::Comparison::kGt, false>},
-      {op::aten_ge_Tensor, Compare<hlo::Comparison::kGe, false>},
-      {op::aten_eq_Scalar, Compare<hlo::Comparison::kEq, true>},
-      {op::aten_ne_Scalar, Compare<hlo::Comparison::kNe, true>},
-      {op::aten_lt_Scalar, Compare<hlo::Comparison::kLt, true>},
-      {op::aten_le_Scalar, Compare<hlo::Comparison::kLe, true>},
-      {op::aten_gt_Scalar, Compare<hlo::Comparison::kGt, true>},
-      {op::aten_ge_Scalar, Compare<hlo::Comparison::kGe, true>},
-      {op::aten_where_self, Where},
-      {op::aten_neg, Unary<Opcode::kNegate>},
-      {op::aten_abs, Unary<Opcode::kAbs>},
-      {op::aten_exp, Unary<Opcode::kExp>},
-      {op::aten_log, Unary<Opcode::kLog>},
-      {op::aten_sqrt, Unary<Opcode::kSqrt>},
-      {op::aten_rsqrt, Unary<Opcode::kRsqrt>},
-      {op::aten_tanh, Unary<Opcode::kTanh>},
-      {op::aten_sigmoid, Unary<Opcode::kLogistic>},
-      {op::aten_sin, Unary<Opcode::kSin>},
-      {op::aten_cos, Unary<Opcode::kCos>},
-      {op::aten_relu, Relu},
-      {op::aten_threshold_backward, ThresholdBackward},
-      {op::aten_pow_Tensor_Scalar, PowTensorScalar},
-      {op::aten_addcmul, AddcOp<Opcode::kMultiply>},
-      {op::aten_addcdiv, AddcOp<Opcode::kDivide>},
-      {op::aten_mm, Mm},
-      {op::aten_bmm, Mm},
-      {op::aten_addmm, Addmm},
-      {op::aten_addmv, Addmm},
-      {op::aten_baddbmm, Addmm},
-      {op::aten_mv, Mm},
-      {op::aten_dot, Mm},
-      {op::aten_fill_Tensor, FillTensor},
-      {op::aten_t_copy, TCopy},
-      {op::aten_transpose_copy_int, TransposeCopy},
-      {op::aten_permute_copy, PermuteCopy},
-      {op::aten_view_copy, ReshapeToNode},
-      {op::aten__unsafe_view, ReshapeToNode},
-      {op::aten__reshape_alias_copy, ReshapeToNode},
-      {op::aten_unsqueeze_copy, ReshapeToNode},
-      {op::aten_squeeze_copy, ReshapeToNode},
-      {op::aten_squeeze_copy_dim, ReshapeToNode},
-      {op::aten_expand_copy, ExpandCopy},
-      {op::aten_zero, Zero},
-      {op::aten_zeros, Zero},
-      {op::aten_new_empty_strided, Zero},
-      {op::aten_ones, One},
-      {op::aten_fill_Scalar, FillScalar},
-      {op::aten_full, Full},
-      {op::aten_arange_start_step, Arange},
-      {op::aten_eye, Eye},
-      {op::aten_eye_m, Eye},
-      {op::aten_copy, Copy},
-      {op::aten__to_copy, ToCopy},
-      {op::aten_sum, Sum},
-      {op::aten_sum_dim_IntList, Sum},
-      {op::aten_mean, Mean},
-      {op::aten_mean_dim, Mean},
-      {op::aten__log_softmax, LogSoftmax},
-      {op::aten__log_softmax_backward_data, LogSoftmaxBackward},
-      {op::aten__softmax, Softmax},
-      {op::aten__softmax_backward_data, SoftmaxBackward},
-      {op::aten_nll_loss_forward, NllLossForward},
-      {op::aten_nll_loss_backward, NllLossBackward},
-      {op::aten_nll_loss2d_forward, NllLossForward},
-      {op::aten_nll_loss2d_backward, NllLossBackward},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_add_Tensor, AddSub<Opcode::kAdd>)
+TXLA_LOWER(aten_sub_Tensor, AddSub<Opcode::kSubtract>)
+TXLA_LOWER(aten_add_Scalar, ScalarOverload<Opcode::kAdd>)
+TXLA_LOWER(aten_sub_Scalar, ScalarOverload<Opcode::kSubtract>)
+TXLA_LOWER(aten_mul_Scalar, ScalarOverload<Opcode::kMultiply>)
+TXLA_LOWER(aten_div_Scalar, ScalarOverload<Opcode::kDivide>)
+TXLA_LOWER(aten_mul_Tensor, Binary<Opcode::kMultiply>)
+TXLA_LOWER(aten_div_Tensor, Binary<Opcode::kDivide>)
+TXLA_LOWER(aten_maximum, Binary<Opcode::kMaximum>)
+TXLA_LOWER(aten_minimum, Binary<Opcode::kMinimum>)
+TXLA_LOWER(aten_rsub_Tensor, Rsub)
+TXLA_LOWER(aten_eq_Tensor, Compare<hlo::Comparison::kEq, false>)
+TXLA_LOWER(aten_ne_Tensor, Compare<hlo::Comparison::kNe, false>)
+TXLA_LOWER(aten_lt_Tensor, Compare<hlo::Comparison::kLt, false>)
+TXLA_LOWER(aten_le_Tensor, Compare<hlo::Comparison::kLe, false>)
+TXLA_LOWER(aten_gt_Tensor, Compare<hlo::Comparison::kGt, false>)
+TXLA_LOWER(aten_ge_Tensor, Compare<hlo::Comparison::kGe, false>)
+TXLA_LOWER(aten_eq_Scalar, Compare<hlo::Comparison::kEq, true>)
+TXLA_LOWER(aten_ne_Scalar, Compare<hlo::Comparison::kNe, true>)
+TXLA_LOWER(aten_lt_Scalar, Compare<hlo::Comparison::kLt, true>)
+TXLA_LOWER(aten_le_Scalar, Compare<hlo::Comparison::kLe, true>)
+TXLA_LOWER(aten_gt_Scalar, Compare<hlo::Comparison::kGt, true>)
+TXLA_LOWER(aten_ge_Scalar, Compare<hlo::Comparison::kGe, true>)
+TXLA_LOWER(aten_where_self, Where)
+TXLA_LOWER(aten_neg, Unary<Opcode::kNegate>)
+TXLA_LOWER(aten_abs, Unary<Opcode::kAbs>)
+TXLA_LOWER(aten_exp, Unary<Opcode::kExp>)
+TXLA_LOWER(aten_log, Unary<Opcode::kLog>)
+TXLA_LOWER(aten_sqrt, Unary<Opcode::kSqrt>)
+TXLA_LOWER(aten_rsqrt, Unary<Opcode::kRsqrt>)
+TXLA_LOWER(aten_tanh, Unary<Opcode::kTanh>)
+TXLA_LOWER(aten_sigmoid, Unary<Opcode::kLogistic>)
+TXLA_LOWER(aten_sin, Unary<Opcode::kSin>)
+TXLA_LOWER(aten_cos, Unary<Opcode::kCos>)
+TXLA_LOWER(aten_relu, Relu)
+TXLA_LOWER(aten_threshold_backward, ThresholdBackward)
+TXLA_LOWER(aten_pow_Tensor_Scalar, PowTensorScalar)
+TXLA_LOWER(aten_addcmul, AddcOp<Opcode::kMultiply>)
+TXLA_LOWER(aten_addcdiv, AddcOp<Opcode::kDivide>)
+TXLA_LOWER(aten_mm, Mm)
+TXLA_LOWER(aten_bmm, Mm)
+TXLA_LOWER(aten_addmm, Addmm)
+TXLA_LOWER(aten_addmv, Addmm)
+TXLA_LOWER(aten_baddbmm, Addmm)
+TXLA_LOWER(aten_mv, Mm)
+TXLA_LOWER(aten_dot, Mm)
+TXLA_LOWER(aten_fill_Tensor, FillTensor)
+TXLA_LOWER(aten_t_copy, TCopy)
+TXLA_LOWER(aten_transpose_copy_int, TransposeCopy)
+TXLA_LOWER(aten_permute_copy, PermuteCopy)
+TXLA_LOWER(aten_view_copy, ReshapeToNode)
+TXLA_LOWER(aten__unsafe_view, ReshapeToNode)
+TXLA_LOWER(aten__reshape_alias_copy, ReshapeToNode)
+TXLA_LOWER(aten_unsqueeze_copy, ReshapeToNode)
+TXLA_LOWER(aten_squeeze_copy, ReshapeToNode)
+TXLA_LOWER(aten_squeeze_copy_dim, ReshapeToNode)
+TXLA_LOWER(aten_expand_copy, ExpandCopy)
+TXLA_LOWER(aten_zero, Zero)
+TXLA_LOWER(aten_zeros, Zero)
+TXLA_LOWER(aten_new_empty_strided, Zero)
+TXLA_LOWER(aten_ones, One)
+TXLA_LOWER(aten_fill_Scalar, FillScalar)
+TXLA_LOWER(aten_full, Full)
+TXLA_LOWER(aten_arange_start_step, Arange)
+TXLA_LOWER(aten_eye, Eye)
+TXLA_LOWER(aten_eye_m, Eye)
+TXLA_LOWER(aten_copy, Copy)
+TXLA_LOWER(aten__to_copy, ToCopy)
+TXLA_LOWER(aten_sum, Sum)
+TXLA_LOWER(aten_sum_dim_IntList, Sum)
+TXLA_LOWER(aten_mean, Mean)
+TXLA_LOWER(aten_mean_dim, Mean)
+TXLA_LOWER(aten__log_softmax, LogSoftmax)
+TXLA_LOWER(aten__log_softmax_backward_data, LogSoftmaxBackward)
+TXLA_LOWER(aten__softmax, Softmax)
+TXLA_LOWER(aten__softmax_backward_data, SoftmaxBackward)
+TXLA_LOWER(aten_nll_loss_forward, NllLossForward)
+TXLA_LOWER(aten_nll_loss_backward, NllLossBackward)
+TXLA_LOWER(aten_nll_loss2d_forward, NllLossForward)
+TXLA_LOWER(aten_nll_loss2d_backward, NllLossBackward)
 
 }  // namespace txla::lower

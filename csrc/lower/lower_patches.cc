@@ -109,8 +109,8 @@ Outs Col2im(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> PatchLowerings() {
-  return {{op::aten_im2col, Im2col}, {op::aten_col2im, Col2im}};
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_im2col, Im2col)
+TXLA_LOWER(aten_col2im, Col2im)
 
 }  // namespace txla::lower

@@ -139,19 +139,16 @@ Outs Randperm(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> RandomLowerings() {
-  return {
-      {op::aten_uniform, UniformOp},
-      {op::aten_normal_functional, Normal},
-      {op::aten_bernoulli_p, Bernoulli},
-      {op::aten_bernoulli_Tensor, BernoulliTensor},
-      {op::aten_bernoulli, BernoulliOfSelf},
-      {op::aten_native_dropout, NativeDropout},
-      {op::aten_random, Random},
-      {op::aten_random_from, RandomFrom},
-      {op::aten_randperm, Randperm<false>},
-      {op::aten_randperm_generator, Randperm<true>},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_uniform, UniformOp)
+TXLA_LOWER(aten_normal_functional, Normal)
+TXLA_LOWER(aten_bernoulli_p, Bernoulli)
+TXLA_LOWER(aten_bernoulli_Tensor, BernoulliTensor)
+TXLA_LOWER(aten_bernoulli, BernoulliOfSelf)
+TXLA_LOWER(aten_native_dropout, NativeDropout)
+TXLA_LOWER(aten_random, Random)
+TXLA_LOWER(aten_random_from, RandomFrom)
+TXLA_LOWER(aten_randperm, Randperm<false>)
+TXLA_LOWER(aten_randperm_generator, Randperm<true>)
 
 }  // namespace txla::lower

@@ -35,8 +35,8 @@ Outs RnnLayerBackward(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> RecurrentLowerings() {
-  return {{op::txla_rnn_layer, RnnLayer}, {op::txla_rnn_layer_backward, RnnLayerBackward}};
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(txla_rnn_layer, RnnLayer)
+TXLA_LOWER(txla_rnn_layer_backward, RnnLayerBackward)
 
 }  // namespace txla::lower

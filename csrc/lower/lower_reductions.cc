@@ -274,24 +274,39 @@ Outs Topk(LoweringContext& c, const ir::Node& n) {  // topk(self, k, dim, larges
 
 }  // namespace
 
-std::vector<LoweringEntry> ReductionLowerings() {
-  return {
-      {op::aten_prod, Prod}, {op::aten_prod_dim_int, Prod},
-      {op::aten_amax, Extremum<RK::kMax>}, {op::aten_amin, Extremum<RK::kMin>},
-      {op::aten_max, Extremum<RK::kMax>}, {op::aten_min, Extremum<RK::kMin>},
-      {op::aten_max_dim, ExtremumDim<RK::kMax>}, {op::aten_min_dim, ExtremumDim<RK::kMin>},
-      {op::aten_argmax, ArgExtremum<RK::kMax>}, {op::aten_argmin, ArgExtremum<RK::kMin>},
-      {op::aten_var_correction, Spread<false, false>}, {op::aten_std_correction, Spread<true, false>},
-      {op::aten_var_mean_correction, Spread<false, true>}, {op::aten_std_mean_correction, Spread<true, true>},
-      {op::aten_linalg_vector_norm, LinalgVectorNorm}, {op::aten_norm_ScalarOpt_dim, NormScalarOptDim},
-      {op::aten_logsumexp, Logsumexp}, {op::aten_renorm, Renorm}, {op::aten_aminmax, Aminmax},
-      {op::aten_count_nonzero, CountNonzero}, {op::aten_count_nonzero_dim_IntList, CountNonzero},
-      {op::aten_any, AnyAll<RK::kOr>}, {op::aten_any_dim, AnyAll<RK::kOr>},
-      {op::aten_all, AnyAll<RK::kAnd>}, {op::aten_all_dim, AnyAll<RK::kAnd>},
-      {op::aten_cumsum, Cumsum}, {op::aten_cumprod, Cumprod},
-      {op::aten__logcumsumexp, Logcumsumexp}, {op::aten_cummax, CumulativeExtremum<true>},
-      {op::aten_cummin, CumulativeExtremum<false>}, {op::aten_sort, Sort<1>}, {op::aten_sort_stable, Sort<2>}, {op::aten_topk, Topk},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_prod, Prod)
+TXLA_LOWER(aten_prod_dim_int, Prod)
+TXLA_LOWER(aten_amax, Extremum<RK::kMax>)
+TXLA_LOWER(aten_amin, Extremum<RK::kMin>)
+TXLA_LOWER(aten_max, Extremum<RK::kMax>)
+TXLA_LOWER(aten_min, Extremum<RK::kMin>)
+TXLA_LOWER(aten_max_dim, ExtremumDim<RK::kMax>)
+TXLA_LOWER(aten_min_dim, ExtremumDim<RK::kMin>)
+TXLA_LOWER(aten_argmax, ArgExtremum<RK::kMax>)
+TXLA_LOWER(aten_argmin, ArgExtremum<RK::kMin>)
+TXLA_LOWER(aten_var_correction, Spread<false, false>)
+TXLA_LOWER(aten_std_correction, Spread<true, false>)
+TXLA_LOWER(aten_var_mean_correction, Spread<false, true>)
+TXLA_LOWER(aten_std_mean_correction, Spread<true, true>)
+TXLA_LOWER(aten_linalg_vector_norm, LinalgVectorNorm)
+TXLA_LOWER(aten_norm_ScalarOpt_dim, NormScalarOptDim)
+TXLA_LOWER(aten_logsumexp, Logsumexp)
+TXLA_LOWER(aten_renorm, Renorm)
+TXLA_LOWER(aten_aminmax, Aminmax)
+TXLA_LOWER(aten_count_nonzero, CountNonzero)
+TXLA_LOWER(aten_count_nonzero_dim_IntList, CountNonzero)
+TXLA_LOWER(aten_any, AnyAll<RK::kOr>)
+TXLA_LOWER(aten_any_dim, AnyAll<RK::kOr>)
+TXLA_LOWER(aten_all, AnyAll<RK::kAnd>)
+TXLA_LOWER(aten_all_dim, AnyAll<RK::kAnd>)
+TXLA_LOWER(aten_cumsum, Cumsum)
+TXLA_LOWER(aten_cumprod, Cumprod)
+TXLA_LOWER(aten__logcumsumexp, Logcumsumexp)
+TXLA_LOWER(aten_cummax, CumulativeExtremum<true>)
+TXLA_LOWER(aten_cummin, CumulativeExtremum<false>)
+TXLA_LOWER(aten_sort, Sort<1>)
+TXLA_LOWER(aten_sort_stable, Sort<2>)
+TXLA_LOWER(aten_topk, Topk)
 
 }  // namespace txla::lower

@@ -340,37 +340,34 @@ Instruction* AdaptiveAverageAdjoint(LoweringContext& c, Instruction* g, const st
   return g;
 }
 
-std::vector<LoweringEntry> ResampleLowerings() {
-  return {
-      {op::aten_upsample_nearest1d, UpsampleNearest},
-      {op::aten_upsample_nearest2d, UpsampleNearest},
-      {op::aten_upsample_nearest3d, UpsampleNearest},
-      {op::aten_upsample_nearest1d_backward, UpsampleNearestBackward},
-      {op::aten_upsample_nearest2d_backward, UpsampleNearestBackward},
-      {op::aten_upsample_nearest3d_backward, UpsampleNearestBackward},
-      {op::aten_upsample_nearest3d_vec, UpsampleNearestVec},
-      {op::aten_upsample_nearest3d_backward_vec, UpsampleNearestVecBackward},
-      {op::aten_upsample_linear1d, UpsampleLinear},
-      {op::aten_upsample_bilinear2d, UpsampleLinear},
-      {op::aten_upsample_trilinear3d, UpsampleLinear},
-      {op::aten_upsample_linear1d_backward, UpsampleLinearBackward},
-      {op::aten_upsample_bilinear2d_backward, UpsampleLinearBackward},
-      {op::aten_upsample_trilinear3d_backward, UpsampleLinearBackward},
-      {op::aten_reflection_pad1d, PadEdges<true>},
-      {op::aten_reflection_pad2d, PadEdges<true>},
-      {op::aten_reflection_pad3d, PadEdges<true>},
-      {op::aten_replication_pad1d, PadEdges<false>},
-      {op::aten_replication_pad2d, PadEdges<false>},
-      {op::aten_replication_pad3d, PadEdges<false>},
-      {op::aten_reflection_pad1d_backward, PadEdgesBackward<true>},
-      {op::aten_reflection_pad2d_backward, PadEdgesBackward<true>},
-      {op::aten_reflection_pad3d_backward, PadEdgesBackward<true>},
-      {op::aten_replication_pad1d_backward, PadEdgesBackward<false>},
-      {op::aten_replication_pad2d_backward, PadEdgesBackward<false>},
-      {op::aten_replication_pad3d_backward, PadEdgesBackward<false>},
-      {op::aten_pixel_shuffle, PixelShuffle<true>},
-      {op::aten_pixel_unshuffle, PixelShuffle<false>},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_upsample_nearest1d, UpsampleNearest)
+TXLA_LOWER(aten_upsample_nearest2d, UpsampleNearest)
+TXLA_LOWER(aten_upsample_nearest3d, UpsampleNearest)
+TXLA_LOWER(aten_upsample_nearest1d_backward, UpsampleNearestBackward)
+TXLA_LOWER(aten_upsample_nearest2d_backward, UpsampleNearestBackward)
+TXLA_LOWER(aten_upsample_nearest3d_backward, UpsampleNearestBackward)
+TXLA_LOWER(aten_upsample_nearest3d_vec, UpsampleNearestVec)
+TXLA_LOWER(aten_upsample_nearest3d_backward_vec, UpsampleNearestVecBackward)
+TXLA_LOWER(aten_upsample_linear1d, UpsampleLinear)
+TXLA_LOWER(aten_upsample_bilinear2d, UpsampleLinear)
+TXLA_LOWER(aten_upsample_trilinear3d, UpsampleLinear)
+TXLA_LOWER(aten_upsample_linear1d_backward, UpsampleLinearBackward)
+TXLA_LOWER(aten_upsample_bilinear2d_backward, UpsampleLinearBackward)
+TXLA_LOWER(aten_upsample_trilinear3d_backward, UpsampleLinearBackward)
+TXLA_LOWER(aten_reflection_pad1d, PadEdges<true>)
+TXLA_LOWER(aten_reflection_pad2d, PadEdges<true>)
+TXLA_LOWER(aten_reflection_pad3d, PadEdges<true>)
+TXLA_LOWER(aten_replication_pad1d, PadEdges<false>)
+TXLA_LOWER(aten_replication_pad2d, PadEdges<false>)
+TXLA_LOWER(aten_replication_pad3d, PadEdges<false>)
+TXLA_LOWER(aten_reflection_pad1d_backward, PadEdgesBackward<true>)
+TXLA_LOWER(aten_reflection_pad2d_backward, PadEdgesBackward<true>)
+TXLA_LOWER(aten_reflection_pad3d_backward, PadEdgesBackward<true>)
+TXLA_LOWER(aten_replication_pad1d_backward, PadEdgesBackward<false>)
+TXLA_LOWER(aten_replication_pad2d_backward, PadEdgesBackward<false>)
+TXLA_LOWER(aten_replication_pad3d_backward, PadEdgesBackward<false>)
+TXLA_LOWER(aten_pixel_shuffle, PixelShuffle<true>)
+TXLA_LOWER(aten_pixel_unshuffle, PixelShuffle<false>)
 
 }  // namespace txla::lower

@@ -443,23 +443,35 @@ Outs ViewCopyDtype(LoweringContext& c, const ir::Node& n) {  // view_copy.dtype(
 
 }  // namespace
 
-std::vector<LoweringEntry> ShapeLowerings() {
-  return {
-      {op::aten_slice_copy_Tensor, SliceCopy}, {op::aten_select_copy_int, SelectCopy},
-      {op::aten_flip, Flip}, {op::aten_rot90, Rot90}, {op::aten_constant_pad_nd, ConstantPadNd},
-      {op::aten_tril, Triangle<Comparison::kLe>}, {op::aten_triu, Triangle<Comparison::kGe>},
-      {op::aten_cat, Cat}, {op::aten_stack, Stack},
-      {op::aten_slice_backward, SliceBackward}, {op::aten_select_backward, SelectBackward},
-      {op::aten_slice_scatter, SliceScatter}, {op::aten_select_scatter, SelectScatter},
-      {op::aten_split_copy_Tensor, SplitCopy}, {op::aten_split_with_sizes_copy, SplitCopy},
-      {op::aten_unsafe_split_Tensor, SplitCopy}, {op::aten_unsafe_split_with_sizes, SplitCopy},
-      {op::aten_unbind_copy_int, UnbindCopy}, {op::aten_repeat, Repeat}, {op::aten_roll, Roll},
-      {op::aten_as_strided_copy, AsStridedCopy}, {op::aten_as_strided_scatter, AsStridedScatter},
-      {op::aten_diagonal_copy, DiagonalCopy}, {op::aten_diagonal_backward, DiagonalBackward},
-      {op::aten_diagonal_scatter, DiagonalScatter}, {op::aten_diag_embed, DiagEmbed},
-      {op::aten_trace, Trace}, {op::aten_unfold_copy, UnfoldCopy},
-      {op::aten_view_copy_dtype, ViewCopyDtype},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_slice_copy_Tensor, SliceCopy)
+TXLA_LOWER(aten_select_copy_int, SelectCopy)
+TXLA_LOWER(aten_flip, Flip)
+TXLA_LOWER(aten_rot90, Rot90)
+TXLA_LOWER(aten_constant_pad_nd, ConstantPadNd)
+TXLA_LOWER(aten_tril, Triangle<Comparison::kLe>)
+TXLA_LOWER(aten_triu, Triangle<Comparison::kGe>)
+TXLA_LOWER(aten_cat, Cat)
+TXLA_LOWER(aten_stack, Stack)
+TXLA_LOWER(aten_slice_backward, SliceBackward)
+TXLA_LOWER(aten_select_backward, SelectBackward)
+TXLA_LOWER(aten_slice_scatter, SliceScatter)
+TXLA_LOWER(aten_select_scatter, SelectScatter)
+TXLA_LOWER(aten_split_copy_Tensor, SplitCopy)
+TXLA_LOWER(aten_split_with_sizes_copy, SplitCopy)
+TXLA_LOWER(aten_unsafe_split_Tensor, SplitCopy)
+TXLA_LOWER(aten_unsafe_split_with_sizes, SplitCopy)
+TXLA_LOWER(aten_unbind_copy_int, UnbindCopy)
+TXLA_LOWER(aten_repeat, Repeat)
+TXLA_LOWER(aten_roll, Roll)
+TXLA_LOWER(aten_as_strided_copy, AsStridedCopy)
+TXLA_LOWER(aten_as_strided_scatter, AsStridedScatter)
+TXLA_LOWER(aten_diagonal_copy, DiagonalCopy)
+TXLA_LOWER(aten_diagonal_backward, DiagonalBackward)
+TXLA_LOWER(aten_diagonal_scatter, DiagonalScatter)
+TXLA_LOWER(aten_diag_embed, DiagEmbed)
+TXLA_LOWER(aten_trace, Trace)
+TXLA_LOWER(aten_unfold_copy, UnfoldCopy)
+TXLA_LOWER(aten_view_copy_dtype, ViewCopyDtype)
 
 }  // namespace txla::lower

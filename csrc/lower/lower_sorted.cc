@@ -213,19 +213,16 @@ Outs Bucketize(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> SortedLowerings() {
-  return {
-      {op::aten_kthvalue, Kthvalue},
-      {op::aten_mode, Mode},
-      {op::aten_median, MedianAll<Statistic::kMedian>},
-      {op::aten_nanmedian, MedianAll<Statistic::kNanMedian>},
-      {op::aten_median_dim, MedianDim<Statistic::kMedian>},
-      {op::aten_nanmedian_dim, MedianDim<Statistic::kNanMedian>},
-      {op::aten_searchsorted_Tensor, Searchsorted},
-      {op::aten_searchsorted_Scalar, Searchsorted},
-      {op::aten_bucketize_Tensor, Bucketize},
-      {op::aten_bucketize_Scalar, Bucketize},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_kthvalue, Kthvalue)
+TXLA_LOWER(aten_mode, Mode)
+TXLA_LOWER(aten_median, MedianAll<Statistic::kMedian>)
+TXLA_LOWER(aten_nanmedian, MedianAll<Statistic::kNanMedian>)
+TXLA_LOWER(aten_median_dim, MedianDim<Statistic::kMedian>)
+TXLA_LOWER(aten_nanmedian_dim, MedianDim<Statistic::kNanMedian>)
+TXLA_LOWER(aten_searchsorted_Tensor, Searchsorted)
+TXLA_LOWER(aten_searchsorted_Scalar, Searchsorted)
+TXLA_LOWER(aten_bucketize_Tensor, Bucketize)
+TXLA_LOWER(aten_bucketize_Scalar, Bucketize)
 
 }  // namespace txla::lower

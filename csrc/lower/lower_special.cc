@@ -420,51 +420,48 @@ Outs AffineGrid(LoweringContext& c, const ir::Node& n) {
 
 }  // namespace
 
-std::vector<LoweringEntry> SpecialLowerings() {
-  return {
-      {op::aten_isnan, IsNan},
-      {op::aten_isposinf, IsSignedInf<1>},
-      {op::aten_isneginf, IsSignedInf<-1>},
-      {op::aten_nan_to_num, NanToNum},
-      {op::aten_lgamma, FloatUnary<Opcode::kLgamma>},
-      {op::aten_digamma, FloatUnary<Opcode::kDigamma>},
-      {op::aten_acosh, FloatUnary<Opcode::kAcosh>},
-      {op::aten_asinh, FloatUnary<Opcode::kAsinh>},
-      {op::aten_atanh, FloatUnary<Opcode::kAtanh>},
-      {op::aten_erfinv, FloatUnary<Opcode::kErfInv>},
-      {op::aten_hypot, Hypot},
-      {op::aten_gcd, Gcd},
-      {op::aten_linalg_cross, LinalgCross},
-      {op::aten_isin_Tensor_Tensor, Isin},
-      {op::aten_isin_Tensor_Scalar, Isin},
-      {op::aten_logit, Logit},
-      {op::aten_logit_backward, LogitBackward},
-      {op::aten_mvlgamma, Mvlgamma},
-      {op::aten_xlogy_Tensor, Xlogy},
-      {op::aten_xlogy_Scalar_Self, Xlogy},
-      {op::aten_xlogy_Scalar_Other, Xlogy},
-      {op::aten_logaddexp, Logaddexp},
-      {op::aten___lshift___Scalar, Shift<Opcode::kShiftLeft>},
-      {op::aten___lshift___Tensor, Shift<Opcode::kShiftLeft>},
-      {op::aten___rshift___Scalar, Shift<Opcode::kShiftRightArithmetic>},
-      {op::aten___rshift___Tensor, Shift<Opcode::kShiftRightArithmetic>},
-      {op::aten_bitwise_left_shift_Tensor, Shift<Opcode::kShiftLeft>},
-      {op::aten_bitwise_right_shift_Tensor, Shift<Opcode::kShiftRightArithmetic>},
-      {op::aten_softshrink, Softshrink},
-      {op::aten_softshrink_backward, ShrinkBackward},
-      {op::aten_hardshrink, Hardshrink},
-      {op::aten_hardshrink_backward, ShrinkBackward},
-      {op::aten_glu, Glu},
-      {op::aten_glu_backward, GluBackward},
-      {op::aten_log_sigmoid_forward, LogSigmoidForward},
-      {op::aten_log_sigmoid_backward, LogSigmoidBackward},
-      {op::aten_addr, Addr},
-      {op::aten__cdist_forward, CdistForward},
-      {op::aten__cdist_backward, CdistBackward},
-      {op::aten__pdist_forward, PdistForward},
-      {op::aten__pdist_backward, PdistBackward},
-      {op::aten_affine_grid_generator, AffineGrid},
-  };
-}
+// The lowering of each op row (ir/op_rows.h) this family holds.
+TXLA_LOWER(aten_isnan, IsNan)
+TXLA_LOWER(aten_isposinf, IsSignedInf<1>)
+TXLA_LOWER(aten_isneginf, IsSignedInf<-1>)
+TXLA_LOWER(aten_nan_to_num, NanToNum)
+TXLA_LOWER(aten_lgamma, FloatUnary<Opcode::kLgamma>)
+TXLA_LOWER(aten_digamma, FloatUnary<Opcode::kDigamma>)
+TXLA_LOWER(aten_acosh, FloatUnary<Opcode::kAcosh>)
+TXLA_LOWER(aten_asinh, FloatUnary<Opcode::kAsinh>)
+TXLA_LOWER(aten_atanh, FloatUnary<Opcode::kAtanh>)
+TXLA_LOWER(aten_erfinv, FloatUnary<Opcode::kErfInv>)
+TXLA_LOWER(aten_hypot, Hypot)
+TXLA_LOWER(aten_gcd, Gcd)
+TXLA_LOWER(aten_linalg_cross, LinalgCross)
+TXLA_LOWER(aten_isin_Tensor_Tensor, Isin)
+TXLA_LOWER(aten_isin_Tensor_Scalar, Isin)
+TXLA_LOWER(aten_logit, Logit)
+TXLA_LOWER(aten_logit_backward, LogitBackward)
+TXLA_LOWER(aten_mvlgamma, Mvlgamma)
+TXLA_LOWER(aten_xlogy_Tensor, Xlogy)
+TXLA_LOWER(aten_xlogy_Scalar_Self, Xlogy)
+TXLA_LOWER(aten_xlogy_Scalar_Other, Xlogy)
+TXLA_LOWER(aten_logaddexp, Logaddexp)
+TXLA_LOWER(aten___lshift___Scalar, Shift<Opcode::kShiftLeft>)
+TXLA_LOWER(aten___lshift___Tensor, Shift<Opcode::kShiftLeft>)
+TXLA_LOWER(aten___rshift___Scalar, Shift<Opcode::kShiftRightArithmetic>)
+TXLA_LOWER(aten___rshift___Tensor, Shift<Opcode::kShiftRightArithmetic>)
+TXLA_LOWER(aten_bitwise_left_shift_Tensor, Shift<Opcode::kShiftLeft>)
+TXLA_LOWER(aten_bitwise_right_shift_Tensor, Shift<Opcode::kShiftRightArithmetic>)
+TXLA_LOWER(aten_softshrink, Softshrink)
+TXLA_LOWER(aten_softshrink_backward, ShrinkBackward)
+TXLA_LOWER(aten_hardshrink, Hardshrink)
+TXLA_LOWER(aten_hardshrink_backward, ShrinkBackward)
+TXLA_LOWER(aten_glu, Glu)
+TXLA_LOWER(aten_glu_backward, GluBackward)
+TXLA_LOWER(aten_log_sigmoid_forward, LogSigmoidForward)
+TXLA_LOWER(aten_log_sigmoid_backward, LogSigmoidBackward)
+TXLA_LOWER(aten_addr, Addr)
+TXLA_LOWER(aten__cdist_forward, CdistForward)
+TXLA_LOWER(aten__cdist_backward, CdistBackward)
+TXLA_LOWER(aten__pdist_forward, PdistForward)
+TXLA_LOWER(aten__pdist_backward, PdistBackward)
+TXLA_LOWER(aten_affine_grid_generator, AffineGrid)
 
 }  // namespace txla::lower

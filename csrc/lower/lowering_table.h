@@ -1,15 +1,15 @@
-// The lowering table is assembled from one list per op family, each in its own file.
+// What the lowering rules share: each op family's rules live in a file of their own (lower_*.cc),
+// and each op row names its rule there with TXLA_LOWER.
 #pragma once
 
-#include <utility>
 #include <vector>
 
 #include "ir/op_names.h"
+#include "ir/op_rows.h"
 #include "lower/lowering_context.h"
 
 namespace txla::lower {
 
-using LoweringEntry = std::pair<const char*, LowerFn>;  // an op::... name and its rule
 namespace op = ir::op;
 
 // The names every rule file uses.
@@ -20,25 +20,21 @@ using hlo::Opcode;
 using Outs = std::vector<Instruction*>;
 using RK = LoweringContext::ReduceKind;
 
-std::vector<LoweringEntry> CoreLowerings();         // lower_ops.cc: arithmetic, products, views, fills, softmax, NLL
-std::vector<LoweringEntry> ConvLowerings();         // lower_conv.cc: convolution and its gradients
-std::vector<LoweringEntry> NnLowerings();           // lower_nn.cc: pooling, batch norm
-std::vector<LoweringEntry> NormLowerings();         // lower_norms.cc: layer and group norm
-std::vector<LoweringEntry> ElementwiseLowerings();  // lower_elementwise.cc: activations, math
-std::vector<LoweringEntry> ReductionLowerings();    // lower_reductions.cc
-std::vector<LoweringEntry> LossLowerings();         // lower_losses.cc
-std::vector<LoweringEntry> RandomLowerings();       // lower_random.cc
-std::vector<LoweringEntry> IndexingLowerings();     // lower_indexing.cc: gathers, scatters
-std::vector<LoweringEntry> ShapeLowerings();        // lower_shapes.cc: slices, padding, joins
-std::vector<LoweringEntry> ResampleLowerings();      // lower_resample.cc: upsampling, edge padding
-std::vector<LoweringEntry> SpecialLowerings();       // lower_special.cc: special functions, classification
-std::vector<LoweringEntry> CollectiveLowerings();   // lower_collectives.cc: all-reduce, ...
-std::vector<LoweringEntry> SortedLowerings();       // lower_sorted.cc: order statistics, binary search
-std::vector<LoweringEntry> AdaptiveMaxLowerings();  // lower_adaptive_max.cc: adaptive max pooling
-std::vector<LoweringEntry> BesselLowerings();       // lower_bessel.cc: i0, i0e, i1, i1e
-std::vector<LoweringEntry> GridSampleLowerings();   // lower_grid_sample.cc: grid_sampler_2d
-std::vector<LoweringEntry> PatchLowerings();        // lower_patches.cc: im2col / col2im (F.unfold, F.fold)
-std::vector<LoweringEntry> RecurrentLowerings();    // lower_recurrent.cc: LSTM and GRU layers
+// Every op row's lowering rule (ir/op_rows.h): a function per row, named after the row, which
+// lower_graph.cc's table takes by row. A row without a rule does not link, a second rule for it
+// neither, and a rule for an op the table lacks does not compile.
+namespace rules {
+#define TXLA_DECLARE_LOWERING(id, ...) std::vector<hlo::Instruction*> id(LoweringContext& ctx, const ir::Node& node);
+TXLA_OP_ROWS(TXLA_DECLARE_LOWERING)
+#undef TXLA_DECLARE_LOWERING
+}  // namespace rules
+
+// In a family's file (lower_*.cc, after its rules): row `id` lowers through the rule that
+// follows, a function (or a template's instance) of (LoweringContext&, const ir::Node&).
+#define TXLA_LOWER(id, ...)                                                              \
+  std::vector<hlo::Instruction*> rules::id(LoweringContext& ctx, const ir::Node& node) { \
+    return __VA_ARGS__(ctx, node);                                                       \
+  }
 
 // Adaptive average pooling of the last `spatial` dimensions to `out_dims` (any sizes), and its
 // adjoint back to `in_dims` (lower_resample.cc).
