@@ -1,6 +1,7 @@
 // Argument checks PyTorch/XLA 2.9 makes at the op, raised with its messages (its users and its
 // tests read them: test_ops_error_message.py). Each rule checks, then leaves the shape to the
 // Meta kernel (nullopt) or to the rule it wraps.
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <set>
@@ -147,9 +148,10 @@ Shapes Full(c10::ArrayRef<c10::IValue> args) {
 Shapes Gather(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& input = args[0].toTensor();
   const at::Tensor& index = args[2].toTensor();
-  TORCH_CHECK(input.dim() == index.dim(), "gather(): expected rank of input (", input.dim(), ") and index (",
-              index.dim(), ") tensors to be the same.");
-  if (input.dim() == 0) return std::nullopt;
+  // A 0-dim tensor counts as a one-element vector, as in eager.
+  TORCH_CHECK(std::max<int64_t>(input.dim(), 1) == std::max<int64_t>(index.dim(), 1), "gather(): expected rank of input (",
+              input.dim(), ") and index (", index.dim(), ") tensors to be the same.");
+  if (input.dim() == 0 || index.dim() == 0) return std::nullopt;
   const int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), input.dim());
   std::vector<int64_t> larger;
   for (int64_t d = 0; d < input.dim(); ++d)
