@@ -204,11 +204,6 @@ std::shared_ptr<runtime::Executable> Compile(std::unique_ptr<hlo::Module> module
     RunPipeline(*module);
   }
   BufferPlan plan = AssignBuffers(*module);
-  // PyTorch/XLA's metric: how many outputs may take over an input's memory (donation).
-  if (!plan.donations.empty()) {
-    static metrics::Metric* aliases = metrics::GetMetric("InputOutputAliasCount", metrics::MetricUnit::kNumber);
-    aliases->AddSample(static_cast<double>(plan.donations.size()));
-  }
   std::string source;
   {
     metrics::TraceSpan span("compile", "EmitCpp");

@@ -1,5 +1,7 @@
 #include "compiler/native_executable.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 #include <filesystem>
@@ -59,15 +61,28 @@ std::vector<runtime::BufferPtr> NativeExecutable::AllocateOutputs(
   return results;
 }
 
+template <typename Free>
+std::vector<int64_t> NativeExecutable::Donors(Free free) const {
+  return MatchDonors(donations_, outputs_.size(),
+                     [&](int64_t out, int64_t param) { return !shared_.count(out) && free(param); });
+}
+
+int64_t NativeExecutable::CountDonations(const std::vector<bool>& donatable) const {
+  const std::vector<int64_t> donors = Donors([&](int64_t param) {
+    return static_cast<size_t>(param) < donatable.size() && donatable[param];
+  });
+  return std::count_if(donors.begin(), donors.end(), [](int64_t d) { return d >= 0; });
+}
+
 void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
                            const std::vector<runtime::BufferPtr>& outputs,
                            const std::vector<std::shared_ptr<runtime::Readiness>>* early) const {
   // A parameter nothing else holds any more (its tensor has moved on to a new value) is donated:
   // the output takes over its memory and the kernel updates it in place. Only an asynchronous
   // run can see this: the caller's graph and tensors are gone by then.
-  std::vector<int64_t> donors = MatchDonors(donations_, outputs.size(), [&](int64_t out, int64_t param) {
+  std::vector<int64_t> donors = Donors([&](int64_t param) {
     const runtime::BufferPtr& donor = parameters[param];
-    return !shared_.count(out) && donor.use_count() == 1 && donor->CanDonate();
+    return donor.use_count() == 1 && donor->CanDonate();
   });
   for (size_t out = 0; out < donors.size(); ++out)
     if (donors[out] >= 0 && outputs[out]->AdoptStorage(*parameters[donors[out]]))

@@ -30,6 +30,7 @@ class NativeExecutable final : public runtime::Executable,
                                          std::shared_ptr<void> release_after_run = nullptr) override;
   std::string kind() const override { return "native"; }
   Footprint footprint() const override;
+  int64_t CountDonations(const std::vector<bool>& donatable) const override;
   std::string dump_path() const override { return dump_path_; }
   void set_dump_path(std::string path) { dump_path_ = std::move(path); }
   // "execute graph_<hash>": the run's name on the profiler's timeline.
@@ -45,6 +46,10 @@ class NativeExecutable final : public runtime::Executable,
   // Output buffers, with shared outputs (aliases, returned parameters) filled in.
   std::vector<runtime::BufferPtr> AllocateOutputs(const std::vector<runtime::BufferPtr>& parameters,
                                                   int device) const;
+  // For each output, the parameter whose memory it takes over (-1: none), among those `free` says
+  // may be donated: the one rule Run and CountDonations share.
+  template <typename Free>
+  std::vector<int64_t> Donors(Free free) const;
   // `early`: the readiness of outputs the run releases before it ends (or null).
   void Run(const std::vector<runtime::BufferPtr>& parameters, const std::vector<runtime::BufferPtr>& outputs,
            const std::vector<std::shared_ptr<runtime::Readiness>>* early = nullptr) const;

@@ -15,6 +15,7 @@
 #include "compiler/content_hash.h"
 #include "debug/config.h"
 #include "debug/frames.h"
+#include "graph/buffer_donation.h"
 #include "graph/checked_execution.h"
 #include "graph/compile_cache.h"
 #include "graph/debug_analysis.h"
@@ -260,7 +261,8 @@ bool AddLiveIntermediates(const GraphCut& cut, int device, std::vector<LazyTenso
 
 }  // namespace
 
-void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step) {
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step,
+                 bool donate_updated_inputs) {
   auto first = std::find_if(tensors.begin(), tensors.end(), [](const LazyTensorPtr& t) { return t != nullptr; });
   if (first == tensors.end()) return;
   metrics::TraceSpan span("host", for_read ? "SyncTensors (value read)" : "SyncTensors");
@@ -302,6 +304,8 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   const debug::Config& config = debug::GetConfig();
   bool compiled = false;
   executable = GetOrCompile(cut, for_read ? config.get_tensors_opbyop : config.sync_tensors_opbyop, &compiled);
+  InputDonation donation = DonateInputs(cut, device, donate_updated_inputs);
+  const AliasCount alias_count(cut);
   // Eager mode's per-op graphs are not analysed (as in PyTorch/XLA): one report per op says nothing.
   if (analysis::Level() > 0 && !metrics::InEagerOp())
     analysis::OnGraph(cut, pending.size(), device, compiled, frames, executable->footprint());
@@ -332,12 +336,14 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
       ~Gate() { readiness->MarkReady(); }
     } gate;
     auto retired = std::make_shared<RetiredGraph>();
+    retired->kept_inputs = donation.kept;
     results = executable->Submit(cut.parameters, device, gate.readiness, ends_step, retired);
     if (!results.empty()) {
       for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
       if (runtime::SpmdEnabled()) MarkSpmdResults(pending);
       RebaseDeferredViews(deferred);
       RetireGraph(&cut, &values, &deferred, retired.get());
+      alias_count.Record(*executable);
       retired.reset();
       return;  // ~Gate opens the run
     }
@@ -385,6 +391,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
   if (runtime::SpmdEnabled()) MarkSpmdResults(pending);
   RebaseDeferredViews(deferred);
+  alias_count.Record(*executable);  // a run on this thread donates nothing
 }
 
 void MarkStep(const std::vector<int>& devices, bool wait) {
@@ -406,6 +413,7 @@ at::Tensor ToHost(const LazyTensorPtr& tensor, const char* reader) {
   analysis::ScopedSyncKind reading(analysis::SyncKind::kRead, reader);
   AdvanceExecutionEpoch();
   if (tensor->pending()) SyncTensors({tensor}, /*for_read=*/true);
+  tensor->CheckHasValue();
   // Stored in another type under a numeric mode (XLA_USE_BF16, ...): handed back in its own.
   at::Tensor host = TransferFromDevice(tensor->data());
   return host.scalar_type() == tensor->dtype() ? host : host.to(tensor->dtype());

@@ -20,7 +20,10 @@ namespace txla::graph {
 // `for_read`: the sync serves a host read (GET_TENSORS_OPBYOP applies) rather than a barrier
 // (SYNC_TENSORS_OPBYOP applies).
 // `ends_step`: a barrier's graph, which waits while XLA_MAX_INFLIGHT_STEPS steps are queued.
-void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step = false);
+// `donate_updated_inputs`: the run may write its outputs over the old values of tensors it
+// updates in place (PyTorch/XLA's sync_xla_data; see buffer_donation.h).
+void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step = false,
+                 bool donate_updated_inputs = true);
 // Whether graphs may run now: torch_xla.compile(full_graph=True) forbids it while its function
 // traces, so a value read inside (a graph break) raises instead of running part of it.
 void SetExecutionAllowed(bool allowed);

@@ -15,6 +15,7 @@ namespace txla::graph {
 struct RetiredGraph {
   std::vector<ir::Value> roots;
   std::vector<ir::NodePtr> transposes;  // of the deferred views, now rebased
+  std::vector<runtime::BufferPtr> kept_inputs;  // inputs the run must not write over (buffer_donation.h)
 };
 
 // Moves `cut`'s roots and the deferred views' old nodes into `retired` (the tensors of `deferred`

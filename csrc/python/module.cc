@@ -11,6 +11,7 @@
 #include "debug/frames.h"
 #include "graph/eager_mode.h"
 #include "graph/debug_analysis.h"
+#include "graph/buffer_donation.h"
 #include "graph/graph_executor.h"
 #include "graph/post_order.h"
 #include "graph/spmd_execution.h"
@@ -240,11 +241,23 @@ PYBIND11_MODULE(_XLAC, m) {
          bool wait, bool sync_xla_data) {
         auto lazy = LazyTensors(tensors);
         py::gil_scoped_release no_gil;
-        graph::SyncTensors(lazy, /*for_read=*/false);
+        graph::SyncTensors(lazy, /*for_read=*/false, /*ends_step=*/false, /*donate_updated_inputs=*/sync_xla_data);
         if (wait && !lazy.empty()) graph::WaitDeviceOps(lazy.front()->device());
       },
       py::arg("tensors"), py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true, py::arg("sync_xla_data") = true);
+  // Buffer donation (graph/buffer_donation.h), as PyTorch/XLA spells it ("placecholder" too).
+  m.def("_set_buffer_donation", [](const at::Tensor& tensor, bool donate) {
+    return graph::SetBufferDonation(GetLazyTensor(tensor, "_set_buffer_donation"), donate);
+  });
+  m.def("_get_buffer_donation", [](const at::Tensor& tensor) {
+    return graph::BufferDonationRequested(GetLazyTensor(tensor, "_get_buffer_donation"));
+  });
+  m.def("_is_placecholder", [](const at::Tensor& tensor) {
+    return GetLazyTensor(tensor, "_is_placecholder")->placeholder();
+  });
+  m.def("_xla_set_enable_alias_with_buffer_donor_config", &graph::SetAliasWithBufferDonorConfig);
+  m.def("_xla_get_enable_alias_with_buffer_donor_config", &graph::AliasWithBufferDonorConfig);
   // Blocks (without the GIL) until the tensor's computed value is written; raises its run's
   // error. A pending value must have been submitted (_xla_sync_multi) first.
   m.def("_txla_wait_ready", [](const at::Tensor& tensor) {

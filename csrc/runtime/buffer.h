@@ -5,6 +5,7 @@
 // kernel library), so results can become device data without a copy.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,14 @@ class Buffer {
   bool AdoptStorage(Buffer& donor);
   // Whether AdoptStorage could take this buffer's memory (it owns a block).
   bool CanDonate() const { return owns_ && data_ != nullptr; }
+  // Whether its memory is its own, or will be once the run that writes it starts (deferred):
+  // what CanDonate will say when a later run starts.
+  bool OwnsStorage() const { return owns_; }
+  // The user asked that the next graph run reading this buffer may write an output over it
+  // (torch_xla._XLAC._set_buffer_donation), even while a tensor holds it: that tensor then lets
+  // go of it at the barrier.
+  void set_donation_requested(bool requested) { donation_requested_.store(requested); }
+  bool donation_requested() const { return donation_requested_.load(); }
   // Gives a deferred buffer its memory (once; later calls do nothing). Called by the run that
   // writes it, before anything can read it.
   void Materialize();
@@ -91,6 +100,7 @@ class Buffer {
   std::shared_ptr<void> owner_;
   std::shared_ptr<Readiness> readiness_;
   std::unique_ptr<const Shards> shards_;
+  std::atomic<bool> donation_requested_{false};
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

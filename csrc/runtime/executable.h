@@ -35,6 +35,10 @@ class Executable {
     int64_t aliasable_input_bytes = 0, intermediate_bytes = 0, program_bytes = 0;
   };
   virtual Footprint footprint() const { return {}; }
+  // How many outputs a run would write over an input, when the inputs `donatable` says nothing
+  // else holds are donated (the run's own choice, made again when it starts): PyTorch/XLA's
+  // InputOutputAliasCount for the graph.
+  virtual int64_t CountDonations(const std::vector<bool>& donatable) const { return 0; }
   // What ran it: "interpreter", "native", ...
   virtual std::string kind() const = 0;
   // Where its generated code and HLO were dumped ("" when nothing was): named in errors.

@@ -53,6 +53,7 @@ void LazyTensor::Upload() const {
 
 ir::Value LazyTensor::GetIrValue() {
   if (pending_) return pending_;
+  CheckHasValue();
   if (!data_node_) data_node_ = ir::Value{ir::Node::DeviceData(data(), shape_), 0};
   return data_node_;
 }
@@ -72,6 +73,16 @@ std::string LazyTensor::EffectiveSharding() const {
   if (pending_)
     if (const std::string* annotated = ir::ShardingAnnotation(pending_)) return *annotated;
   return spmd_result_ && data_ ? "{replicated}" : "";
+}
+
+void LazyTensor::CheckHasValue() const {
+  TORCH_CHECK(!placeholder(), "this xla tensor's buffer was donated to a graph's run "
+              "(torch_xla._XLAC._set_buffer_donation): it has no value any more");
+}
+
+void LazyTensor::DonateData() {
+  data_ = nullptr;
+  data_node_ = ir::Value{};
 }
 
 void LazyTensor::SetIrValue(ir::Value value) {

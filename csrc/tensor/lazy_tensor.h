@@ -60,6 +60,13 @@ class LazyTensor {
   void SetData(runtime::BufferPtr data);
   // An in-place update: from now on the tensor is `value` (its shape may change with it).
   void SetIrValue(ir::Value value);
+  // Buffer donation (torch_xla._XLAC._set_buffer_donation): the tensor's data went to a graph's
+  // run, which may write an output over it. The tensor is then a placeholder, with neither data
+  // nor a pending value, and using it raises.
+  void DonateData();
+  bool placeholder() const { return !data_ && !pending_.node && !host_.defined(); }
+  // Raises, saying why, when the tensor is a placeholder.
+  void CheckHasValue() const;
 
   LazyTensor(int device, ir::Shape shape);
 

@@ -102,6 +102,22 @@ std::vector<LazyTensorPtr> PendingTensors(int device) {
   return out;
 }
 
+std::vector<LazyTensorPtr> TensorsHoldingData(int device, const std::unordered_set<const runtime::Buffer*>& data) {
+  DeviceTensors& d = ForDevice(device);
+  std::vector<LazyTensorPtr> out, released;  // released after the lock (see PendingTensors)
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    for (const DeviceTensors::Entry& e : d.entries) {
+      LazyTensorPtr t = e.id < 0 ? nullptr : e.tensor.lock();
+      if (!t) continue;
+      if (t->on_device() && data.count(t->data().get())) out.push_back(std::move(t));
+      else released.push_back(std::move(t));
+    }
+  }
+  released.clear();
+  return out;
+}
+
 size_t LiveCount(int device) {
   DeviceTensors& d = ForDevice(device);
   std::lock_guard<std::mutex> lock(d.mu);
