@@ -21,6 +21,7 @@
 #include "compiler/passes/float_normalization.h"
 #include "compiler/passes/fusion.h"
 #include "compiler/passes/sibling_reductions.h"
+#include "compiler/passes/update_order.h"
 #include "debug/config.h"
 #include "hlo/printer.h"
 #include "hlo/verifier.h"
@@ -81,6 +82,8 @@ void RunPipeline(hlo::Module& module) {
   // After the sibling pass: pairs it placed among the loss's producers move with them.
   EarlyOutputs early;
   if (Enabled(early) && Run(early, module)) DumpAfter(early.name(), module);
+  UpdateOrder updates;
+  if (Enabled(updates) && Run(updates, module)) DumpAfter(updates.name(), module);
   hlo::Verify(module);
 }
 

@@ -43,9 +43,9 @@ def test_in_place_updates_take_over_their_inputs():
     torch.testing.assert_close(xb.cpu(), b + 1)
 
 
-def test_an_old_value_read_beside_its_update_is_taken_over_once():
-    # The sum is the last reader of both old values (our schedule): it takes one of them, and the
-    # updates, which ran before it, take none. PyTorch/XLA's schedule gives the updates both.
+def test_an_old_value_read_beside_its_update_is_still_taken_over():
+    # The sum reads both old values; the updates run after it (passes/update_order.h) and take
+    # both over.
     a, b = torch.randn(4, 3), torch.randn(4, 3)
     xa, xb = a.to('xla'), b.to('xla')
     torch_xla.sync(wait=True)
@@ -54,7 +54,7 @@ def test_an_old_value_read_beside_its_update_is_taken_over_once():
     xa *= 2
     xb += 1
     torch_xla.sync(wait=True)
-    assert alias_counts() == (1, 1.0) and donated_buffers() == 1
+    assert alias_counts() == (1, 2.0) and donated_buffers() == 2
     torch.testing.assert_close(s.cpu(), a + b)
     torch.testing.assert_close(xa.cpu(), a * 2)
     torch.testing.assert_close(xb.cpu(), b + 1)
