@@ -18,8 +18,7 @@ void SetAliasWithBufferDonorConfig(bool enabled) { alias_with_buffer_donor_confi
 bool AliasWithBufferDonorConfig() { return alias_with_buffer_donor_config.load(); }
 
 bool SetBufferDonation(const LazyTensorPtr& tensor, bool donate) {
-  if (!tensor->on_device() && !tensor->host().defined()) return false;
-  const runtime::BufferPtr& data = tensor->data();
+  const runtime::BufferPtr& data = tensor->data();  // none while pending (or a placeholder)
   if (!data) return false;
   data->set_donation_requested(donate);
   TXLA_COUNTER("XlaSetBufferDonation", 1);

@@ -336,7 +336,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
       ~Gate() { readiness->MarkReady(); }
     } gate;
     auto retired = std::make_shared<RetiredGraph>();
-    retired->kept_inputs = donation.kept;
+    retired->kept_inputs = std::move(donation.kept);
     results = executable->Submit(cut.parameters, device, gate.readiness, ends_step, retired);
     if (!results.empty()) {
       for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);

@@ -13,6 +13,7 @@
 #include <c10/util/Exception.h>
 
 #include "ir/shape_rules.h"
+#include "runtime/element_type.h"
 
 namespace txla::ir::rules {
 namespace {
@@ -27,25 +28,6 @@ std::string IntList(const std::vector<int64_t>& values) {
 
 std::string IntList(c10::IntArrayRef values) { return IntList(values.vec()); }
 
-// PyTorch/XLA's element type names, as XLA prints a shape.
-const char* XlaTypeName(c10::ScalarType t) {
-  switch (t) {
-    case c10::kFloat: return "f32";
-    case c10::kDouble: return "f64";
-    case c10::kHalf: return "f16";
-    case c10::kBFloat16: return "bf16";
-    case c10::kBool: return "pred";
-    case c10::kByte: return "u8";
-    case c10::kChar: return "s8";
-    case c10::kShort: return "s16";
-    case c10::kInt: return "s32";
-    case c10::kLong: return "s64";
-    case c10::kComplexFloat: return "c64";
-    case c10::kComplexDouble: return "c128";
-    default: return c10::toString(t);
-  }
-}
-
 bool IsPlainTensor(const c10::IValue& v) {
   return v.isTensor() && v.toTensor().defined() && !v.toTensor().unsafeGetTensorImpl()->is_wrapped_number();
 }
@@ -54,7 +36,8 @@ bool IsPlainTensor(const c10::IValue& v) {
 
 std::string XlaShapeText(const at::Tensor& t) {
   std::ostringstream out;
-  out << XlaTypeName(t.scalar_type()) << "[";
+  // The storage type, as XLA prints a shape (bf16 under XLA_USE_BF16, as PyTorch/XLA shows it).
+  out << runtime::ElementTypeName(ToElementType(t.scalar_type())) << "[";
   for (int64_t d = 0; d < t.dim(); ++d) out << (d ? "," : "") << t.size(d);
   out << "]";
   return out.str();

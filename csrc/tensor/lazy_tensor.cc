@@ -53,8 +53,10 @@ void LazyTensor::Upload() const {
 
 ir::Value LazyTensor::GetIrValue() {
   if (pending_) return pending_;
-  CheckHasValue();
-  if (!data_node_) data_node_ = ir::Value{ir::Node::DeviceData(data(), shape_), 0};
+  if (!data_node_) {
+    CheckHasValue();  // a placeholder has no node (DonateData dropped it)
+    data_node_ = ir::Value{ir::Node::DeviceData(data(), shape_), 0};
+  }
   return data_node_;
 }
 

@@ -23,7 +23,7 @@ struct DeviceTensors {
   // every step, which keeps the graph hash stable.
   std::vector<Entry> entries;
   size_t dead = 0;
-  size_t last_pending = 0;  // how many the last barrier found: the next list is reserved that long
+  std::atomic<size_t> last_pending{0};  // how many the last barrier found: the next list is reserved that long
 
   void DropDeadEntries() {
     entries.erase(std::remove_if(entries.begin(), entries.end(),
@@ -79,43 +79,42 @@ void Remove(int64_t id, int device) {
   if (++d.dead > 1024 && d.dead * 2 > d.entries.size()) d.DropDeadEntries();
 }
 
-std::vector<LazyTensorPtr> PendingTensors(int device) {
-  DeviceTensors& d = ForDevice(device);
-  // A tensor locked here may lose its last other owner meanwhile: its destructor then runs
-  // Remove, which takes d.mu. Such references are released after the lock, from a list kept
-  // between calls (a fresh one of every live tensor's size was a large allocation per barrier).
-  thread_local std::vector<LazyTensorPtr> released;
+// The live tensors of `d` that `keep` accepts, in creation order. A tensor locked here may lose its
+// last other owner meanwhile: its destructor then runs Remove, which takes d.mu. Such references
+// are released after the lock, from `released` (the caller's, kept between calls: a fresh one of
+// every live tensor's size was a large allocation per barrier).
+template <typename Keep>
+std::vector<LazyTensorPtr> Select(DeviceTensors& d, size_t reserve, Keep keep, std::vector<LazyTensorPtr>* released) {
   std::vector<LazyTensorPtr> out;
   {
     std::lock_guard<std::mutex> lock(d.mu);
-    out.reserve(d.last_pending + d.last_pending / 8);
+    out.reserve(reserve);
     for (const DeviceTensors::Entry& e : d.entries) {
       if (e.id < 0) continue;
       LazyTensorPtr t = e.tensor.lock();
       if (!t) continue;
-      if (t->pending()) out.push_back(std::move(t));
-      else released.push_back(std::move(t));
+      if (keep(*t)) out.push_back(std::move(t));
+      else released->push_back(std::move(t));
     }
-    d.last_pending = out.size();
   }
-  released.clear();
+  released->clear();
+  return out;
+}
+
+std::vector<LazyTensorPtr> PendingTensors(int device) {
+  DeviceTensors& d = ForDevice(device);
+  thread_local std::vector<LazyTensorPtr> released;
+  const size_t last = d.last_pending.load(std::memory_order_relaxed);
+  std::vector<LazyTensorPtr> out =
+      Select(d, last + last / 8, [](const LazyTensor& t) { return bool(t.pending()); }, &released);
+  d.last_pending.store(out.size(), std::memory_order_relaxed);
   return out;
 }
 
 std::vector<LazyTensorPtr> TensorsHoldingData(int device, const std::unordered_set<const runtime::Buffer*>& data) {
-  DeviceTensors& d = ForDevice(device);
-  std::vector<LazyTensorPtr> out, released;  // released after the lock (see PendingTensors)
-  {
-    std::lock_guard<std::mutex> lock(d.mu);
-    for (const DeviceTensors::Entry& e : d.entries) {
-      LazyTensorPtr t = e.id < 0 ? nullptr : e.tensor.lock();
-      if (!t) continue;
-      if (t->on_device() && data.count(t->data().get())) out.push_back(std::move(t));
-      else released.push_back(std::move(t));
-    }
-  }
-  released.clear();
-  return out;
+  std::vector<LazyTensorPtr> released;
+  return Select(ForDevice(device), 0,
+                [&](const LazyTensor& t) { return t.on_device() && data.count(t.data().get()) > 0; }, &released);
 }
 
 size_t LiveCount(int device) {

@@ -4,8 +4,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "compiler/codegen/cpp_emitter.h"
-#include "compiler/codegen/kernel_naming.h"
 #include "compiler/codegen/loop_invariants.h"
 #include "debug/config.h"
 #include "metrics/metrics.h"

@@ -28,6 +28,15 @@ bool UpdateOrder::Run(hlo::Module& module) {
   Instruction* root = entry.root();
   if (root == nullptr || root->opcode() != Opcode::kTuple) return false;
   bool changed = false;
+  // Positions in the schedule, taken again only after a move (most graphs move nothing).
+  std::vector<Instruction*> order;
+  std::unordered_map<const Instruction*, size_t> position;
+  auto take_positions = [&] {
+    order = entry.instructions();
+    position.clear();
+    for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  };
+  take_positions();
   for (Instruction* v : root->operands()) {
     // An output only the root reads: moving it later cannot put it after a user.
     if (v->opcode() != Opcode::kFusion || v->attrs().fusion_kind != hlo::FusionKind::kLoop ||
@@ -35,9 +44,6 @@ bool UpdateOrder::Run(hlo::Module& module) {
       continue;
     const Instruction* p = UpdatedParameter(*v);
     if (!p) continue;
-    std::unordered_map<const Instruction*, size_t> position;
-    const std::vector<Instruction*> order = entry.instructions();
-    for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
     // The parameter's readers, and the readers of reshapes and transposes of it (which buffer
     // assignment may leave as views read where their users run).
     size_t last = position.at(v);
@@ -52,6 +58,7 @@ bool UpdateOrder::Run(hlo::Module& module) {
     }
     if (last == position.at(v)) continue;
     entry.MoveBefore(v, order.at(last + 1));
+    take_positions();
     changed = true;
   }
   return changed;

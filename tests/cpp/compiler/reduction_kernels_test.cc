@@ -9,22 +9,18 @@
 namespace txla::compiler {
 namespace {
 
+// A module summing `input` over `dims` into `output` (f32).
+std::string Sum(const std::string& input, const std::string& output, const std::string& dims) {
+  return "HloModule m\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+         "  ROOT %s = f32[] add(%a, %b)\n}\nENTRY %main {\n  %x = " + input + " parameter(0)\n  %zero = f32[] constant(0)\n"
+         "  %r = " + output + " reduce(%x, %zero), dimensions={" + dims + "}, to_apply=%add\n  ROOT %t = (" + output +
+         ") tuple(%r)\n}\n";
+}
+
 // A row reduction: 16 partial sums in double along the row (they vectorize), folded in halves,
 // then rounded to float once.
 TEST(ReductionKernelsTest, ARowSumAccumulatesInDoublePartials) {
-  EXPECT_EQ(EmitAfterPrelude(R"(HloModule m
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-ENTRY %main {
-  %x = f32[6,64] parameter(0)
-  %zero = f32[] constant(0)
-  %r = f32[6] reduce(%x, %zero), dimensions={1}, to_apply=%add
-  ROOT %t = (f32[6]) tuple(%r)
-}
-)"), R"golden(//@@txla kernel H fusion.12
+  EXPECT_EQ(EmitAfterPrelude(Sum("f32[6,64]", "f32[6]", "1")), R"golden(//@@txla kernel H fusion.12
 TXLA_KERNEL void k_H(float* __restrict__ buf0, const float* __restrict__ buf1) {
   {
     for (int64_t o0 = 0; o0 < 6; ++o0)
@@ -62,19 +58,7 @@ extern "C" void t_H(void* p, int64_t lo, int64_t hi) { void* const* a = (void* c
 // A sum over the leading (batch) dimension: a row of accumulators, the inner loop walking
 // each input row contiguously.
 TEST(ReductionKernelsTest, ASumOverTheBatchAccumulatesWholeRows) {
-  EXPECT_EQ(EmitAfterPrelude(R"(HloModule m
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-ENTRY %main {
-  %x = f32[5,24] parameter(0)
-  %zero = f32[] constant(0)
-  %r = f32[24] reduce(%x, %zero), dimensions={0}, to_apply=%add
-  ROOT %t = (f32[24]) tuple(%r)
-}
-)"), R"golden(//@@txla kernel H fusion.12
+  EXPECT_EQ(EmitAfterPrelude(Sum("f32[5,24]", "f32[24]", "0")), R"golden(//@@txla kernel H fusion.12
 TXLA_KERNEL void k_H(float* __restrict__ buf0, const float* __restrict__ buf1) {
   {
     double acc[24];
