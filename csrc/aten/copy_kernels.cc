@@ -51,6 +51,7 @@ void EfficientZeroTensorKernel(const c10::OperatorHandle& op, c10::DispatchKeySe
 
 // _to_copy: host -> device, device -> host, device -> other device, or a cast on the device.
 void ToCopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  const metrics::ElapsedSample traced(LazyTracingMetric());
   auto args = torch::jit::last(*stack, 7);
   at::Tensor self = args[0].toTensor();
   c10::optional<c10::ScalarType> dtype = args[1].toOptional<c10::ScalarType>();
@@ -89,6 +90,7 @@ void ToCopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit
 
 // copy(self, src): src broadcast and cast into self's shape and dtype. A host src is moved over.
 void CopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  const metrics::ElapsedSample traced(LazyTracingMetric());
   auto args = torch::jit::last(*stack, 3);
   at::Tensor self = args[0].toTensor();
   at::Tensor src = args[1].toTensor();
@@ -115,6 +117,7 @@ void CopyKernel(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::
 // _copy_from(self, dst): the in-place copy_ below functionalization (CPU fallback write-backs,
 // composite kernels). dst changes in place.
 at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  const metrics::ElapsedSample traced(LazyTracingMetric());
   LazyTensorPtr dst_lt = TryGetLazyTensor(dst);
   LazyTensorPtr self_lt = TryGetLazyTensor(self);
   if (!dst_lt) {
@@ -129,6 +132,7 @@ at::Tensor CopyFrom(const at::Tensor& self, const at::Tensor& dst, bool non_bloc
 
 // _copy_from_and_resize(self, dst): as _copy_from, but dst takes self's shape.
 at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
+  const metrics::ElapsedSample traced(LazyTracingMetric());
   LazyTensorPtr dst_lt = TryGetLazyTensor(dst);
   LazyTensorPtr self_lt = TryGetLazyTensor(self);
   if (!dst_lt) {
@@ -150,10 +154,13 @@ at::Tensor CopyFromAndResize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 at::Tensor Clone(const at::Tensor& self, c10::optional<c10::MemoryFormat>) {
+  const metrics::ElapsedSample traced(LazyTracingMetric());
   return ShareValue(GetLazyTensor(self, "aten::clone"));
 }
 
 at::Scalar LocalScalarDense(const at::Tensor& self) {
+  // PyTorch/XLA counts a value read into Python (.item(), bool(t)) with its CPU fallbacks.
+  TXLA_COUNTER("aten::_local_scalar_dense", 1);
   LazyTensorPtr lt = GetLazyTensor(self, "aten::_local_scalar_dense");
   TORCH_CHECK(lt->shape().numel() == 1, "a Tensor with ", lt->shape().numel(),
               " elements cannot be converted to Scalar");

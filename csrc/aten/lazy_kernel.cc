@@ -9,6 +9,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -21,6 +22,7 @@
 #include "graph/eager_mode.h"
 #include "metrics/metrics.h"
 #include "metrics/trace.h"
+#include "runtime/scalar_cache.h"
 #include "tensor/bridge.h"
 
 namespace txla::aten {
@@ -56,17 +58,31 @@ namespace {
 
 // A 0-dim host value entering the graph: a constant when it is 0 or 1, else a parameter, so a
 // changing learning rate does not change the graph.
+// A seed is drawn fresh for every random op and noted by address (SeedRecording): it gets a
+// buffer of its own; other values share the device's cached buffer of that value.
+enum class ScalarUse { kValue, kSeed };
+
 ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
-                      bool allow_constant) {
+                      bool allow_constant, ScalarUse use = ScalarUse::kValue) {
   if (allow_constant && IsSpecialScalar(s)) return ir::Value{ir::Node::Constant(s, dtype), 0};
   // Written straight into a device buffer: no host tensor, no dispatch (an optimizer step passes
   // a few scalars to every one of its hundreds of ops). Scalar::to checks the range as
   // at::scalar_tensor would.
-  auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(dtype), std::vector<int64_t>{}, device);
+  const runtime::ElementType type = ir::ToElementType(dtype);
   c10::ScalarType storage = ir::StorageScalarType(dtype);  // the numeric modes store some dtypes narrower
+  uint64_t bits = 0;
   AT_DISPATCH_ALL_TYPES_AND3(c10::kBool, c10::kHalf, c10::kBFloat16, storage, "ScalarValue", [&] {
-    *static_cast<scalar_t*>(buffer->data()) = s.to<scalar_t>();
+    static_assert(sizeof(scalar_t) <= sizeof(bits), "a scalar wider than 8 bytes");
+    scalar_t value = s.to<scalar_t>();
+    std::memcpy(&bits, &value, sizeof(value));
   });
+  runtime::BufferPtr buffer;
+  if (use == ScalarUse::kSeed) {
+    buffer = std::make_shared<runtime::Buffer>(type, std::vector<int64_t>{}, device);
+    std::memcpy(buffer->data(), &bits, runtime::ByteWidth(type));
+  } else {
+    buffer = runtime::ScalarBuffer(type, bits, device);
+  }
   return ir::Value{ir::Node::DeviceData(std::move(buffer), ir::Shape(dtype, {})), 0};
 }
 
@@ -156,7 +172,7 @@ class NodeBuilder {
     ir::Arg arg;
     arg.kind = ir::Arg::Kind::kGenerator;
     arg.operand = static_cast<uint32_t>(operands_.size());
-    operands_.push_back(ScalarValue(seed, c10::kLong, device_, /*allow_constant=*/false));
+    operands_.push_back(ScalarValue(seed, c10::kLong, device_, /*allow_constant=*/false, ScalarUse::kSeed));
     SeedRecording::Note(operands_.back().node->data());
     args_.push_back(std::move(arg));
   }
@@ -227,9 +243,15 @@ metrics::Counter* OpCounter(const ir::OpInfo& info) {
   return counter;
 }
 
+metrics::Metric* LazyTracingMetric() {
+  static metrics::Metric* const metric = metrics::GetMetric("LazyTracing");
+  return metric;
+}
+
 void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   metrics::TraceSpan span("lazy", schema.name());  // host tracing, on the profiler's timeline
+  const metrics::ElapsedSample traced(LazyTracingMetric());
   const size_t num_args = schema.arguments().size();
   c10::ArrayRef<c10::IValue> args(stack->data() + stack->size() - num_args, num_args);
   const std::vector<ArgClass>& classes = ArgClasses(op);

@@ -9,6 +9,7 @@
 #include <ATen/core/stack.h>
 
 #include "ir/op_table.h"
+#include "metrics/metrics.h"
 #include "tensor/lazy_tensor.h"
 
 namespace txla::aten {
@@ -36,6 +37,10 @@ class SeedRecording {
   SeedRecording* outer_;
   std::vector<runtime::BufferPtr> seeds_;
 };
+
+// PyTorch/XLA's LazyTracing metric: the host time of recording one op (each recorded op and each
+// copy onto or within the device adds a sample).
+metrics::Metric* LazyTracingMetric();
 
 // Replaces the op's arguments on `stack` with its (lazy) results.
 void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit::Stack* stack);

@@ -54,6 +54,8 @@ namespace txla::debug {
     "in-memory compile cache capacity (graphs)")                                                  \
   V(int64_t, buffer_pool_bytes, "XLA_BUFFER_POOL_BYTES", int64_t{1} << 30, false,                 \
     "bytes of freed device buffers kept for reuse")                                               \
+  V(int64_t, device_data_cache_size, "XLA_DEVICE_DATA_CACHE_SIZE", 128, false,                  \
+    "distinct scalar values whose device buffers are kept and shared by every use (0: none)")     \
   V(int64_t, cpu_num_devices, "CPU_NUM_DEVICES", 1, false, "xla devices this process offers")     \
   V(bool, use_eager_debug_mode, "XLA_USE_EAGER_DEBUG_MODE", false, false,                         \
     "every op is compiled and run as it is called (eager mode; torch_xla.experimental.eager_mode)") \

@@ -19,7 +19,7 @@ bool AliasWithBufferDonorConfig() { return alias_with_buffer_donor_config.load()
 
 bool SetBufferDonation(const LazyTensorPtr& tensor, bool donate) {
   const runtime::BufferPtr& data = tensor->data();  // none while pending (or a placeholder)
-  if (!data) return false;
+  if (!data || (donate && data->read_only())) return false;
   data->set_donation_requested(donate);
   TXLA_COUNTER("XlaSetBufferDonation", 1);
   return true;

@@ -19,7 +19,8 @@ void SetAliasWithBufferDonorConfig(bool enabled);
 bool AliasWithBufferDonorConfig();
 
 // Asks that the tensor's device data be donated to the next run that reads it (or withdraws the
-// request). False, and nothing asked, when the tensor has no device data (a pending value).
+// request). False, and nothing asked, when the tensor has no device data (a pending value), or when a
+// donation is asked of a read-only buffer (a number's shared buffer, runtime/scalar_cache.h).
 bool SetBufferDonation(const LazyTensorPtr& tensor, bool donate);
 bool BufferDonationRequested(const LazyTensorPtr& tensor);
 

@@ -259,6 +259,13 @@ bool AddLiveIntermediates(const GraphCut& cut, int device, std::vector<LazyTenso
   return added;
 }
 
+// The run's results become the synced tensors' data (PyTorch/XLA times it as WrapXlaData).
+void WrapResults(const std::vector<LazyTensorPtr>& pending, const std::vector<runtime::BufferPtr>& results,
+                 const std::vector<size_t>& root_index) {
+  TXLA_TIMED("WrapXlaData");
+  for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+}
+
 }  // namespace
 
 void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool ends_step,
@@ -270,7 +277,11 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
   // which a thread waiting for these locks may hold.
   std::vector<debug::Frame> frames;
   if (analysis::Level() > 0 || !debug::GetConfig().save_tensors_file.empty()) frames = debug::CurrentFrameList();
-  std::lock_guard<std::mutex> device_lock(DeviceSyncMutex((*first)->device()));
+  std::unique_lock<std::mutex> device_lock(DeviceSyncMutex((*first)->device()), std::defer_lock);
+  {
+    TXLA_TIMED("DeviceLockWait");  // another thread's sync of this device (PyTorch/XLA's name)
+    device_lock.lock();
+  }
   if (!for_read) RaiseUnreportedFailure((*first)->device());
   std::vector<LazyTensorPtr> pending;
   pending.reserve(tensors.size());
@@ -299,6 +310,8 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
       cut = CutGraph(values, &root_index);
     DumpGraphIfRequested(cut, frames);
   }
+  static metrics::Metric* const graph_size = metrics::GetMetric("TensorsGraphSize", metrics::MetricUnit::kNumber);
+  graph_size->AddSample(static_cast<double>(cut.nodes.size()));
   // The seeds' debugging modes: run every node on its own (the interpreter) when values are
   // read (GET_TENSORS_OPBYOP) or at barriers (SYNC_TENSORS_OPBYOP).
   const debug::Config& config = debug::GetConfig();
@@ -339,7 +352,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
     retired->kept_inputs = std::move(donation.kept);
     results = executable->Submit(cut.parameters, device, gate.readiness, ends_step, retired);
     if (!results.empty()) {
-      for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+      WrapResults(pending, results, root_index);
       if (runtime::SpmdEnabled()) MarkSpmdResults(pending);
       RebaseDeferredViews(deferred);
       RetireGraph(&cut, &values, &deferred, retired.get());
@@ -388,7 +401,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
       results = std::move(reference);
     }
   }
-  for (size_t i = 0; i < pending.size(); ++i) pending[i]->SetData(results[root_index[i]]);
+  WrapResults(pending, results, root_index);
   if (runtime::SpmdEnabled()) MarkSpmdResults(pending);
   RebaseDeferredViews(deferred);
   alias_count.Record(*executable);  // a run on this thread donates nothing

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <tuple>
 
+#include "metrics/metrics.h"
+
 namespace txla::graph {
 namespace {
 // Each walk uses a fresh epoch, so visit marks never need clearing.
@@ -70,8 +72,11 @@ GraphCut CutGraph(const std::vector<ir::Value>& values, std::vector<size_t>* roo
   // step (ResNet-18's residual bias gradients, copied into two momentum buffers) made the next
   // step's graph differ from every later one: a third compilation. Donation checks at run time
   // that nothing else holds a donated buffer, a second parameter included.
-  for (const ir::Node* node : cut.nodes)
-    if (node->kind() == ir::NodeKind::kDeviceData) cut.parameters.push_back(node->data());
+  {
+    TXLA_TIMED("UnwrapXlaData");  // the graph's input buffers, taken from its nodes (PyTorch/XLA's name)
+    for (const ir::Node* node : cut.nodes)
+      if (node->kind() == ir::NodeKind::kDeviceData) cut.parameters.push_back(node->data());
+  }
   // Node hashes describe ops, attributes and shapes but not identity: two inputs of one shape
   // hash alike, so (x + y) * x and (x + y) * y did too, and the second ran the first's program.
   // The wiring (each operand's and each root's position in the post-order) completes the key.

@@ -96,17 +96,28 @@ Metric* CompileTimeMetric();
 Metric* ExecuteTimeMetric();
 
 // Adds the elapsed wall time to a metric when it leaves scope.
-// While a profiler capture is active it is also a span of the timeline, named after the metric.
-class ScopedTimer {
+class ElapsedSample {
  public:
-  explicit ScopedTimer(Metric* metric) : metric_(metric), start_(NowNs()), span_("xla", metric->name()) {}
-  ~ScopedTimer() { metric_->AddSample(static_cast<double>(NowNs() - start_)); }
-  ScopedTimer(const ScopedTimer&) = delete;
-  ScopedTimer& operator=(const ScopedTimer&) = delete;
+  explicit ElapsedSample(Metric* metric) : metric_(metric), start_(NowNs()) {}
+  ~ElapsedSample() { metric_->AddSample(static_cast<double>(NowNs() - start_)); }
+  ElapsedSample(const ElapsedSample&) = delete;
+  ElapsedSample& operator=(const ElapsedSample&) = delete;
 
  private:
   Metric* metric_;
   int64_t start_;
+};
+
+// An ElapsedSample that, while a profiler capture is active, is also a span of the timeline
+// named after the metric.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(Metric* metric) : elapsed_(metric), span_("xla", metric->name()) {}
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  ElapsedSample elapsed_;
   TraceSpan span_;
 };
 

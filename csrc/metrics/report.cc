@@ -123,6 +123,14 @@ std::string ShortReport(const std::vector<std::string>& counter_names,
     Counter* counter = FindCounter(name);
     if (counter && counter->Value() != 0) out += CounterReport(*counter);
   }
+  // As PyTorch/XLA's: the ops that ran on the CPU (counted as aten::<op>, .item()'s reads
+  // included) are always in the short report.
+  for (const std::string& name : CounterNames()) {
+    if (name.rfind("aten::", 0) != 0 ||
+        std::find(counter_names.begin(), counter_names.end(), name) != counter_names.end())
+      continue;
+    out += CounterReport(*FindCounter(name));
+  }
   return out;
 }
 

@@ -70,6 +70,10 @@ class Buffer {
   // go of it at the barrier.
   void set_donation_requested(bool requested) { donation_requested_.store(requested); }
   bool donation_requested() const { return donation_requested_.load(); }
+  // Shared by users that know nothing of each other (the scalar cache's buffers): no request
+  // makes it donatable.
+  void mark_read_only() { read_only_ = true; }
+  bool read_only() const { return read_only_; }
   // Gives a deferred buffer its memory (once; later calls do nothing). Called by the run that
   // writes it, before anything can read it.
   void Materialize();
@@ -101,6 +105,7 @@ class Buffer {
   std::shared_ptr<Readiness> readiness_;
   std::unique_ptr<const Shards> shards_;
   std::atomic<bool> donation_requested_{false};
+  bool read_only_ = false;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

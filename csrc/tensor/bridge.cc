@@ -8,6 +8,7 @@
 
 #include "ir/shape.h"
 #include "metrics/metrics.h"
+#include "runtime/scalar_cache.h"
 #include "tensor/tensor_impl.h"
 
 namespace txla {
@@ -63,6 +64,13 @@ runtime::BufferPtr TransferToDevice(const at::Tensor& host, int device) {
   // In the device's storage type (the numeric modes: float as bf16, int64 as int32, ...).
   runtime::ElementType type = ir::ToElementType(host.scalar_type());
   at::Tensor src = host.to(ir::ToScalarType(type)).contiguous();
+  if (src.dim() == 0) {  // a number: the device's shared buffer of that value (as PyTorch/XLA's)
+    uint64_t bits = 0;
+    std::memcpy(&bits, src.data_ptr(), runtime::ByteWidth(type));
+    runtime::BufferPtr buffer = runtime::ScalarBuffer(type, bits, device);
+    CountTransferToDevice(buffer->size_bytes());
+    return buffer;
+  }
   auto buffer = std::make_shared<runtime::Buffer>(type, src.sizes().vec(), device);
   if (buffer->size_bytes() > 0) std::memcpy(buffer->data(), src.data_ptr(), buffer->size_bytes());
   CountTransferToDevice(buffer->size_bytes());

@@ -1,4 +1,5 @@
 import os
+import subprocess
 import sys
 
 # The tests exercise the package as installed in .venv; from a checkout that has not
@@ -93,3 +94,10 @@ def xla_env(monkeypatch):
     yield set_switches
     monkeypatch.undo()
     torch_xla._XLAC._xla_reload_config()
+
+
+def run_python(script, **env):
+    """Runs `script` in a fresh interpreter with extra environment variables; its stdout."""
+    full_env = dict(os.environ, PYTHONPATH=_ROOT, **env)
+    return subprocess.run([sys.executable, '-c', script], env=full_env, capture_output=True,
+                          text=True, check=True).stdout

@@ -6,6 +6,7 @@ import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 import torch_xla.debug.metrics as met
+from conftest import CounterDelta, run_python
 
 
 def _run_a_step(dev):
@@ -63,3 +64,58 @@ def test_short_report_and_fallback_list(dev):
     assert 'Counter: aten::nonzero' in short
     assert 'CompileTime' not in short
     assert 'aten::nonzero' in met.executed_fallback_ops()
+
+
+def test_a_number_used_by_many_ops_is_one_device_buffer(dev):
+    # PyTorch/XLA's device-data cache: an optimizer's lr or beta, passed to every parameter's ops,
+    # is put on the device once. The value is odd enough that no earlier test cached it.
+    xs = [torch.randn(8).to(dev) for _ in range(6)]
+    want = [x.cpu() * 0.123457 for x in xs]
+    with CounterDelta('DeviceDataCacheMiss', 'CreateDataHandles') as d:
+        ys = [x * 0.123457 for x in xs]
+    assert d['DeviceDataCacheMiss'] == 1 and d['CreateDataHandles'] == 1
+    xm.mark_step()
+    for y, w in zip(ys, want):
+        torch.testing.assert_close(y.cpu(), w)
+
+
+def test_a_numbers_shared_buffer_is_never_donated(dev):
+    # torch.tensor(3.25) is the same buffer wherever 3.25 is a number on the device: donating it
+    # would clobber the others, so the request is refused; an in-place update makes a new value.
+    a = torch.tensor(3.25, device=dev)
+    b = torch.tensor(3.25, device=dev)
+    assert torch_xla._XLAC._set_buffer_donation(a, True) is False
+    assert torch_xla._XLAC._get_buffer_donation(a) is False
+    a.add_(1.0)
+    c = b * 2
+    xm.mark_step()
+    assert a.item() == 4.25 and b.item() == 3.25 and c.item() == 6.5
+    big = torch.zeros(4).to(dev)  # tensors with data of their own still can be donated
+    assert torch_xla._XLAC._set_buffer_donation(big, True) is True
+
+
+def test_the_number_cache_can_be_switched_off():
+    script = """
+import torch, torch_xla, torch_xla.debug.metrics as met
+dev = torch_xla.device()
+xs = [torch.randn(8).to(dev) for _ in range(4)]
+ys = [x * 0.3 for x in xs]
+print(met.counter_value('DeviceDataCacheMiss'))
+"""
+    assert run_python(script, XLA_DEVICE_DATA_CACHE_SIZE='0').strip() == '4'
+    assert run_python(script).strip() == '1'
+
+
+def test_tracing_reads_and_graph_sizes_are_measured(dev):
+    met.clear_all()
+    t = torch.tensor(156, device=dev)
+    u = t + 100
+    assert met.metric_data('LazyTracing')[0] >= 2  # the copy onto the device and the add
+    if u:  # a value read into Python: counted as PyTorch/XLA counts it, with the CPU fallbacks
+        pass
+    assert met.counter_value('aten::_local_scalar_dense') == 1
+    assert 'aten::_local_scalar_dense' in met.short_metrics_report()
+    assert 'aten::_local_scalar_dense' in met.executed_fallback_ops()
+    assert met.metric_data('TensorsGraphSize')[2][-1][1] == 3  # two device data and the add
+    for name in ('UnwrapXlaData', 'WrapXlaData', 'DeviceLockWait'):
+        assert met.metric_data(name)[0] >= 1, name
