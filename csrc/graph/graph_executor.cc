@@ -310,6 +310,7 @@ void SyncTensors(const std::vector<LazyTensorPtr>& tensors, bool for_read, bool 
       cut = CutGraph(values, &root_index);
     DumpGraphIfRequested(cut, frames);
   }
+  for (const runtime::BufferPtr& parameter : cut.parameters) parameter->CheckNotPlaceholder();
   static metrics::Metric* const graph_size = metrics::GetMetric("TensorsGraphSize", metrics::MetricUnit::kNumber);
   graph_size->AddSample(static_cast<double>(cut.nodes.size()));
   // The seeds' debugging modes: run every node on its own (the interpreter) when values are

@@ -1,17 +1,26 @@
 #include "ir/ir_dump.h"
 
 #include <sstream>
+#include <string>
 #include <unordered_map>
-
 
 namespace txla::ir {
 namespace {
 
+// With its layout, as PyTorch/XLA prints IR shapes (f32[2,3]{1,0}): values are row-major.
+std::string ShapeWithLayout(const Shape& shape) {
+  std::string out = shape.ToString();
+  if (shape.sizes.empty()) return out;
+  out += "{";
+  for (size_t d = shape.sizes.size(); d-- > 0;) out += std::to_string(d) + (d ? "," : "");
+  return out + "}";
+}
+
 std::string ShapesString(const Node& node) {
-  if (node.shapes().size() == 1) return node.shape().ToString();
+  if (node.shapes().size() == 1) return ShapeWithLayout(node.shape());
   std::string out = "(";
   for (size_t i = 0; i < node.shapes().size(); ++i) {
-    out += (i ? ", " : "") + node.shapes()[i].ToString();
+    out += (i ? ", " : "") + ShapeWithLayout(node.shapes()[i]);
   }
   return out + ")";
 }

@@ -256,6 +256,25 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_is_placecholder", [](const at::Tensor& tensor) {
     return GetLazyTensor(tensor, "_is_placecholder")->placeholder();
   });
+  // A tensor that stands for a graph input while graphs are traced and dumped (xla_builder's
+  // create_placeholder_tensor): it has a shape and no value, on the current xla device.
+  m.def("_xla_create_placeholder_tensor", [](const std::vector<int64_t>& shape, at::ScalarType dtype) {
+    const int device = c10::impl::getDeviceGuardImpl(c10::DeviceType::XLA)->getDevice().index();
+    auto buffer = std::make_shared<runtime::Buffer>(ir::ToElementType(dtype), shape, device,
+                                                    runtime::Buffer::Placeholder{});
+    return MakeEntryXlaTensor(LazyTensor::FromData(std::move(buffer), dtype, device));
+  });
+  // An opaque id of each tensor's device data (its buffer's address), as PyTorch/XLA's handles.
+  m.def("_get_tensors_handle", [](const std::vector<at::Tensor>& tensors) {
+    std::vector<int64_t> handles;
+    for (const at::Tensor& tensor : tensors) {
+      LazyTensorPtr lt = GetLazyTensor(tensor, "_get_tensors_handle");
+      TORCH_CHECK(!lt->donated(), "the tensor's buffer is deleted: it was donated to a graph's run");
+      TORCH_CHECK(!lt->pending(), "the tensor has no device data yet: its value is pending (sync it first)");
+      handles.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(lt->data().get())));
+    }
+    return handles;
+  });
   m.def("_xla_set_enable_alias_with_buffer_donor_config", &graph::SetAliasWithBufferDonorConfig);
   m.def("_xla_get_enable_alias_with_buffer_donor_config", &graph::AliasWithBufferDonorConfig);
   // Blocks (without the GIL) until the tensor's computed value is written; raises its run's

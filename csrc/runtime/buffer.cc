@@ -145,6 +145,14 @@ Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, 
   TXLA_COUNTER("CreateDataHandles", 1);
 }
 
+Buffer::Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Placeholder)
+    : type_(type), dims_(std::move(dims)), device_ordinal_(device_ordinal), placeholder_(true) {}
+
+void Buffer::ThrowPlaceholder() const {
+  throw std::runtime_error("the placeholder tensor " + ToString() + " (create_placeholder_tensor) has no value: it "
+                           "stands for an input while a graph is traced, and cannot be read or run");
+}
+
 void Buffer::Assemble(void* dst) const {
   if (!shards_) throw std::logic_error("Buffer::Assemble: " + ToString() + " is not split over devices");
   if (shards_->sharding == "{manual}")

@@ -39,6 +39,15 @@ class Buffer {
     std::string sharding;
   };
   Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Shards shards);
+  // A graph input with a shape and no value (create_placeholder_tensor): graphs reading it can
+  // be traced and dumped; reading it, or running such a graph, raises.
+  struct Placeholder {};
+  Buffer(ElementType type, std::vector<int64_t> dims, int device_ordinal, Placeholder);
+  bool placeholder() const { return placeholder_; }
+  // Raises, saying so, when it is a placeholder.
+  void CheckNotPlaceholder() const {
+    if (placeholder_) ThrowPlaceholder();
+  }
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -82,6 +91,7 @@ class Buffer {
   void set_readiness(std::shared_ptr<Readiness> readiness) { readiness_ = std::move(readiness); }
   // Blocks until the data is written; throws the execution's error if it failed.
   void WaitReady() const {
+    CheckNotPlaceholder();
     if (readiness_) readiness_->Wait();
     if (shards_)
       for (const auto& piece : shards_->pieces)
@@ -106,6 +116,8 @@ class Buffer {
   std::unique_ptr<const Shards> shards_;
   std::atomic<bool> donation_requested_{false};
   bool read_only_ = false;
+  bool placeholder_ = false;
+  [[noreturn]] void ThrowPlaceholder() const;
 };
 
 using BufferPtr = std::shared_ptr<Buffer>;

@@ -78,7 +78,7 @@ std::string LazyTensor::EffectiveSharding() const {
 }
 
 void LazyTensor::CheckHasValue() const {
-  TORCH_CHECK(!placeholder(), "this xla tensor's buffer was donated to a graph's run "
+  TORCH_CHECK(!donated(), "this xla tensor's buffer was donated to a graph's run "
               "(torch_xla._XLAC._set_buffer_donation): it has no value any more");
 }
 

@@ -64,8 +64,11 @@ class LazyTensor {
   // run, which may write an output over it. The tensor is then a placeholder, with neither data
   // nor a pending value, and using it raises.
   void DonateData();
-  bool placeholder() const { return !data_ && !pending_.node && !host_.defined(); }
-  // Raises, saying why, when the tensor is a placeholder.
+  bool donated() const { return !data_ && !pending_.node && !host_.defined(); }
+  // Donated, or made as one (create_placeholder_tensor: its data is a placeholder buffer, which
+  // graphs may read while traced).
+  bool placeholder() const { return donated() || (data_ && data_->placeholder()); }
+  // Raises, saying why, when the tensor was donated.
   void CheckHasValue() const;
 
   LazyTensor(int device, ir::Shape shape);

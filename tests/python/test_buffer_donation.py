@@ -140,3 +140,38 @@ def test_gradient_accumulation_compiles_two_graphs_and_aliases_the_gradient():
     torch_xla.sync(wait=True)
     torch.testing.assert_close(model.weight.grad.cpu(), reference.weight.grad)
     assert alias_counts() == (2, 1.0)
+
+
+def test_a_created_placeholder_is_traced_but_never_read_or_run(dev):
+    from torch_xla.core.xla_builder import create_placeholder_tensor
+    assert not C._is_placecholder(torch.zeros(2).to(dev))
+    before = met.metric_data('TransferToDeviceTime')
+    p = create_placeholder_tensor((2, 3), torch.bfloat16)
+    q = create_placeholder_tensor((3, 4), 'f32')
+    assert p.device == dev and p.dtype == torch.bfloat16 and p.shape == (2, 3) and q.dtype == torch.float32
+    assert C._is_placecholder(p) and C._is_placecholder(q)
+    y = (torch.sin(p) @ p.float().t()) * 2
+    text = C._get_xla_tensors_text([y])
+    assert text.count('bf16[2,3]{1,0} xla::device_data()') == 1  # p read twice: one parameter
+    assert 'ENTRY' in C._get_xla_tensors_hlo([y])
+    assert met.metric_data('TransferToDeviceTime') == before  # nothing went to the device
+    with pytest.raises(RuntimeError, match='placeholder'):
+        p.cpu()
+    with pytest.raises(RuntimeError, match='placeholder'):
+        y.cpu()  # running the graph would read it
+    h1, h2 = C._get_tensors_handle([p, q])
+    assert h1 != h2
+    del y  # a graph that reads a placeholder stays pending (every barrier would raise) until dropped
+    z = torch.ones(3).to(dev) + 1  # the device goes on working
+    assert z.cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_donated_tensor_has_no_handle(dev):
+    t0 = torch.randn(4, 2).to(dev)
+    t1 = torch.randn(4, 2).to(dev)
+    assert C._set_buffer_donation(t0, True)
+    _ = t0 + t1
+    torch_xla.sync(wait=True)
+    assert C._is_placecholder(t0)
+    with pytest.raises(RuntimeError, match='deleted'):
+        C._get_tensors_handle([t0])

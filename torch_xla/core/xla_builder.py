@@ -1,8 +1,11 @@
 """PyTorch/XLA's Python XLA builder names: the element-type names XLA uses and their torch
 dtypes. Building XLA computations from Python (`Op`'s graph constructors, used with
 torch_xla.core.xla_op_registry) is not supported here: the device's programs come from the
-recorded torch ops, and those calls raise, saying so."""
+recorded torch ops, and those calls raise, saying so. create_placeholder_tensor makes inputs for
+graphs that are only traced and dumped."""
 import torch
+
+import torch_xla
 
 
 class Type:
@@ -66,3 +69,12 @@ def create_builder(name):
 
 def create_computation(name, fn, shapes, **kwargs):
     _unsupported('create_computation')
+
+
+def create_placeholder_tensor(shape, dtype):
+    """A tensor of `shape` and `dtype` on the current xla device that holds no value: it stands
+    for an input while graphs reading it are traced and dumped (`_get_xla_tensors_text`,
+    `_get_xla_tensors_hlo`). Reading it, or running a graph that reads it, raises RuntimeError."""
+    if isinstance(dtype, str):
+        dtype = Op.to_torch_type(dtype)
+    return torch_xla._XLAC._xla_create_placeholder_tensor(list(shape), dtype)
