@@ -30,6 +30,8 @@ namespace txla::debug {
     "and mid-step value reads; alone, every analysis (PyTorch/XLA's level 100)")                  \
   V(int64_t, pt_xla_debug_level, "PT_XLA_DEBUG_LEVEL", 0, false,                                  \
     "1: compilation analysis; 2: also an execution analysis of every graph run")                  \
+  V(int64_t, pt_xla_debug_max_frame, "PT_XLA_DEBUG_MAX_FRAME", 8, false,                           \
+    "Python frames the debug analyses show per graph (more are marked ..........)")              \
   V(std::string, pt_xla_debug_file, "PT_XLA_DEBUG_FILE", "", false,                               \
     "append the debug analyses to this file instead of standard error")                           \
   V(bool, use_bf16, "XLA_USE_BF16", false, true,                                                  \

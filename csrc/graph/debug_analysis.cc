@@ -28,7 +28,6 @@ thread_local const char* current_reader = nullptr;
 
 const char* const kRule = "================================================================================";
 const char* const kThinRule = "--------------------------------------------------------------------------------";
-constexpr size_t kFramesShown = 8;
 constexpr size_t kGraphsRemembered = 64;
 constexpr size_t kDifferencesShown = 6;
 
@@ -264,15 +263,22 @@ void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
         << prefix << "  Number of Graph Outputs: " << outputs << "\n"
         << prefix << "  Device: xla:" << device << "\n"
         << prefix << "Python Frame Triggered Execution:\n";
-    // The innermost frame (the API that synced), then from the user's innermost frame outwards.
+    // The API the user called (the outermost of the innermost library frames: torch_xla.sync,
+    // not the helper it calls), then from the user's innermost frame outwards.
+    const size_t most = static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().pt_xla_debug_max_frame));
+    auto user_start = std::find_if(frames.begin(), frames.end(), [](const debug::Frame& f) { return !f.library; });
+    auto first = user_start == frames.begin() || user_start == frames.end() ? frames.begin() : user_start - 1;
     size_t shown = 0;
-    bool reached_user = false;
-    for (const debug::Frame& f : frames) {
-      reached_user |= !f.library;
-      if (shown == kFramesShown || (shown > 0 && !reached_user)) continue;
-      out << prefix << "  " << f.ToString() << "\n";
+    bool truncated = false;
+    for (auto f = first; f != frames.end(); ++f) {
+      if (shown == most) {
+        truncated = true;
+        break;
+      }
+      out << prefix << "  " << f->ToString() << "\n";
       ++shown;
     }
+    if (truncated) out << prefix << "  ..........\n";  // as PyTorch/XLA marks the frames left out
     if (frames.empty()) out << prefix << "  (no Python frame: called from C++)\n";
     return out;
   };

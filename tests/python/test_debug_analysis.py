@@ -238,3 +238,22 @@ def test_pt_xla_debug_alone_analyses_executions_and_names_compiled_functions(tmp
         assert re.search(r'Post Compilation Analysis: ' + line + r'[0-9.]+ GB\n', err), line
     assert 'Compilation Analysis:   torch_xla.compile\nCompilation Analysis: Graph Info:\n' \
            'Compilation Analysis:   Graph Name: toy\n' in err
+
+
+def test_frames_start_at_the_api_called_and_mark_what_is_left_out(tmp_path):
+    err, line_of = run(tmp_path, """
+        def deep(n):
+            if n == 0:
+                x = torch.randn(3, device=dev) * 2
+                torch_xla.sync()  # SYNC HERE
+                return
+            deep(n - 1)
+        deep(6)
+    """, PT_XLA_DEBUG_LEVEL='1', PT_XLA_DEBUG_MAX_FRAME='4')
+    block = err.split('Python Frame Triggered Execution:\n', 1)[1].split('---', 1)[0]
+    frames = [line.split('Analysis:', 1)[1].strip() for line in block.splitlines()]
+    frames = [f for f in frames if f]
+    # torch_xla.sync itself (not the helper it calls), then the user's frames outwards, four in all
+    assert frames[0].startswith('sync (') and 'torch_xla/__init__.py' in frames[0], frames
+    assert frames[1] == f'deep ({tmp_path / "script.py"}:{line_of("SYNC HERE")})', frames
+    assert len(frames) == 5 and frames[4] == '..........', frames
