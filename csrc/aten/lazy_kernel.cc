@@ -56,12 +56,12 @@ SeedRecording::~SeedRecording() { active = outer_; }
 
 namespace {
 
-// A 0-dim host value entering the graph: a constant when it is 0 or 1, else a parameter, so a
-// changing learning rate does not change the graph.
 // A seed is drawn fresh for every random op and noted by address (SeedRecording): it gets a
 // buffer of its own; other values share the device's cached buffer of that value.
 enum class ScalarUse { kValue, kSeed };
 
+// A 0-dim host value entering the graph: a constant when it is 0 or 1, else a parameter, so a
+// changing learning rate does not change the graph.
 ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
                       bool allow_constant, ScalarUse use = ScalarUse::kValue) {
   if (allow_constant && IsSpecialScalar(s)) return ir::Value{ir::Node::Constant(s, dtype), 0};
@@ -76,13 +76,8 @@ ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
     scalar_t value = s.to<scalar_t>();
     std::memcpy(&bits, &value, sizeof(value));
   });
-  runtime::BufferPtr buffer;
-  if (use == ScalarUse::kSeed) {
-    buffer = std::make_shared<runtime::Buffer>(type, std::vector<int64_t>{}, device);
-    std::memcpy(buffer->data(), &bits, runtime::ByteWidth(type));
-  } else {
-    buffer = runtime::ScalarBuffer(type, bits, device);
-  }
+  runtime::BufferPtr buffer = use == ScalarUse::kSeed ? runtime::OwnScalarBuffer(type, bits, device)
+                                                      : runtime::ScalarBuffer(type, bits, device);
   return ir::Value{ir::Node::DeviceData(std::move(buffer), ir::Shape(dtype, {})), 0};
 }
 

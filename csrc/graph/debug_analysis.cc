@@ -268,17 +268,9 @@ void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
     const size_t most = static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().pt_xla_debug_max_frame));
     auto user_start = std::find_if(frames.begin(), frames.end(), [](const debug::Frame& f) { return !f.library; });
     auto first = user_start == frames.begin() || user_start == frames.end() ? frames.begin() : user_start - 1;
-    size_t shown = 0;
-    bool truncated = false;
-    for (auto f = first; f != frames.end(); ++f) {
-      if (shown == most) {
-        truncated = true;
-        break;
-      }
-      out << prefix << "  " << f->ToString() << "\n";
-      ++shown;
-    }
-    if (truncated) out << prefix << "  ..........\n";  // as PyTorch/XLA marks the frames left out
+    const auto end = first + static_cast<std::ptrdiff_t>(std::min<size_t>(most, frames.end() - first));
+    for (auto f = first; f != end; ++f) out << prefix << "  " << f->ToString() << "\n";
+    if (end != frames.end()) out << prefix << "  ..........\n";  // as PyTorch/XLA marks the frames left out
     if (frames.empty()) out << prefix << "  (no Python frame: called from C++)\n";
     return out;
   };

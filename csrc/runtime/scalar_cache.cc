@@ -1,5 +1,6 @@
 #include "runtime/scalar_cache.h"
 
+#include <algorithm>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -30,7 +31,6 @@ class ScalarCache {
  public:
   BufferPtr Get(ElementType type, uint64_t bits, int device) {
     const Key key{type, device, bits};
-    const size_t capacity = static_cast<size_t>(std::max<int64_t>(0, debug::GetConfig().device_data_cache_size));
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = index_.find(key);
@@ -40,8 +40,8 @@ class ScalarCache {
       }
     }
     TXLA_COUNTER("DeviceDataCacheMiss", 1);
-    auto buffer = std::make_shared<Buffer>(type, std::vector<int64_t>{}, device);
-    std::memcpy(buffer->data(), &bits, ByteWidth(type));
+    BufferPtr buffer = OwnScalarBuffer(type, bits, device);
+    const size_t capacity = static_cast<size_t>(std::max<int64_t>(0, debug::GetConfig().device_data_cache_size));
     if (capacity == 0) return buffer;
     buffer->mark_read_only();
     std::lock_guard<std::mutex> lock(mu_);
@@ -53,12 +53,6 @@ class ScalarCache {
       order_.pop_back();
     }
     return buffer;
-  }
-
-  void Clear() {
-    std::lock_guard<std::mutex> lock(mu_);
-    index_.clear();
-    order_.clear();
   }
 
  private:
@@ -77,6 +71,10 @@ ScalarCache& Cache() {
 
 BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device) { return Cache().Get(type, bits, device); }
 
-void ClearScalarCache() { Cache().Clear(); }
+BufferPtr OwnScalarBuffer(ElementType type, uint64_t bits, int device) {
+  auto buffer = std::make_shared<Buffer>(type, std::vector<int64_t>{}, device);
+  std::memcpy(buffer->data(), &bits, ByteWidth(type));
+  return buffer;
+}
 
 }  // namespace txla::runtime

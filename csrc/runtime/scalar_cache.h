@@ -19,7 +19,8 @@ namespace txla::runtime {
 // it stays cached.
 BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device);
 
-// Drops every cached buffer (tests; buffers still in use stay alive with their users).
-void ClearScalarCache();
+// A new rank-0 buffer of its own holding `bits`, never shared (a random op's seed, which
+// torch.compile's replays find by address).
+BufferPtr OwnScalarBuffer(ElementType type, uint64_t bits, int device);
 
 }  // namespace txla::runtime
