@@ -146,7 +146,9 @@ Shape InferConvolution(const Instruction& i) {
     dims[c.output_spatial[s]] = WindowedOutputSize(in.dims[c.input_spatial[s]], window[s]);
     Check(i, dims[c.output_spatial[s]] >= 0, "window larger than padded input");
   }
-  return Shape::Array(in.type, dims);
+  // 16-bit float operands may accumulate into an f32 result, as a dot's.
+  bool wide_result = Is16BitFloat(in.type) && i.shape().type == ElementType::kF32;
+  return Shape::Array(wide_result ? ElementType::kF32 : in.type, dims);
 }
 
 }  // namespace

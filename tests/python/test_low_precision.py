@@ -12,7 +12,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
-from conftest import CounterDelta, cpu_flags
+from conftest import CounterDelta, cpu_flags, deviation_from_largest
 
 LOW = [torch.bfloat16, torch.float16]
 
@@ -254,6 +254,65 @@ def test_bf16_products_take_the_mixed_precision_gemm(dev, xla_env, library, a_sh
             assert d['OneDnnGemmBf16'] == 1 and d['GemmBf16Widened'] == 0
         else:
             assert d['GemmBf16Widened'] == 1 and d['OneDnnGemmBf16'] == 0
+
+
+# (batch, in channels, image side, out channels, kernel, stride, padding, groups)
+CONV_CASES = [
+    (2, 3, 9, 4, 3, 1, 1, 1),       # a first layer's few input channels
+    (16, 64, 16, 64, 3, 1, 1, 1),   # big enough to be split over the threads
+    (4, 16, 8, 32, 1, 2, 0, 1),     # 1x1 stride 2 (a downsample), whose trimmed edge oneDNN is not asked for
+    (2, 8, 7, 8, 3, 1, 1, 2),       # grouped
+    (3, 10, 12, 20, 5, 2, 2, 1),    # channels that are not multiples of 16
+    (16, 256, 2, 256, 3, 1, 1, 1),  # weights that outweigh the images: bf16 GEMMs over im2col columns
+    (0, 4, 6, 4, 3, 1, 1, 1),       # empty batch
+]
+
+
+@pytest.mark.parametrize('library', ['onednn', 'im2col'])
+@pytest.mark.parametrize('case', CONV_CASES)
+def test_autocast_convolutions_take_the_bf16_kernels(dev, xla_env, library, case):
+    """Under autocast a convolution and both its gradients multiply bf16 values and accumulate in
+    f32, as eager's oneDNN kernels do: oneDNN's bf16 kernels where the CPU has bf16 instructions,
+    bf16 GEMMs where the weights outweigh the images, else the operands widened for the f32 kernels."""
+    xla_env(TXLA_CONV_LIBRARY=library)
+    n, c, h, o, k, stride, pad, groups = case
+    torch.manual_seed(7)
+    x = torch.randn(n, c, h, h)
+    w = torch.randn(o, c // groups, k, k)
+    b = torch.randn(o)
+    if n:
+        x[0, 0, 1, 1] = float('nan')  # reaches the outputs whose window holds it, and their gradients
+
+    def run(device):
+        xs = [t.to(device).requires_grad_() for t in (x, w, b)]
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16):
+            y = F.conv2d(xs[0], xs[1], xs[2], stride=stride, padding=pad, groups=groups)
+        (y.float().nan_to_num(0.0) ** 2).sum().backward()
+        xm.mark_step()
+        return [y.detach().cpu()] + [t.grad.cpu() for t in xs]
+
+    names = ('OneDnnConvolutionBf16', 'ConvolutionBf16ByGemm', 'ConvolutionBf16Widened')
+    with CounterDelta(*names) as d:
+        got = run(dev)
+    want = run('cpu')
+    assert got[0].dtype == want[0].dtype == torch.bfloat16
+    for g, e in zip(got, want):
+        assert g.shape == e.shape and torch.equal(torch.isnan(g), torch.isnan(e))
+        if g.numel():
+            # both accumulate bf16 products in f32, in different orders, and round once
+            assert deviation_from_largest(g.nan_to_num(0), e.nan_to_num(0)) < 2 ** -7
+    if n == 0:
+        return
+    heavy = o * (c // groups) * k * k >= 8 * n * (c * h * h + o * ((h + 2 * pad - k) // stride + 1) ** 2)
+    passes = 3
+    if heavy:
+        assert d['ConvolutionBf16ByGemm'] == passes and d['OneDnnConvolutionBf16'] == 0
+    elif library == 'onednn' and _has_bf16_instructions() and (h + 2 * pad - k) % stride == 0:
+        assert d['OneDnnConvolutionBf16'] == passes and d['ConvolutionBf16Widened'] == 0
+    elif library == 'im2col':
+        assert d['ConvolutionBf16Widened'] == passes and d['OneDnnConvolutionBf16'] == 0
+    else:
+        assert d['OneDnnConvolutionBf16'] + d['ConvolutionBf16Widened'] == passes
 
 
 def test_bf16_linear_gradients_through_the_gemm(dev):

@@ -33,6 +33,13 @@
                                        library::Conv2dBackwardFilter<float>)                                      \
   V(void, conv2d_backward_filter_f64, (const double* dy, const double* x, double* dw, const int64_t* geometry),   \
                                        library::Conv2dBackwardFilter<double>)                                     \
+  /* bf16 operands (bit patterns), f32 results: torch.autocast's convolutions */                                   \
+  V(void, conv2d_bf16, (const unsigned short* x, const unsigned short* w, const float* bias, float* y,             \
+                        const int64_t* geometry), library::Conv2dForwardBf16)                                     \
+  V(void, conv2d_backward_input_bf16, (const unsigned short* dy, const unsigned short* w, float* dx,               \
+                                       const int64_t* geometry), library::Conv2dBackwardInputBf16)                \
+  V(void, conv2d_backward_filter_bf16, (const unsigned short* dy, const unsigned short* x, float* dw,             \
+                                        const int64_t* geometry), library::Conv2dBackwardFilterBf16)              \
   V(void, max_pool2d_indices_f32, (const float* x, int64_t* indices, const int64_t* geometry),                    \
                                    library::MaxPool2dIndices<float>)                                              \
   V(void, max_pool2d_indices_f64, (const double* x, int64_t* indices, const int64_t* geometry),                   \

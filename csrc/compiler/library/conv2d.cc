@@ -2,9 +2,11 @@
 
 #include "compiler/library/conv2d_onednn.h"
 #include "compiler/library/gemm.h"
+#include "compiler/library/gemm_bf16.h"
 #include "compiler/library/parallel.h"
 #include "metrics/metrics.h"
 #include "runtime/buffer.h"
+#include "runtime/scalar_ops.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -195,6 +197,140 @@ void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometr
     Gemm(false, true, s.group_out, s.cols_rows, ld, dyt.data(), ld, cols.data(), ld, T(0),
          dw + grp * s.group_out * s.cols_rows, s.cols_rows);
   }
+}
+
+namespace {
+
+// A bf16 operand of `elements` values widened (exactly) into pooled scratch.
+Scratch<float> Widened(const uint16_t* x, int64_t elements) {
+  Scratch<float> out(elements);
+  float* to = out.data();
+  ParallelChunks(elements, NumThreads(), [&](int, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) to[i] = txla_bf16_to_float(x[i]);
+  });
+  return out;
+}
+
+int64_t ImageElements(const Conv2dGeometry& g) { return g.batch * g.in_channels * g.in_h * g.in_w; }
+int64_t OutputImageElements(const Conv2dGeometry& g) { return g.batch * g.out_channels * g.out_h * g.out_w; }
+int64_t WeightElements(const Conv2dGeometry& g) {
+  return g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w;
+}
+
+// A convolution whose weights outweigh its images (ResNet's last stages at small images): its
+// passes as single bf16 GEMMs over im2col columns of bf16 values. oneDNN's kernels reorder the
+// weights, or a blocked filter gradient, on every call, and their parts per thread are narrow.
+//
+// The GEMMs take every operand untransposed: oneDNN 2.6's AMX matmul does not read a transposed
+// operand in place (it falls back to its AVX-512 kernels, several times slower), so the
+// image-side matrices, small here, are transposed instead.
+bool WeightsOutweighImages(const Conv2dGeometry& g) {
+  const Conv2dFootprint f = FootprintOf(g);
+  return f.weights >= kFilterGradientByGemmRatio * f.images;
+}
+
+// to[c, r] = from[r, c] for a rows x cols matrix, split over rows of the result.
+template <typename T>
+void Transpose(const T* from, int64_t rows, int64_t cols, T* to) {
+  ParallelChunks(cols, NumThreads(), [&](int, int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c)
+      for (int64_t r = 0; r < rows; ++r) to[c * rows + r] = from[r * cols + c];
+  });
+}
+
+void Conv2dForwardBf16ByGemm(const uint16_t* x, const uint16_t* w, const float* bias, float* y,
+                             const Conv2dGeometry& g) {
+  const Sizes s(g);
+  if (g.batch == 0 || s.plane_out == 0) return;
+  const int64_t ld = g.batch * s.plane_out;
+  Scratch<uint16_t> cols(s.cols_rows * ld);
+  Scratch<float> yt(s.group_out * ld);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    BatchIm2Col(g, s, grp, x, cols.data());
+    GemmBatchedBf16(1, false, false, s.group_out, ld, s.cols_rows, w + grp * s.group_out * s.cols_rows, s.cols_rows, 0,
+                    cols.data(), ld, 0, yt.data(), ld, 0);
+    for (int64_t o = 0; bias != nullptr && o < s.group_out; ++o) {
+      float* row = yt.data() + o * ld;
+      const float b = bias[grp * s.group_out + o];
+      for (int64_t k = 0; k < ld; ++k) row[k] += b;
+    }
+    BatchColumns(g, s, grp, false, yt.data(), y);
+  }
+}
+
+void Conv2dBackwardInputBf16ByGemm(const uint16_t* dy, const uint16_t* w, float* dx, const Conv2dGeometry& g) {
+  const Sizes s(g);
+  std::fill(dx, dx + g.batch * g.in_channels * s.plane_in, 0.0f);
+  if (g.batch == 0 || s.plane_out == 0) return;
+  const int64_t ld = g.batch * s.plane_out;
+  Scratch<uint16_t> dyt(s.group_out * ld), dyt_t(s.group_out * ld);
+  Scratch<float> cols(s.cols_rows * ld), cols_t(s.cols_rows * ld);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    BatchColumns(g, s, grp, true, dy, dyt.data());
+    // cols^T [ld, cols_rows] = dy_g^T [ld, group_out] w_g [group_out, cols_rows]
+    Transpose(dyt.data(), s.group_out, ld, dyt_t.data());
+    GemmBatchedBf16(1, false, false, ld, s.cols_rows, s.group_out, dyt_t.data(), s.group_out, 0,
+                    w + grp * s.group_out * s.cols_rows, s.cols_rows, 0, cols_t.data(), s.cols_rows, 0);
+    Transpose(cols_t.data(), ld, s.cols_rows, cols.data());
+    ParallelChunks(g.batch, NumThreads(), [&](int, int64_t begin, int64_t end) {
+      for (int64_t n = begin; n < end; ++n)
+        Col2ImAdd(g, s.group_in, cols.data() + n * s.plane_out, ld,
+                  dx + (n * g.in_channels + grp * s.group_in) * s.plane_in);
+    });
+  }
+}
+
+void Conv2dBackwardFilterBf16ByGemm(const uint16_t* dy, const uint16_t* x, float* dw, const Conv2dGeometry& g) {
+  const Sizes s(g);
+  std::fill(dw, dw + g.out_channels * s.cols_rows, 0.0f);
+  if (g.batch == 0 || s.plane_out == 0) return;
+  const int64_t ld = g.batch * s.plane_out;
+  Scratch<uint16_t> cols(s.cols_rows * ld), cols_t(s.cols_rows * ld), dyt(s.group_out * ld);
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    BatchIm2Col(g, s, grp, x, cols.data());
+    BatchColumns(g, s, grp, true, dy, dyt.data());
+    // dw_g [group_out, cols_rows] = dy_g [group_out, ld] cols^T [ld, cols_rows]
+    Transpose(cols.data(), s.cols_rows, ld, cols_t.data());
+    GemmBatchedBf16(1, false, false, s.group_out, s.cols_rows, ld, dyt.data(), ld, 0, cols_t.data(), s.cols_rows, 0,
+                    dw + grp * s.group_out * s.cols_rows, s.cols_rows, 0);
+  }
+}
+
+}  // namespace
+
+void Conv2dForwardBf16(const uint16_t* x, const uint16_t* w, const float* bias, float* y, const int64_t* geometry) {
+  const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
+  if (WeightsOutweighImages(g)) {
+    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
+    return Conv2dForwardBf16ByGemm(x, w, bias, y, g);
+  }
+  if (OneDnnConv2dForwardBf16(x, w, bias, y, geometry)) return;
+  TXLA_COUNTER("ConvolutionBf16Widened", 1);
+  Conv2dForward<float>(Widened(x, ImageElements(g)).data(), Widened(w, WeightElements(g)).data(), bias, y, geometry);
+}
+
+void Conv2dBackwardInputBf16(const uint16_t* dy, const uint16_t* w, float* dx, const int64_t* geometry) {
+  const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
+  if (WeightsOutweighImages(g)) {
+    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
+    return Conv2dBackwardInputBf16ByGemm(dy, w, dx, g);
+  }
+  if (OneDnnConv2dBackwardInputBf16(dy, w, dx, geometry)) return;
+  TXLA_COUNTER("ConvolutionBf16Widened", 1);
+  Conv2dBackwardInput<float>(Widened(dy, OutputImageElements(g)).data(), Widened(w, WeightElements(g)).data(), dx,
+                             geometry);
+}
+
+void Conv2dBackwardFilterBf16(const uint16_t* dy, const uint16_t* x, float* dw, const int64_t* geometry) {
+  const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
+  if (WeightsOutweighImages(g)) {
+    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
+    return Conv2dBackwardFilterBf16ByGemm(dy, x, dw, g);
+  }
+  if (OneDnnConv2dBackwardFilterBf16(dy, x, dw, geometry)) return;
+  TXLA_COUNTER("ConvolutionBf16Widened", 1);
+  Conv2dBackwardFilter<float>(Widened(dy, OutputImageElements(g)).data(), Widened(x, ImageElements(g)).data(), dw,
+                              geometry);
 }
 
 template void Conv2dForward<float>(const float*, const float*, const float*, float*, const int64_t*);

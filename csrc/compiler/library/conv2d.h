@@ -39,4 +39,12 @@ void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry
 template <typename T>
 void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometry);
 
+// The three with bf16 operands (bit patterns) and an f32 result, torch.autocast's convolutions:
+// bf16 products accumulated in f32, through oneDNN's bf16 kernels where the CPU has bf16
+// instructions (AMX tiles, AVX512-BF16); elsewhere the operands are widened (exactly) and the
+// f32 routine runs, the same sums in another order.
+void Conv2dForwardBf16(const uint16_t* x, const uint16_t* w, const float* bias, float* y, const int64_t* geometry);
+void Conv2dBackwardInputBf16(const uint16_t* dy, const uint16_t* w, float* dx, const int64_t* geometry);
+void Conv2dBackwardFilterBf16(const uint16_t* dy, const uint16_t* x, float* dw, const int64_t* geometry);
+
 }  // namespace txla::compiler::library

@@ -32,6 +32,16 @@ using tag = memory::format_tag;
 
 enum class Pass { kForward, kBackwardInput, kBackwardFilter };
 
+// The element type of a pass's two operands; its result is f32 either way. bf16 operands are
+// torch.autocast's convolutions: bf16 products accumulated in f32 (AMX tiles, AVX512-BF16).
+enum class Operands { kF32, kBf16 };
+
+memory::data_type OperandType(Operands operands) {
+  return operands == Operands::kBf16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
+
+size_t OperandBytes(Operands operands) { return operands == Operands::kBf16 ? 2 : 4; }
+
 dnnl::engine& Engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
@@ -66,6 +76,9 @@ struct Descs {
   memory::desc src, weights, dst;  // plain: NCHW, (G)OIHW, NCHW slices of the whole tensors
   memory::desc any_src, any_weights, any_dst;  // what the primitive may choose (activations: see
                                                // ActivationsTag)
+  // The forward pass: the pass itself, or the one a gradient's primitive is built against
+  // (operands in the operands' type, the output f32).
+  memory::desc forward_src, forward_weights, forward_dst;
   memory::dims strides, dilates, pad_l, pad_r;
   dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
 };
@@ -106,28 +119,36 @@ bool UseWinograd(const Conv2dGeometry& g) {
          g.out_w >= min;
 }
 
-bool MakeDescs(Pass pass, const Conv2dGeometry& g, const Part& part, bool winograd, Descs* d) {
+bool MakeDescs(Pass pass, const Conv2dGeometry& g, const Part& part, bool winograd, Operands operands, Descs* d) {
   const memory::dim pr_h = (g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1 - g.in_h - g.pad_h;
   const memory::dim pr_w = (g.out_w - 1) * g.stride_w + (g.kernel_w - 1) * g.dilation_w + 1 - g.in_w - g.pad_w;
   if (pr_h < 0 || pr_w < 0 || g.batch == 0 || g.out_h <= 0 || g.out_w <= 0) return false;
-  const auto f32 = memory::data_type::f32;
+  // The pass's two operands in the operands' type, its result (the output, the input gradient,
+  // the filter gradient) in f32.
+  const auto f32 = memory::data_type::f32, in = OperandType(operands);
+  const auto src_type = pass == Pass::kBackwardInput ? f32 : in;
+  const auto weights_type = pass == Pass::kBackwardFilter ? f32 : in;
+  const auto dst_type = pass == Pass::kForward ? f32 : in;
   const memory::dim n = part.n1 - part.n0, o = part.o1 - part.o0, c = part.c1 - part.c0;
   memory::dims src{n, c, g.in_h, g.in_w}, dst{n, o, g.out_h, g.out_w};
-  d->src = memory::desc(src, f32, {g.in_channels * g.in_h * g.in_w, g.in_h * g.in_w, g.in_w, 1});
-  d->dst = memory::desc(dst, f32, {g.out_channels * g.out_h * g.out_w, g.out_h * g.out_w, g.out_w, 1});
+  d->src = memory::desc(src, src_type, {g.in_channels * g.in_h * g.in_w, g.in_h * g.in_w, g.in_w, 1});
+  d->dst = memory::desc(dst, dst_type, {g.out_channels * g.out_h * g.out_w, g.out_h * g.out_w, g.out_w, 1});
   memory::dims weights;
   if (g.groups == 1) {
     weights = {o, c, g.kernel_h, g.kernel_w};
     const memory::dim plane = g.kernel_h * g.kernel_w;
-    d->weights = memory::desc(weights, f32, {g.in_channels * plane, plane, g.kernel_w, 1});
+    d->weights = memory::desc(weights, weights_type, {g.in_channels * plane, plane, g.kernel_w, 1});
   } else {  // grouped: whole channels only (SplitFor)
     weights = {g.groups, g.out_channels / g.groups, g.in_channels / g.groups, g.kernel_h, g.kernel_w};
-    d->weights = memory::desc(weights, f32, tag::goihw);
+    d->weights = memory::desc(weights, weights_type, tag::goihw);
   }
   const tag activations = g.groups == 1 ? ActivationsTag(pass, part) : tag::any;
-  d->any_src = memory::desc(src, f32, activations);
-  d->any_dst = memory::desc(dst, f32, activations);
-  d->any_weights = memory::desc(weights, f32, tag::any);
+  d->any_src = memory::desc(src, src_type, activations);
+  d->any_dst = memory::desc(dst, dst_type, activations);
+  d->any_weights = memory::desc(weights, weights_type, tag::any);
+  d->forward_src = memory::desc(src, in, activations);
+  d->forward_weights = memory::desc(weights, in, tag::any);
+  d->forward_dst = memory::desc(dst, f32, activations);
   d->strides = {g.stride_h, g.stride_w};
   d->dilates = {g.dilation_h - 1, g.dilation_w - 1};
   d->pad_l = {g.pad_h, g.pad_w};
@@ -140,9 +161,9 @@ bool MakeDescs(Pass pass, const Conv2dGeometry& g, const Part& part, bool winogr
 // empty bias descriptor is oneDNN's "no bias".
 dnnl::convolution_forward::primitive_desc ForwardDesc(const Descs& d, const dnnl::primitive_attr& attr, bool bias) {
   const memory::desc bias_desc =
-      bias ? memory::desc({d.any_dst.dims()[1]}, memory::data_type::f32, tag::a) : memory::desc();
+      bias ? memory::desc({d.forward_dst.dims()[1]}, memory::data_type::f32, tag::a) : memory::desc();
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, d.algorithm,
-                                       d.any_src, d.any_weights, bias_desc, d.any_dst, d.strides, d.dilates,
+                                       d.forward_src, d.forward_weights, bias_desc, d.forward_dst, d.strides, d.dilates,
                                        d.pad_l, d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, attr, Engine());
 }
@@ -158,9 +179,15 @@ void Finish(Plan* plan) {
   }
 }
 
-std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& part, bool bias, bool winograd) {
+// True for oneDNN's reference kernels: plain loops, slower on bf16 operands than widening them
+// and running the f32 kernels (a CPU without bf16 instructions).
+bool IsReference(const char* implementation) { return std::strstr(implementation, "ref") != nullptr; }
+
+std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& part, bool bias, bool winograd,
+                               Operands operands) {
   Descs d;
-  if (!MakeDescs(pass, g, part, winograd, &d)) return nullptr;
+  if (!MakeDescs(pass, g, part, winograd, operands, &d)) return nullptr;
+  const char* implementation = nullptr;
   auto plan = std::make_shared<Plan>();
   const dnnl::primitive_attr attr = UserScratchpad();
   auto fwd = ForwardDesc(d, attr, bias);
@@ -172,6 +199,7 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& p
       plan->plain = {d.src, d.weights, d.dst};
       plan->chosen = {fwd.src_desc(), fwd.weights_desc(), fwd.dst_desc()};
       plan->args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+      implementation = fwd.impl_info_str();
       break;
     case Pass::kBackwardInput: {
       dnnl::convolution_backward_data::desc desc(d.algorithm, d.any_src,
@@ -183,6 +211,7 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& p
       plan->plain = {d.dst, d.weights, d.src};
       plan->chosen = {pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc()};
       plan->args = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
+      implementation = pd.impl_info_str();
       break;
     }
     case Pass::kBackwardFilter: {
@@ -195,9 +224,11 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& p
       plan->plain = {d.dst, d.src, d.weights};
       plan->chosen = {pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc()};
       plan->args = {DNNL_ARG_DIFF_DST, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS};
+      implementation = pd.impl_info_str();
       break;
     }
   }
+  if (operands == Operands::kBf16 && IsReference(implementation)) return nullptr;
   plan->channels_last = d.any_src.data.format_kind == dnnl_blocked;
   plan->winograd = winograd;
   Finish(plan.get());
@@ -205,12 +236,13 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& p
 }
 
 // Plans by pass, geometry and part extents; a geometry oneDNN rejects is remembered as null.
-std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry, const Part& part, bool bias, bool may_winograd) {
+std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry, const Part& part, bool bias, bool may_winograd,
+                              Operands operands) {
   static std::mutex mu;
   static std::map<std::vector<int64_t>, std::shared_ptr<Plan>> plans;
   std::vector<int64_t> key(geometry, geometry + kConv2dGeometryFields);
   key.insert(key.end(), {static_cast<int64_t>(pass), part.n1 - part.n0, part.o1 - part.o0, part.c1 - part.c0, bias,
-                         may_winograd});
+                         may_winograd, static_cast<int64_t>(operands)});
   std::lock_guard<std::mutex> lock(mu);
   auto it = plans.find(key);
   if (it != plans.end()) return it->second;
@@ -219,7 +251,7 @@ std::shared_ptr<Plan> PlanFor(Pass pass, const int64_t* geometry, const Part& pa
   for (bool winograd : {true, false}) {
     if (winograd && !may_winograd) continue;
     try {
-      plan = MakePlan(pass, g, part, bias, winograd);
+      plan = MakePlan(pass, g, part, bias, winograd, operands);
       break;
     } catch (const dnnl::error&) {
       plan = nullptr;  // no Winograd kernels on this CPU: direct; no kernels at all: im2col runs it
@@ -294,7 +326,7 @@ std::vector<Part> SplitFor(Pass pass, const Conv2dGeometry& g, int threads) {
 }
 
 // Runs one part on the calling thread, with oneDNN's OpenMP held to that thread.
-void RunPart(const Plan& plan, const std::array<float*, 3>& user, const float* bias) {
+void RunPart(const Plan& plan, const std::array<void*, 3>& user, const float* bias) {
   UseOneOpenMpThread();
   dnnl::stream stream(Engine());
   std::vector<runtime::PooledBlock> scratch;
@@ -326,14 +358,17 @@ void RunPart(const Plan& plan, const std::array<float*, 3>& user, const float* b
   stream.wait();
 }
 
-// Pointers to a part's slices of the whole tensors, in the plan's argument order.
-std::array<float*, 3> PartPointers(Pass pass, const Conv2dGeometry& g, const Part& part, const float* in0,
-                                   const float* in1, float* out) {
+// Pointers to a part's slices of the whole tensors, in the plan's argument order: two operands
+// of `operand_bytes` an element, then the f32 result.
+std::array<void*, 3> PartPointers(Pass pass, const Conv2dGeometry& g, const Part& part, const void* in0,
+                                  const void* in1, float* out, size_t operand_bytes) {
   const int64_t plane_in = g.in_h * g.in_w, plane_out = g.out_h * g.out_w, plane_k = g.kernel_h * g.kernel_w;
   const int64_t src = part.n0 * g.in_channels * plane_in + part.c0 * plane_in;
   const int64_t dst = part.n0 * g.out_channels * plane_out + part.o0 * plane_out;
   const int64_t weights = part.o0 * (g.in_channels / g.groups) * plane_k + part.c0 * plane_k;
-  auto at = [](const float* p, int64_t offset) { return const_cast<float*>(p) + offset; };
+  auto at = [operand_bytes](const void* p, int64_t offset) -> void* {
+    return static_cast<char*>(const_cast<void*>(p)) + offset * static_cast<int64_t>(operand_bytes);
+  };
   switch (pass) {
     case Pass::kForward:  // x, w -> y
       return {at(in0, src), at(in1, weights), out + dst};
@@ -365,8 +400,8 @@ bool SumsPartials(Pass pass, const Conv2dGeometry& g, const std::vector<Part>& p
 }
 
 // Every part of a pass, each on its own thread, with the plans made for them.
-void RunParts(Pass pass, const Conv2dGeometry& g, const std::vector<Part>& parts,
-              const std::vector<std::shared_ptr<Plan>>& plans, const float* in0, const float* in1, float* out,
+void RunParts(Pass pass, Operands operands, const Conv2dGeometry& g, const std::vector<Part>& parts,
+              const std::vector<std::shared_ptr<Plan>>& plans, const void* in0, const void* in1, float* out,
               const float* bias) {
   const bool partial_sums = SumsPartials(pass, g, parts);
   const int64_t gradient = OutputElements(Pass::kBackwardFilter, g);
@@ -374,8 +409,8 @@ void RunParts(Pass pass, const Conv2dGeometry& g, const std::vector<Part>& parts
   for (size_t i = 1; partial_sums && i < parts.size(); ++i) partials.emplace_back(gradient * sizeof(float));
   ParallelChunks(static_cast<int64_t>(parts.size()), NumThreads(), [&](int, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
-      std::array<float*, 3> pointers = PartPointers(pass, g, parts[i], in0, in1, out);
-      if (partial_sums && i > 0) pointers[2] = static_cast<float*>(partials[i - 1].data());
+      std::array<void*, 3> pointers = PartPointers(pass, g, parts[i], in0, in1, out, OperandBytes(operands));
+      if (partial_sums && i > 0) pointers[2] = partials[i - 1].data();
       RunPart(*plans[i], pointers, bias ? bias + parts[i].o0 : nullptr);
     }
   });
@@ -422,7 +457,7 @@ bool AllFinite(const float* p, int64_t n) {
   return LargestMagnitudeBits(p, 0, n) < 0x7f800000u;
 }
 
-bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_t* geometry,
+bool Run(Pass pass, Operands operands, const void* in0, const void* in1, float* out, const int64_t* geometry,
          const float* bias = nullptr) {
   if (!Enabled()) return false;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
@@ -436,18 +471,20 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
   auto plans_for = [&](bool may_winograd) {
     std::vector<std::shared_ptr<Plan>> plans;
     for (const Part& part : parts) {
-      plans.push_back(PlanFor(pass, geometry, part, bias != nullptr, may_winograd));
+      plans.push_back(PlanFor(pass, geometry, part, bias != nullptr, may_winograd, operands));
       if (!plans.back()) return std::vector<std::shared_ptr<Plan>>{};
     }
     return plans;
   };
-  std::vector<std::shared_ptr<Plan>> plans = plans_for(UseWinograd(g));
+  // (No Winograd kernels take bf16.)
+  std::vector<std::shared_ptr<Plan>> plans = plans_for(operands == Operands::kF32 && UseWinograd(g));
   if (plans.empty()) return false;
   TXLA_COUNTER("OneDnnConvolution", 1);
+  if (operands == Operands::kBf16) TXLA_COUNTER("OneDnnConvolutionBf16", 1);
   if (plans[0]->channels_last) TXLA_COUNTER("OneDnnConvolutionNhwc", 1);
   if (parts.size() > 1) TXLA_COUNTER("OneDnnConvolutionParts", static_cast<int64_t>(parts.size()));
   if (SumsPartials(pass, g, parts)) TXLA_COUNTER("OneDnnFilterGradientPartialSums", 1);
-  RunParts(pass, g, parts, plans, in0, in1, out, bias);
+  RunParts(pass, operands, g, parts, plans, in0, in1, out, bias);
   // Parts of unequal extents have plans of their own, and oneDNN may refuse Winograd for one.
   if (std::none_of(plans.begin(), plans.end(), [](const auto& plan) { return plan->winograd; })) return true;
   TXLA_COUNTER("OneDnnConvolutionWinograd", 1);
@@ -459,7 +496,7 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
   TXLA_COUNTER("OneDnnConvolutionWinogradRedone", 1);
   plans = plans_for(false);
   if (plans.empty()) return false;
-  RunParts(pass, g, parts, plans, in0, in1, out, bias);
+  RunParts(pass, operands, g, parts, plans, in0, in1, out, bias);
   return true;
 }
 
@@ -468,13 +505,23 @@ bool Run(Pass pass, const float* in0, const float* in1, float* out, const int64_
 bool OneDnnAvailable() { return true; }
 
 bool OneDnnConv2dForward(const float* x, const float* w, const float* bias, float* y, const int64_t* geometry) {
-  return Run(Pass::kForward, x, w, y, geometry, bias);
+  return Run(Pass::kForward, Operands::kF32, x, w, y, geometry, bias);
 }
 bool OneDnnConv2dBackwardInput(const float* dy, const float* w, float* dx, const int64_t* geometry) {
-  return Run(Pass::kBackwardInput, dy, w, dx, geometry);
+  return Run(Pass::kBackwardInput, Operands::kF32, dy, w, dx, geometry);
 }
 bool OneDnnConv2dBackwardFilter(const float* dy, const float* x, float* dw, const int64_t* geometry) {
-  return Run(Pass::kBackwardFilter, dy, x, dw, geometry);
+  return Run(Pass::kBackwardFilter, Operands::kF32, dy, x, dw, geometry);
+}
+bool OneDnnConv2dForwardBf16(const uint16_t* x, const uint16_t* w, const float* bias, float* y,
+                             const int64_t* geometry) {
+  return Run(Pass::kForward, Operands::kBf16, x, w, y, geometry, bias);
+}
+bool OneDnnConv2dBackwardInputBf16(const uint16_t* dy, const uint16_t* w, float* dx, const int64_t* geometry) {
+  return Run(Pass::kBackwardInput, Operands::kBf16, dy, w, dx, geometry);
+}
+bool OneDnnConv2dBackwardFilterBf16(const uint16_t* dy, const uint16_t* x, float* dw, const int64_t* geometry) {
+  return Run(Pass::kBackwardFilter, Operands::kBf16, dy, x, dw, geometry);
 }
 
 }  // namespace txla::compiler::library
@@ -486,6 +533,9 @@ bool OneDnnAvailable() { return false; }
 bool OneDnnConv2dForward(const float*, const float*, const float*, float*, const int64_t*) { return false; }
 bool OneDnnConv2dBackwardInput(const float*, const float*, float*, const int64_t*) { return false; }
 bool OneDnnConv2dBackwardFilter(const float*, const float*, float*, const int64_t*) { return false; }
+bool OneDnnConv2dForwardBf16(const uint16_t*, const uint16_t*, const float*, float*, const int64_t*) { return false; }
+bool OneDnnConv2dBackwardInputBf16(const uint16_t*, const uint16_t*, float*, const int64_t*) { return false; }
+bool OneDnnConv2dBackwardFilterBf16(const uint16_t*, const uint16_t*, float*, const int64_t*) { return false; }
 }  // namespace txla::compiler::library
 
 #endif

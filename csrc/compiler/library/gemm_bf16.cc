@@ -133,7 +133,9 @@ bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
   const int threads = work < kParallelWork ? 1 : NumThreads();
   if (threads == 1)
     return OneDnnPart(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
-  // Whole products to each thread, or one product's columns (rows, when it is tall); a part that
+  // Whole products to each thread, or one product's rows (its columns when the product is too
+  // short to give each thread a 16-row block, or when A is transposed and the product wide); a
+  // part that
   // oneDNN cannot run makes the whole product take the widened path. The parts are fixed by the
   // product's shape and the configured thread count, and each is its own call: how many threads
   // take them (one, while the host traces the next step) must not change a part's shape, whose
@@ -152,7 +154,12 @@ bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
       return OneDnnPart(b1 - b0, ta, tb, m, n, k, a + b0 * stride_a, lda, stride_a, b + b0 * stride_b, ldb, stride_b,
                         c + b0 * stride_c, ldc, stride_c);
     });
-  } else if (n >= m) {
+  } else if (ta ? n >= m : m < 16 * threads) {
+    // oneDNN 2.6 runs its AMX matmul only on dense operands (leading dimensions equal to their
+    // extents): a part of a row split is dense where A is not transposed, a column split's part
+    // of C never is, and its other kernel is several times slower on shallow products (a 2-core
+    // Xeon with AMX, one thread: 512x4608x64 as two 512x2304 column parts 897 us each, as two
+    // 256x4608 row parts 310 us each).
     int64_t step = ((n + threads - 1) / threads + 31) / 32 * 32;  // whole AMX tile columns per part
     each_part((n + step - 1) / step, [&](int64_t p) {
       int64_t j0 = p * step, j1 = std::min<int64_t>(n, j0 + step);

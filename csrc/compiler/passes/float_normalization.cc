@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hlo/custom_call.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler {
@@ -43,6 +44,18 @@ bool StaysNarrow(const Instruction& i) {
 // A dot of two bf16 values: it runs as a bf16 GEMM with an f32 result (library/gemm_bf16.h).
 bool MixedPrecisionDot(const Instruction& i) {
   return i.opcode() == Opcode::kDot && i.operand(0)->shape().type == ElementType::kBF16 &&
+         i.operand(1)->shape().type == ElementType::kBF16;
+}
+
+// A convolution (or one of its gradients) of two bf16 values: it runs as a bf16 convolution with
+// an f32 result (library/conv2d.h), as a mixed-precision dot does; a bias stays an f32 operand.
+bool MixedPrecisionConvolution(const Instruction& i) {
+  const bool convolution =
+      i.opcode() == Opcode::kConvolution ||
+      (i.opcode() == Opcode::kCustomCall && (i.attrs().custom_call_target == hlo::CustomCallTarget::kConv2dBias ||
+                                             i.attrs().custom_call_target == hlo::CustomCallTarget::kConv2dBackwardInput ||
+                                             i.attrs().custom_call_target == hlo::CustomCallTarget::kConv2dBackwardFilter));
+  return convolution && i.operands().size() >= 2 && i.operand(0)->shape().type == ElementType::kBF16 &&
          i.operand(1)->shape().type == ElementType::kBF16;
 }
 
@@ -144,6 +157,9 @@ bool FloatNormalization::Run(hlo::Module& module) {
       // Its bf16 operands as they are (rounded, where the value was computed wider): the GEMM
       // takes 16-bit operands and accumulates in f32.
       for (Instruction* op : i->operands()) operands.push_back(narrow_operand(op));
+    } else if (MixedPrecisionConvolution(*i)) {
+      for (size_t k = 0; k < i->operands().size(); ++k)
+        operands.push_back(k < 2 ? narrow_operand(i->operand(k)) : f32_of(i->operand(k)));
     } else {
       for (Instruction* op : i->operands()) operands.push_back(f32_of(op));
     }

@@ -10,9 +10,10 @@
 // constants, converts, bitcasts and tuples.
 //
 // The kernels and library routines then only ever load and store 16-bit floats (loads widen,
-// stores round; codegen/cpp_emitter.cc): convolution, scatter and collectives run in f32. A dot
+// stores round; codegen/cpp_emitter.cc): scatter and collectives run in f32. A dot
 // of two bf16 values keeps its bf16 operands and gets an f32 result: a bf16 GEMM with f32
-// accumulation (library/gemm_bf16.h), the product torch.autocast means.
+// accumulation (library/gemm_bf16.h), the product torch.autocast means; a convolution (or its
+// gradient) of two bf16 values likewise (library/conv2d.h).
 #pragma once
 
 #include "compiler/passes/pass.h"

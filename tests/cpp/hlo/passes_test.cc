@@ -128,6 +128,32 @@ TEST(FloatNormalizationTest, ComputesIn32BitsAndRoundsAtTheEdges) {
                    "  ROOT %o = bf16[3,2] convert(%d)\n"));
 }
 
+// A convolution and its gradients of two bf16 values keep their 16-bit operands and get f32
+// results (the library's bf16 kernels accumulate in f32); a bias stays an f32 operand.
+TEST(FloatNormalizationTest, Bf16ConvolutionsKeepTheirOperandsAndAccumulateInF32) {
+  FloatNormalization normalization;
+  ExpectPass(normalization,
+             Entry("  %x = bf16[1,4,9,9] parameter(0)\n  %w = bf16[6,4,3,3] parameter(1)\n"
+                   "  %b = bf16[6] parameter(2)\n"
+                   "  %y = bf16[1,6,7,7] custom-call(%x, %w, %b), custom_call_target=\"txla.conv2d_bias\", "
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+                   "  %dw = bf16[6,4,3,3] custom-call(%y, %x), custom_call_target=\"txla.conv2d_backward_filter\", "
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+                   "  %c = bf16[1,6,7,7] convolution(%x, %w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+                   "  ROOT %t = (bf16[6,4,3,3], bf16[1,6,7,7]) tuple(%dw, %c)\n"),
+             Entry("  %x = bf16[1,4,9,9] parameter(0)\n  %w = bf16[6,4,3,3] parameter(1)\n"
+                   "  %b = bf16[6] parameter(2)\n  %bw = f32[6] convert(%b)\n"
+                   "  %y = f32[1,6,7,7] custom-call(%x, %w, %bw), custom_call_target=\"txla.conv2d_bias\", "
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+                   "  %yr = bf16[1,6,7,7] convert(%y)\n"
+                   "  %dw = f32[6,4,3,3] custom-call(%yr, %x), custom_call_target=\"txla.conv2d_backward_filter\", "
+                   "window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+                   "  %dwr = bf16[6,4,3,3] convert(%dw)\n"
+                   "  %c = f32[1,6,7,7] convolution(%x, %w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n"
+                   "  %cr = bf16[1,6,7,7] convert(%c)\n"
+                   "  ROOT %t = (bf16[6,4,3,3], bf16[1,6,7,7]) tuple(%dwr, %cr)\n"));
+}
+
 TEST(SimplifierTest, AdditiveAndMultiplicativeIdentities) {
   AlgebraicSimplifier simplifier;
   ExpectPass(simplifier,
