@@ -211,12 +211,6 @@ Scratch<float> Widened(const uint16_t* x, int64_t elements) {
   return out;
 }
 
-int64_t ImageElements(const Conv2dGeometry& g) { return g.batch * g.in_channels * g.in_h * g.in_w; }
-int64_t OutputImageElements(const Conv2dGeometry& g) { return g.batch * g.out_channels * g.out_h * g.out_w; }
-int64_t WeightElements(const Conv2dGeometry& g) {
-  return g.out_channels * (g.in_channels / g.groups) * g.kernel_h * g.kernel_w;
-}
-
 // A convolution whose weights outweigh its images (ResNet's last stages at small images): its
 // passes as single bf16 GEMMs over im2col columns of bf16 values. oneDNN's kernels reorder the
 // weights, or a blocked filter gradient, on every call, and their parts per thread are narrow.
@@ -296,41 +290,55 @@ void Conv2dBackwardFilterBf16ByGemm(const uint16_t* dy, const uint16_t* x, float
   }
 }
 
+// A bf16 pass's path: bf16 GEMMs where the weights outweigh the images, else oneDNN's bf16
+// kernels, else the operands widened for the f32 routine.
+template <typename ByGemm, typename OneDnn, typename WidenedRoutine>
+void RunBf16Pass(const Conv2dGeometry& g, ByGemm by_gemm, OneDnn one_dnn, WidenedRoutine widened) {
+  if (WeightsOutweighImages(g)) {
+    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
+    by_gemm();
+  } else if (!one_dnn()) {
+    TXLA_COUNTER("ConvolutionBf16Widened", 1);
+    widened();
+  }
+}
+
 }  // namespace
 
 void Conv2dForwardBf16(const uint16_t* x, const uint16_t* w, const float* bias, float* y, const int64_t* geometry) {
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
-  if (WeightsOutweighImages(g)) {
-    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
-    return Conv2dForwardBf16ByGemm(x, w, bias, y, g);
-  }
-  if (OneDnnConv2dForwardBf16(x, w, bias, y, geometry)) return;
-  TXLA_COUNTER("ConvolutionBf16Widened", 1);
-  Conv2dForward<float>(Widened(x, ImageElements(g)).data(), Widened(w, WeightElements(g)).data(), bias, y, geometry);
+  const Sizes s(g);
+  RunBf16Pass(
+      g, [&] { Conv2dForwardBf16ByGemm(x, w, bias, y, g); },
+      [&] { return OneDnnConv2dForwardBf16(x, w, bias, y, geometry); },
+      [&] {
+        Conv2dForward<float>(Widened(x, g.batch * g.in_channels * s.plane_in).data(),
+                             Widened(w, g.out_channels * s.cols_rows).data(), bias, y, geometry);
+      });
 }
 
 void Conv2dBackwardInputBf16(const uint16_t* dy, const uint16_t* w, float* dx, const int64_t* geometry) {
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
-  if (WeightsOutweighImages(g)) {
-    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
-    return Conv2dBackwardInputBf16ByGemm(dy, w, dx, g);
-  }
-  if (OneDnnConv2dBackwardInputBf16(dy, w, dx, geometry)) return;
-  TXLA_COUNTER("ConvolutionBf16Widened", 1);
-  Conv2dBackwardInput<float>(Widened(dy, OutputImageElements(g)).data(), Widened(w, WeightElements(g)).data(), dx,
-                             geometry);
+  const Sizes s(g);
+  RunBf16Pass(
+      g, [&] { Conv2dBackwardInputBf16ByGemm(dy, w, dx, g); },
+      [&] { return OneDnnConv2dBackwardInputBf16(dy, w, dx, geometry); },
+      [&] {
+        Conv2dBackwardInput<float>(Widened(dy, g.batch * g.out_channels * s.plane_out).data(),
+                                   Widened(w, g.out_channels * s.cols_rows).data(), dx, geometry);
+      });
 }
 
 void Conv2dBackwardFilterBf16(const uint16_t* dy, const uint16_t* x, float* dw, const int64_t* geometry) {
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
-  if (WeightsOutweighImages(g)) {
-    TXLA_COUNTER("ConvolutionBf16ByGemm", 1);
-    return Conv2dBackwardFilterBf16ByGemm(dy, x, dw, g);
-  }
-  if (OneDnnConv2dBackwardFilterBf16(dy, x, dw, geometry)) return;
-  TXLA_COUNTER("ConvolutionBf16Widened", 1);
-  Conv2dBackwardFilter<float>(Widened(dy, OutputImageElements(g)).data(), Widened(x, ImageElements(g)).data(), dw,
-                              geometry);
+  const Sizes s(g);
+  RunBf16Pass(
+      g, [&] { Conv2dBackwardFilterBf16ByGemm(dy, x, dw, g); },
+      [&] { return OneDnnConv2dBackwardFilterBf16(dy, x, dw, geometry); },
+      [&] {
+        Conv2dBackwardFilter<float>(Widened(dy, g.batch * g.out_channels * s.plane_out).data(),
+                                    Widened(x, g.batch * g.in_channels * s.plane_in).data(), dw, geometry);
+      });
 }
 
 template void Conv2dForward<float>(const float*, const float*, const float*, float*, const int64_t*);

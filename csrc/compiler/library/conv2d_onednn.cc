@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/library/conv2d.h"
+#include "compiler/library/onednn.h"
 #include "compiler/library/parallel.h"
 #include "metrics/metrics.h"
 #include "runtime/buffer.h"
@@ -42,10 +43,7 @@ memory::data_type OperandType(Operands operands) {
 
 size_t OperandBytes(Operands operands) { return operands == Operands::kBf16 ? 2 : 4; }
 
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using onednn::Engine;
 
 // The slice of a convolution one thread computes: images [n0, n1), output channels [o0, o1),
 // input channels [c0, c1) of the whole tensors, which keep their plain NCHW / OIHW strides.
@@ -179,10 +177,6 @@ void Finish(Plan* plan) {
   }
 }
 
-// True for oneDNN's reference kernels: plain loops, slower on bf16 operands than widening them
-// and running the f32 kernels (a CPU without bf16 instructions).
-bool IsReference(const char* implementation) { return std::strstr(implementation, "ref") != nullptr; }
-
 std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& part, bool bias, bool winograd,
                                Operands operands) {
   Descs d;
@@ -228,7 +222,7 @@ std::shared_ptr<Plan> MakePlan(Pass pass, const Conv2dGeometry& g, const Part& p
       break;
     }
   }
-  if (operands == Operands::kBf16 && IsReference(implementation)) return nullptr;
+  if (operands == Operands::kBf16 && onednn::IsReferenceKernel(implementation)) return nullptr;
   plan->channels_last = d.any_src.data.format_kind == dnnl_blocked;
   plan->winograd = winograd;
   Finish(plan.get());

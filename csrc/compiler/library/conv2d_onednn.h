@@ -1,6 +1,6 @@
-// float32 (and bf16 x bf16 -> f32) 2-D convolutions through oneDNN (when the build found it): the library picks its
-// blocked layouts and kernels for this CPU (AVX2, AVX-512, AMX); plain NCHW/OIHW buffers are
-// reordered in and out. Primitives are built once per geometry and kept.
+// float32 (and bf16 x bf16 -> f32) 2-D convolutions through oneDNN (when the build found it):
+// the library picks its blocked layouts and kernels for this CPU (AVX2, AVX-512, AMX); plain
+// NCHW/OIHW buffers are reordered in and out. Primitives are built once per geometry and kept.
 #pragma once
 
 #include <cstdint>

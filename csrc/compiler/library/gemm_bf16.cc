@@ -18,7 +18,7 @@
 #include "runtime/scalar_ops.h"
 
 #ifdef TXLA_WITH_ONEDNN
-#include <dnnl.hpp>
+#include "compiler/library/onednn.h"
 #endif
 
 namespace txla::compiler::library {
@@ -45,10 +45,7 @@ void WidenedGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t 
 
 using dnnl::memory;
 
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
+using onednn::Engine;
 
 struct Plan {
   dnnl::matmul primitive;
@@ -80,7 +77,7 @@ std::shared_ptr<Plan> MakePlan(int64_t batch, bool ta, bool tb, int64_t m, int64
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), attr, Engine());
-  if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
+  if (onednn::IsReferenceKernel(pd.impl_info_str())) return nullptr;
   plan->scratchpad = pd.scratchpad_desc();
   plan->primitive = dnnl::matmul(pd);
   return plan;
@@ -135,11 +132,11 @@ bool OneDnnGemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k
     return OneDnnPart(batch, ta, tb, m, n, k, a, lda, stride_a, b, ldb, stride_b, c, ldc, stride_c);
   // Whole products to each thread, or one product's rows (its columns when the product is too
   // short to give each thread a 16-row block, or when A is transposed and the product wide); a
-  // part that
-  // oneDNN cannot run makes the whole product take the widened path. The parts are fixed by the
-  // product's shape and the configured thread count, and each is its own call: how many threads
-  // take them (one, while the host traces the next step) must not change a part's shape, whose
-  // blocking decides the order of its sums (the bf16 GPT decoder's loss differed from run to run).
+  // part that oneDNN cannot run makes the whole product take the widened path. The parts are
+  // fixed by the product's shape and the configured thread count, and each is its own call: how
+  // many threads take them (one, while the host traces the next step) must not change a part's
+  // shape, whose blocking decides the order of its sums (the bf16 GPT decoder's loss differed
+  // from run to run).
   std::atomic<bool> ok{true};
   auto each_part = [&](int64_t parts, const std::function<bool(int64_t)>& part) {
     ParallelChunks(parts, threads, [&](int, int64_t begin, int64_t end) {

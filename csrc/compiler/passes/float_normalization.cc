@@ -50,12 +50,19 @@ bool MixedPrecisionDot(const Instruction& i) {
 // A convolution (or one of its gradients) of two bf16 values: it runs as a bf16 convolution with
 // an f32 result (library/conv2d.h), as a mixed-precision dot does; a bias stays an f32 operand.
 bool MixedPrecisionConvolution(const Instruction& i) {
-  const bool convolution =
-      i.opcode() == Opcode::kConvolution ||
-      (i.opcode() == Opcode::kCustomCall && (i.attrs().custom_call_target == hlo::CustomCallTarget::kConv2dBias ||
-                                             i.attrs().custom_call_target == hlo::CustomCallTarget::kConv2dBackwardInput ||
-                                             i.attrs().custom_call_target == hlo::CustomCallTarget::kConv2dBackwardFilter));
-  return convolution && i.operands().size() >= 2 && i.operand(0)->shape().type == ElementType::kBF16 &&
+  bool convolution = i.opcode() == Opcode::kConvolution;
+  if (i.opcode() == Opcode::kCustomCall) {
+    switch (i.attrs().custom_call_target) {
+      case hlo::CustomCallTarget::kConv2dBias:
+      case hlo::CustomCallTarget::kConv2dBackwardInput:
+      case hlo::CustomCallTarget::kConv2dBackwardFilter:
+        convolution = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return convolution && i.operand(0)->shape().type == ElementType::kBF16 &&
          i.operand(1)->shape().type == ElementType::kBF16;
 }
 
