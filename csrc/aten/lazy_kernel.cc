@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 
@@ -238,6 +239,29 @@ metrics::Counter* OpCounter(const ir::OpInfo& info) {
   return counter;
 }
 
+// The argument classes of the op a row records, found once per row without the shared cache's
+// lock (every traced op asks). A row recorded through another handle than the one first seen
+// (an out= twin) goes to the shared cache.
+const std::vector<ArgClass>& RowArgClasses(const ir::OpInfo& info, const c10::OperatorHandle& op) {
+  struct Entry {
+    const c10::FunctionSchema* schema;
+    const std::vector<ArgClass>* classes;  // held by ArgClasses' cache for the process's life
+  };
+  static std::vector<std::atomic<const Entry*>> slots(ir::OpTable().size());
+  static std::mutex mu;
+  static std::deque<Entry> entries;  // stable addresses as it grows
+  std::atomic<const Entry*>& slot = slots.at(info.index);
+  const c10::FunctionSchema* schema = &op.schema();
+  if (const Entry* e = slot.load(std::memory_order_acquire); e != nullptr && e->schema == schema) return *e->classes;
+  const std::vector<ArgClass>& classes = ArgClasses(op);
+  std::lock_guard<std::mutex> lock(mu);
+  if (slot.load(std::memory_order_relaxed) == nullptr) {
+    entries.push_back(Entry{schema, &classes});
+    slot.store(&entries.back(), std::memory_order_release);
+  }
+  return classes;
+}
+
 metrics::Metric* LazyTracingMetric() {
   static metrics::Metric* const metric = metrics::GetMetric("LazyTracing");
   return metric;
@@ -249,7 +273,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   const metrics::ElapsedSample traced(LazyTracingMetric());
   const size_t num_args = schema.arguments().size();
   c10::ArrayRef<c10::IValue> args(stack->data() + stack->size() - num_args, num_args);
-  const std::vector<ArgClass>& classes = ArgClasses(op);
+  const std::vector<ArgClass>& classes = RowArgClasses(info, op);
   int device = FindDevice(args);
   TORCH_INTERNAL_ASSERT(device >= 0, schema.name(), " reached the xla kernel without xla inputs");
   if (info.needs_fallback && info.needs_fallback(args)) {

@@ -50,8 +50,10 @@ Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
     if (!t.defined() || t.scalar_type() != first.scalar_type() || t.unsafeGetTensorImpl()->is_wrapped_number() ||
         t.device().type() != first.device().type())
       return std::nullopt;
-    // A mismatch of later operands raises eager's own message (TensorIterator's).
-    sizes = at::infer_size(sizes, t.sizes());
+    // A mismatch of later operands raises eager's own message (TensorIterator's). Operands of
+    // one shape (most of them) skip the broadcast's new vector.
+    if (&t == &first) sizes.assign(t.sizes().begin(), t.sizes().end());
+    else if (t.sizes() != c10::IntArrayRef(sizes)) sizes = at::infer_size(sizes, t.sizes());
   }
   return std::vector<Shape>{Shape(first.scalar_type(), sizes)};
 }

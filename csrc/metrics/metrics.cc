@@ -26,8 +26,9 @@ int64_t NowNs() {
       .count();
 }
 
-void Metric::AddSample(double value) {
-  int64_t now = NowNs();
+void Metric::AddSample(double value) { AddSampleAt(value, NowNs()); }
+
+void Metric::AddSampleAt(double value, int64_t now) {
   std::lock_guard<std::mutex> lock(mu_);
   ++total_samples_;
   accumulator_ += value;

@@ -46,6 +46,8 @@ class Metric {
   Metric(std::string name, MetricUnit unit, size_t window = 1024)
       : name_(std::move(name)), unit_(unit), window_(window) {}
   void AddSample(double value);
+  // A sample taken at `now_ns` (NowNs()): a timer that has just read the clock passes its reading.
+  void AddSampleAt(double value, int64_t now_ns);
   MetricSnapshot Snapshot() const;
   void Clear();
   const std::string& name() const { return name_; }
@@ -99,7 +101,10 @@ Metric* ExecuteTimeMetric();
 class ElapsedSample {
  public:
   explicit ElapsedSample(Metric* metric) : metric_(metric), start_(NowNs()) {}
-  ~ElapsedSample() { metric_->AddSample(static_cast<double>(NowNs() - start_)); }
+  ~ElapsedSample() {
+    const int64_t now = NowNs();  // one clock read stamps and ends the sample (once per traced op)
+    metric_->AddSampleAt(static_cast<double>(now - start_), now);
+  }
   ElapsedSample(const ElapsedSample&) = delete;
   ElapsedSample& operator=(const ElapsedSample&) = delete;
 
