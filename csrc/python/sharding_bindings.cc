@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/extension.h>
 
+#include <sstream>
 
 #include "compiler/spmd/tile_map.h"
 #include "graph/graph_executor.h"
@@ -334,10 +335,17 @@ void RegisterShardingBindings(py::module& m) {
     if (t->on_device() && t->data()->shards()) {
       info += "XLAShardedData: \nData Device: SPMD:0\nOpSharding: " + t->data()->shards()->sharding +
               "\nNumShards: " + std::to_string(t->data()->shards()->pieces.size()) + "\n";
-    } else if (t->on_device()) {
+    } else if (t->on_device() || t->donated()) {
+      // As PyTorch/XLA prints a buffer: its handle, None while a run is still to fill it,
+      // Deleted once donated to a run.
+      std::ostringstream handle;
+      if (t->donated()) handle << "Deleted";
+      else if (t->data()->placeholder()) handle << "None";
+      else handle << static_cast<const void*>(t->data().get());
       info += "XLAData: \nData Device: " +
               std::string(runtime::SpmdEnabled() ? "SPMD:0" : runtime::DeviceName(t->device())) +
-              "\nData Shape: " + t->data()->ToString() + "\n";
+              "\nData Shape: " + (t->donated() ? t->shape().ToString() : t->data()->ToString()) +
+              "\nData Handle: " + handle.str() + "\n";
     } else {
       info += "XLAData: None\n";
     }

@@ -175,3 +175,45 @@ def test_a_donated_tensor_has_no_handle(dev):
     assert C._is_placecholder(t0)
     with pytest.raises(RuntimeError, match='deleted'):
         C._get_tensors_handle([t0])
+
+
+def test_debug_info_shows_a_donated_buffer_as_deleted(dev):
+    t0, t1 = torch.randn(4, 2).to(dev), torch.randn(4, 2).to(dev)
+    assert 'Data Handle: Deleted' not in C._get_xla_tensor_debug_info(t0)
+    assert 'Data Handle: None' not in C._get_xla_tensor_debug_info(t0)  # a buffer with a value
+    assert C._set_buffer_donation(t0, True)
+    t2 = t0 + t1
+    torch_xla.sync(wait=True)
+    info = C._get_xla_tensor_debug_info(t0)
+    assert 'Data Handle: Deleted' in info and 'Data Shape: f32[4,2]' in info
+    assert 'XLAData: None' in C._get_xla_tensor_debug_info(t2 * 2)  # pending: no buffer yet
+
+
+def test_alias_with_buffer_donor_config_sets_and_restores_the_switch():
+    from torch_xla._dynamo.dynamo_bridge import alias_with_buffer_donor_config
+    C._xla_set_enable_alias_with_buffer_donor_config(False)
+    with alias_with_buffer_donor_config() as saved:
+        assert saved is False and C._xla_get_enable_alias_with_buffer_donor_config()
+        with alias_with_buffer_donor_config(should_alias=False) as inner:
+            assert inner is True and not C._xla_get_enable_alias_with_buffer_donor_config()
+        assert C._xla_get_enable_alias_with_buffer_donor_config()
+    assert not C._xla_get_enable_alias_with_buffer_donor_config()
+    with pytest.raises(ValueError):
+        with alias_with_buffer_donor_config():
+            raise ValueError('restored on the way out')
+    assert not C._xla_get_enable_alias_with_buffer_donor_config()
+
+
+def test_dynamo_set_buffer_donor_op_requests_donation_on_xla_only():
+    a = torch.randn(3)
+    t = a.to('xla')
+    assert torch.ops.xla.dynamo_set_buffer_donor_(t, True) is not None
+    assert C._get_buffer_donation(t) and met.counter_value('XlaSetBufferDonation') == 1
+    out = t * 2
+    C._xla_set_enable_alias_with_buffer_donor_config(True)
+    torch_xla.sync(wait=True)
+    assert C._is_placecholder(t)
+    torch.testing.assert_close(out.cpu(), a * 2)
+    cpu = torch.randn(2)
+    assert torch.ops.xla.dynamo_set_buffer_donor_(cpu, True) is cpu  # other devices: nothing
+    assert met.counter_value('XlaSetBufferDonation') == 1

@@ -1,6 +1,22 @@
 """Same module as torch_xla.core.dynamo_bridge, under PyTorch/XLA 2.9's other name for it, with
 the helpers PyTorch/XLA's bridge exports."""
+import contextlib
+
+import torch_xla
 from torch_xla.core.dynamo_bridge import CompiledGraph, extract_compiled_graph  # noqa: F401
+
+
+@contextlib.contextmanager
+def alias_with_buffer_donor_config(should_alias: bool = True):
+    """While inside, the buffers marked for donation (`_set_buffer_donation`,
+    `torch.ops.xla.dynamo_set_buffer_donor_`) are donated to the graphs that run, and enter their
+    hash; yields the setting it replaced, which it restores on leaving."""
+    saved = torch_xla._XLAC._xla_get_enable_alias_with_buffer_donor_config()
+    torch_xla._XLAC._xla_set_enable_alias_with_buffer_donor_config(should_alias)
+    try:
+        yield saved
+    finally:
+        torch_xla._XLAC._xla_set_enable_alias_with_buffer_donor_config(saved)
 
 
 class NoneRemover:
