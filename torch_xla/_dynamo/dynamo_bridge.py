@@ -9,8 +9,9 @@ from torch_xla.core.dynamo_bridge import CompiledGraph, extract_compiled_graph  
 @contextlib.contextmanager
 def alias_with_buffer_donor_config(should_alias: bool = True):
     """While inside, the buffers marked for donation (`_set_buffer_donation`,
-    `torch.ops.xla.dynamo_set_buffer_donor_`) are donated to the graphs that run, and enter their
-    hash; yields the setting it replaced, which it restores on leaving."""
+    `torch.ops.xla.dynamo_set_buffer_donor_`) are donated to the graphs that run; yields the
+    setting it replaced, which it restores on leaving. (Donation is decided per run here, so the
+    graph hash does not change with it.)"""
     saved = torch_xla._XLAC._xla_get_enable_alias_with_buffer_donor_config()
     torch_xla._XLAC._xla_set_enable_alias_with_buffer_donor_config(should_alias)
     try:

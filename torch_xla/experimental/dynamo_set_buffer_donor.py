@@ -2,10 +2,10 @@
 torch.compile(backend='openxla'), that `t`'s buffer be donated to the graph that next runs over
 it (PyTorch/XLA's op; registered when torch_xla is imported).
 
-On an xla tensor it is `torch_xla._XLAC._set_buffer_donation(t, should_donate)`. Under dynamo's
-and AOTAutograd's tracing `t` is a fake tensor with no buffer: the request is counted
-(`XlaSetBufferDonation`, as PyTorch/XLA counts it there) and the bridge's trace on the real
-tensor makes it. Returns `t`; on other devices it does nothing.
+On an xla tensor it is `torch_xla._XLAC._set_buffer_donation(t, should_donate)`; the bridge's
+trace of the compiled function on the real tensors makes the request. A fake tensor (dynamo's and
+AOTAutograd's tracing) has no buffer to donate, nor has a tensor of another device: nothing is
+done. Returns `t`.
 """
 import torch
 
@@ -21,10 +21,7 @@ def _is_fake(t):
 
 
 def _set_buffer_donor_xla(t, should_donoate):
-    if _is_fake(t):
-        if should_donoate:
-            torch_xla._XLAC._xla_counter_add('XlaSetBufferDonation', 1)
-    else:
+    if not _is_fake(t):
         torch_xla._XLAC._set_buffer_donation(t, should_donoate)
     return t
 

@@ -40,12 +40,16 @@ struct Scratch {
 // Per-group sizes of the GEMMs.
 struct Sizes {
   int64_t group_in, group_out, cols_rows, plane_out, plane_in;
+  int64_t images_in, images_out, weights;  // element counts of x (and dx), y (and dy), w (and dw)
   explicit Sizes(const Conv2dGeometry& g)
       : group_in(g.in_channels / g.groups),
         group_out(g.out_channels / g.groups),
         cols_rows(g.in_channels / g.groups * g.kernel_h * g.kernel_w),
         plane_out(g.out_h * g.out_w),
-        plane_in(g.in_h * g.in_w) {}
+        plane_in(g.in_h * g.in_w),
+        images_in(g.batch * g.in_channels * plane_in),
+        images_out(g.batch * g.out_channels * plane_out),
+        weights(g.out_channels * cols_rows) {}
 };
 
 // cols[(c, kh, kw), (oh, ow)] = x[c, oh*s - p + kh*d, ...] (zero outside the image), for the
@@ -160,7 +164,7 @@ void Conv2dBackwardInput(const T* dy, const T* w, T* dx, const int64_t* geometry
     if (OneDnnConv2dBackwardInput(dy, w, dx, geometry)) return;
   const Conv2dGeometry g = Conv2dGeometryFrom(geometry);
   const Sizes s(g);
-  std::fill(dx, dx + g.batch * g.in_channels * s.plane_in, T(0));
+  std::fill(dx, dx + s.images_in, T(0));
   if (g.batch == 0 || s.plane_out == 0) return;
   const int64_t ld = g.batch * s.plane_out;
   Scratch<T> cols(s.cols_rows * ld), dyt(s.group_out * ld);
@@ -186,7 +190,7 @@ void Conv2dBackwardFilter(const T* dy, const T* x, T* dw, const int64_t* geometr
     else if (OneDnnConv2dBackwardFilter(dy, x, dw, geometry)) return;
   }
   const Sizes s(g);
-  std::fill(dw, dw + g.out_channels * s.cols_rows, T(0));
+  std::fill(dw, dw + s.weights, T(0));
   if (g.batch == 0 || s.plane_out == 0) return;
   const int64_t ld = g.batch * s.plane_out;
   Scratch<T> cols(s.cols_rows * ld), dyt(s.group_out * ld);
@@ -254,7 +258,7 @@ void Conv2dForwardBf16ByGemm(const uint16_t* x, const uint16_t* w, const float* 
 
 void Conv2dBackwardInputBf16ByGemm(const uint16_t* dy, const uint16_t* w, float* dx, const Conv2dGeometry& g) {
   const Sizes s(g);
-  std::fill(dx, dx + g.batch * g.in_channels * s.plane_in, 0.0f);
+  std::fill(dx, dx + s.images_in, 0.0f);
   if (g.batch == 0 || s.plane_out == 0) return;
   const int64_t ld = g.batch * s.plane_out;
   Scratch<uint16_t> dyt(s.group_out * ld), dyt_t(s.group_out * ld);
@@ -276,7 +280,7 @@ void Conv2dBackwardInputBf16ByGemm(const uint16_t* dy, const uint16_t* w, float*
 
 void Conv2dBackwardFilterBf16ByGemm(const uint16_t* dy, const uint16_t* x, float* dw, const Conv2dGeometry& g) {
   const Sizes s(g);
-  std::fill(dw, dw + g.out_channels * s.cols_rows, 0.0f);
+  std::fill(dw, dw + s.weights, 0.0f);
   if (g.batch == 0 || s.plane_out == 0) return;
   const int64_t ld = g.batch * s.plane_out;
   Scratch<uint16_t> cols(s.cols_rows * ld), cols_t(s.cols_rows * ld), dyt(s.group_out * ld);
@@ -312,8 +316,7 @@ void Conv2dForwardBf16(const uint16_t* x, const uint16_t* w, const float* bias, 
       g, [&] { Conv2dForwardBf16ByGemm(x, w, bias, y, g); },
       [&] { return OneDnnConv2dForwardBf16(x, w, bias, y, geometry); },
       [&] {
-        Conv2dForward<float>(Widened(x, g.batch * g.in_channels * s.plane_in).data(),
-                             Widened(w, g.out_channels * s.cols_rows).data(), bias, y, geometry);
+        Conv2dForward<float>(Widened(x, s.images_in).data(), Widened(w, s.weights).data(), bias, y, geometry);
       });
 }
 
@@ -324,8 +327,7 @@ void Conv2dBackwardInputBf16(const uint16_t* dy, const uint16_t* w, float* dx, c
       g, [&] { Conv2dBackwardInputBf16ByGemm(dy, w, dx, g); },
       [&] { return OneDnnConv2dBackwardInputBf16(dy, w, dx, geometry); },
       [&] {
-        Conv2dBackwardInput<float>(Widened(dy, g.batch * g.out_channels * s.plane_out).data(),
-                                   Widened(w, g.out_channels * s.cols_rows).data(), dx, geometry);
+        Conv2dBackwardInput<float>(Widened(dy, s.images_out).data(), Widened(w, s.weights).data(), dx, geometry);
       });
 }
 
@@ -336,8 +338,7 @@ void Conv2dBackwardFilterBf16(const uint16_t* dy, const uint16_t* x, float* dw, 
       g, [&] { Conv2dBackwardFilterBf16ByGemm(dy, x, dw, g); },
       [&] { return OneDnnConv2dBackwardFilterBf16(dy, x, dw, geometry); },
       [&] {
-        Conv2dBackwardFilter<float>(Widened(dy, g.batch * g.out_channels * s.plane_out).data(),
-                                    Widened(x, g.batch * g.in_channels * s.plane_in).data(), dw, geometry);
+        Conv2dBackwardFilter<float>(Widened(dy, s.images_out).data(), Widened(x, s.images_in).data(), dw, geometry);
       });
 }
 
