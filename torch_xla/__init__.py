@@ -47,6 +47,10 @@ from ._internal import shared_parameters as _shared_parameters  # noqa: E402
 
 _shared_parameters.install()
 
+from ._internal import foreach_default as _foreach_default  # noqa: E402
+
+_foreach_default.install()
+
 # torch.distributed._functional_collectives on xla tensors record graph collectives.
 from .distributed import functional_collectives as _functional_collectives  # noqa: E402,F401
 

@@ -14,7 +14,7 @@ from conftest import CounterDelta
 from torch_xla._internal import config as py_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYTHON_SIDE = {'XLA_METRICS_FILE', 'TXLA_COLLECTIVE_TIMEOUT_S'}  # the Python package's, in the table
+PYTHON_SIDE = {'XLA_METRICS_FILE', 'TXLA_COLLECTIVE_TIMEOUT_S', 'TXLA_FOREACH_DEFAULT'}  # the Python package's, in the table
 
 
 def readme_switches():

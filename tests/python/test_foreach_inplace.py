@@ -183,3 +183,45 @@ def test_foreach_optimizers_train_as_on_the_cpu(dev, make_opt):
     # The single-tensor path against eager's (ASGD's two paths round differently in eager too).
     for s, e in zip(train(dev, False), train('cpu', False)):
         torch.testing.assert_close(s, e, rtol=1e-10, atol=1e-12)
+
+
+_DEFAULT_PATH_SCRIPT = """
+import torch, torch_xla
+from torch.optim.optimizer import _default_to_fused_or_foreach
+from torch.utils._foreach_utils import _has_foreach_support
+import torch_xla.debug.metrics as met
+p = torch.nn.Parameter(torch.ones(3, device='xla'))
+p.grad = torch.full((3,), 0.5, device='xla')
+opt = torch.optim.AdamW([p], lr=0.1)
+opt.step()
+torch.nn.utils.clip_grad_norm_([p], 1.0)
+print(_default_to_fused_or_foreach([p], False, False)[1], _has_foreach_support([p.grad], p.device),
+      met.counter_value('FunctionalizedForeachInplace') or 0, met.counter_value('xla::_foreach_norm') or 0)
+"""
+
+
+def test_optimizers_default_to_their_foreach_path_on_xla():
+    """torch picks foreach=None's path by device type: xla is listed as CUDA is (one call per
+    update term instead of a Python loop over the parameters), unless TXLA_FOREACH_DEFAULT=0."""
+    from conftest import run_python
+    chosen, clip, foreach_ops, _ = run_python(_DEFAULT_PATH_SCRIPT).split()
+    assert chosen == 'True' and clip == 'True' and int(foreach_ops) > 0
+    assert run_python(_DEFAULT_PATH_SCRIPT, TXLA_FOREACH_DEFAULT='0').split()[:3] == ['False', 'False', '0']
+
+
+def test_the_default_foreach_path_trains_as_the_loop_does(dev):
+    """The path foreach=None now takes on xla gives the Python loop's values (eager's default)."""
+    def train(device, foreach):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3)).double().to(device)
+        opt = torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.1, foreach=foreach)
+        x, y = torch.randn(8, 6, dtype=torch.float64), torch.randn(8, 3, dtype=torch.float64)
+        for _ in range(4):
+            opt.zero_grad()
+            torch.nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+            opt.step()
+        return [p.detach().cpu() for p in model.parameters()]
+
+    for g, e in zip(train(dev, None), train('cpu', None)):
+        torch.testing.assert_close(g, e, rtol=1e-10, atol=1e-12)

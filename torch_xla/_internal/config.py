@@ -75,6 +75,10 @@ XLA_METRICS_FILE = _declare('XLA_METRICS_FILE', str, None, 'append the metrics r
 TXLA_COLLECTIVE_TIMEOUT_S = _declare(
     'TXLA_COLLECTIVE_TIMEOUT_S', float, 1800.0,
     'how long a multi-process collective waits for the other replicas before it fails')
+TXLA_FOREACH_DEFAULT = _declare(
+    'TXLA_FOREACH_DEFAULT', bool, True,
+    "torch.optim's optimizers and clip_grad_norm_ take their foreach path for xla tensors, as for "
+    "CUDA's (0: torch's per-tensor Python loop, as on PyTorch/XLA)")
 TXLA_MKL_LIBRARY = _declare('TXLA_MKL_LIBRARY', str, None,
                             "MKL's libmkl_rt.so.2 for the C++ side; importing torch_xla sets it to "
                             'the installed PyPI mkl unless set')
