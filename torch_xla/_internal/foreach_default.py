@@ -9,6 +9,10 @@ so the loop's Python is host time a training step pays on every call, while the 
 compute the same formulas in the same order per tensor (PyTorch keeps them equivalent; its tests
 compare them), so results do not change, only the host time.
 
+torch's capturable foreach paths (Adam, AdamW, ... with capturable=True) accept no xla tensors
+while their single-tensor paths do, so a param group that asks for capturable and leaves foreach
+unset keeps the single-tensor path on xla, as before.
+
 TXLA_FOREACH_DEFAULT=0 keeps torch's own choice (the Python loop, as on PyTorch/XLA).
 """
 import functools
@@ -40,3 +44,23 @@ def install():
     for module in (optimizer, swa_utils):
         if getattr(module, '_get_foreach_kernels_supported_devices', None) is original:
             module._get_foreach_kernels_supported_devices = supported_devices
+
+    _keep_capturable_groups_single_tensor()
+
+
+def _keep_capturable_groups_single_tensor():
+    import torch
+    add_param_group = torch.optim.Optimizer.add_param_group
+    if getattr(add_param_group, '_txla', False):
+        return
+
+    @functools.wraps(add_param_group)
+    def add(self, param_group):
+        add_param_group(self, param_group)
+        group = self.param_groups[-1]
+        if group.get('capturable') and group.get('foreach', False) is None and any(
+                getattr(p, 'device', None) is not None and p.device.type == _XLA for p in group['params']):
+            group['foreach'] = False
+
+    add._txla = True
+    torch.optim.Optimizer.add_param_group = add
