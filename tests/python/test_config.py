@@ -14,7 +14,8 @@ from conftest import CounterDelta
 from torch_xla._internal import config as py_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PYTHON_SIDE = {'XLA_METRICS_FILE', 'TXLA_COLLECTIVE_TIMEOUT_S', 'TXLA_FOREACH_DEFAULT'}  # the Python package's, in the table
+# The Python package's variables in the table.
+PYTHON_SIDE = {'XLA_METRICS_FILE', 'TXLA_COLLECTIVE_TIMEOUT_S', 'TXLA_FOREACH_DEFAULT'}
 
 
 def readme_switches():

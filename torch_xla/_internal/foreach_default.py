@@ -27,15 +27,12 @@ def install():
         return
     from torch.utils import _foreach_utils
     original = _foreach_utils._get_foreach_kernels_supported_devices
-    if getattr(original, '_txla', False):
-        return
 
     @functools.wraps(original)
     def supported_devices():
         devices = original()
         return devices if _XLA in devices else devices + [_XLA]
 
-    supported_devices._txla = True
     # The optimizers' modules bound the function by name at import; clip_grad looks it up
     # through _foreach_utils at every call.
     _foreach_utils._get_foreach_kernels_supported_devices = supported_devices
@@ -51,16 +48,13 @@ def install():
 def _keep_capturable_groups_single_tensor():
     import torch
     add_param_group = torch.optim.Optimizer.add_param_group
-    if getattr(add_param_group, '_txla', False):
-        return
 
     @functools.wraps(add_param_group)
     def add(self, param_group):
         add_param_group(self, param_group)
         group = self.param_groups[-1]
         if group.get('capturable') and group.get('foreach', False) is None and any(
-                getattr(p, 'device', None) is not None and p.device.type == _XLA for p in group['params']):
+                p.device.type == _XLA for p in group['params']):
             group['foreach'] = False
 
-    add._txla = True
     torch.optim.Optimizer.add_param_group = add
