@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -138,6 +139,21 @@ TEST(ScalarSemanticsTest, KernelsFoldingAndHostAgreeOnSpecialValuesF32) {
 
 TEST(ScalarSemanticsTest, KernelsFoldingAndHostAgreeOnSpecialValuesF64) {
   CheckType<double>("f64", runtime::ElementType::kF64, false);
+}
+
+TEST(ScalarSemanticsTest, FloatExpUnderflowsToZeroAndReachesTheDenormals) {
+  // Past the denormals (a mask's -3.4e38 fill, -inf) exp is +0, computed without a denormal.
+  for (float x : {-103.98f, -200.0f, -3.4028234663852886e38f, -INFINITY}) {
+    float e = txla_exp(x);
+    EXPECT_EQ(e, 0.0f) << x;
+    EXPECT_FALSE(std::signbit(e)) << x;
+  }
+  // Above it, denormal results as libm's, within its 1-2 ulp.
+  for (float x : {-88.0f, -95.5f, -100.0f, -103.0f, -103.9f}) {
+    float want = std::exp(x);
+    ASSERT_TRUE(std::fpclassify(want) == FP_SUBNORMAL) << x;
+    EXPECT_NEAR(txla_exp(x), want, 2 * std::numeric_limits<float>::denorm_min()) << x;
+  }
 }
 
 TEST(ScalarSemanticsTest, MaximumAndMinimumPropagateNaNFromEitherSide) {
