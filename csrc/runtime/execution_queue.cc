@@ -26,6 +26,8 @@ void Readiness::Mark(bool failed, std::string error, std::string root) {
     if (failed) {
       error_ = error.empty() ? "execution failed" : std::move(error);
       root_ = root.empty() ? error_ : std::move(root);
+    } else {
+      ready_.store(true, std::memory_order_release);
     }
     followers.swap(followers_);
     cv_.notify_all();
@@ -51,6 +53,7 @@ std::atomic<void (*)()> wait_interrupt_check{nullptr};
 void SetWaitInterruptCheck(void (*check)()) { wait_interrupt_check.store(check); }
 
 void Readiness::Wait() const {
+  if (ready_.load(std::memory_order_acquire)) return;
   HostWaitScope waiting;
   std::unique_lock<std::mutex> lock(mu_);
   struct Waiter {  // counted while blocked, also when the interrupt check throws
@@ -74,6 +77,7 @@ bool Readiness::HasWaiters() const {
 }
 
 bool Readiness::IsReady() const {
+  if (ready_.load(std::memory_order_acquire)) return true;
   std::lock_guard<std::mutex> lock(mu_);
   return done_;
 }

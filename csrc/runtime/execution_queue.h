@@ -6,6 +6,7 @@
 // the outputs' readiness and raised where they are read.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -62,6 +63,9 @@ class Readiness {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool done_ = false;
+  // Set once marked ready without failure: a run waits on every one of its inputs, nearly all
+  // ready long before, and asks this without the lock.
+  std::atomic<bool> ready_{false};
   mutable int waiters_ = 0;
   std::string error_, root_;
   std::vector<std::shared_ptr<Readiness>> followers_;

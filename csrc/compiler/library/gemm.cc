@@ -3,11 +3,14 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #ifdef TXLA_WITH_ONEDNN
 #include <dnnl.h>
@@ -31,8 +34,7 @@ enum class FloatGemmLibrary { kMkl, kOneDnn, kOpenBlas };
 // operands, where oneDNN's copy-free AVX2 kernels also slowed down by a third whenever an operand
 // was 32-byte aligned; on a Sapphire Rapids core oneDNN's AVX-512 kernels beat OpenBLAS by
 // 15-25% (MKL not measured there).
-FloatGemmLibrary ChosenFloatGemmLibrary() {
-  const std::string& want = debug::GetConfig().gemm_library;
+FloatGemmLibrary ResolveFloatGemmLibrary(const std::string& want) {
   bool mkl = MklSgemmFunction() != nullptr;
   bool onednn = OneDnnAvailable();
   if (want == "mkl" && !mkl) {
@@ -46,6 +48,26 @@ FloatGemmLibrary ChosenFloatGemmLibrary() {
   if (want == "openblas") return FloatGemmLibrary::kOpenBlas;
   if (want == "auto" && mkl && !__builtin_cpu_supports("avx512f")) return FloatGemmLibrary::kMkl;
   return onednn ? FloatGemmLibrary::kOneDnn : mkl ? FloatGemmLibrary::kMkl : FloatGemmLibrary::kOpenBlas;
+}
+
+// Resolved once per configuration (ReloadConfig makes a new one), not at each of the thousands
+// of small products a step's graph runs.
+FloatGemmLibrary ChosenFloatGemmLibrary() {
+  struct Choice {
+    const debug::Config* config;
+    FloatGemmLibrary library;
+  };
+  static std::atomic<const Choice*> cached{nullptr};
+  static std::mutex mu;
+  static std::vector<std::unique_ptr<Choice>> choices;  // every one handed out stays valid
+  const debug::Config* config = &debug::GetConfig();
+  const Choice* choice = cached.load(std::memory_order_acquire);
+  if (choice != nullptr && choice->config == config) return choice->library;
+  FloatGemmLibrary library = ResolveFloatGemmLibrary(config->gemm_library);
+  std::lock_guard<std::mutex> lock(mu);
+  choices.push_back(std::make_unique<Choice>(Choice{config, library}));
+  cached.store(choices.back().get(), std::memory_order_release);
+  return library;
 }
 
 // float: one part of a split product, held to the calling thread.
