@@ -10,6 +10,7 @@
 #include <set>
 
 #include "compiler/donor_matching.h"
+#include "compiler/library/parallel.h"
 #include "compiler/support.h"
 #include "runtime/collectives.h"
 #include "runtime/device.h"
@@ -100,6 +101,7 @@ void NativeExecutable::Run(const std::vector<runtime::BufferPtr>& parameters,
   RunErrors errors;
   {
     TXLA_TIMED("NativeRunTime");
+    library::RunScope pool_awake;
     ScopedRunErrors scope(&errors);
     ScopedEarlyOutputs early_scope(early);
     const TxlaSupport* support = GetSupportTable();

@@ -62,7 +62,16 @@ HostBarrierScope::HostBarrierScope() {
 
 HostBarrierScope::~HostBarrierScope() { --barriers_open; }
 
-HostWaitScope::HostWaitScope() { TraceEnded(); }
+std::atomic<int> host_threads_waiting{0};
+
+HostWaitScope::HostWaitScope() {
+  host_threads_waiting.fetch_add(1, std::memory_order_relaxed);
+  TraceEnded();
+}
+
+HostWaitScope::~HostWaitScope() { host_threads_waiting.fetch_sub(1, std::memory_order_relaxed); }
+
+bool SomeHostThreadWaiting() { return host_threads_waiting.load(std::memory_order_relaxed) > 0; }
 
 void SetTraceEndedListener(void (*listener)()) { trace_ended_listener.store(listener, std::memory_order_release); }
 

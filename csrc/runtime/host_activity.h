@@ -51,9 +51,15 @@ class HostBarrierScope {
 class HostWaitScope {
  public:
   HostWaitScope();
+  ~HostWaitScope();
   HostWaitScope(const HostWaitScope&) = delete;
   HostWaitScope& operator=(const HostWaitScope&) = delete;
 };
+
+// Whether some host thread is blocked in a HostWaitScope now: the device's work is what it
+// waits for, and the cores are the device's. (A host thread between two ops, or in Python after
+// a barrier, is neither waiting nor, by OtherHostThreadBusy, tracing: it needs its core too.)
+bool SomeHostThreadWaiting();
 
 // Whether some thread other than the caller recorded IR within the last kHostTraceWindow and
 // has not started waiting on a device since.

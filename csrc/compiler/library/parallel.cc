@@ -37,12 +37,37 @@ inline void CpuRelax() {
 #endif
 }
 
+// Takes the pool's lock, spinning a while first. It is held for a few instructions at a time,
+// but a thread that blocks on it sleeps in the kernel, and waking takes tens of microseconds on
+// these VMs: longer than a small GEMM's parts. A worker that saw a region open and met the
+// caller's lock slept through the region, and the caller ran every part itself (a
+// [128,64]x[64,64] product took 17 us on two threads, 7 on one).
+constexpr int kSpinTries = 4000;
+
+void LockSpinning(std::unique_lock<std::mutex>& lock) {
+  for (int i = 0; i < kSpinTries; ++i) {
+    if (lock.try_lock()) return;
+    CpuRelax();
+  }
+  lock.lock();
+}
+
 class Pool {
  public:
   explicit Pool(int workers) {
     openblas_set_num_threads(1);  // see parallel.h: one pool, ours
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(/*leaves_host_a_core=*/w == 0); });
   }
+
+  // A graph's kernels begin: workers wake now, while its first kernels run, and poll until it
+  // ends.
+  void BeginRun() {
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_.fetch_add(1, std::memory_order_acq_rel);
+    ++runs_begun_;
+    if (!runtime::OtherHostThreadBusy()) cv_.notify_all();
+  }
+  void EndRun() { runs_.fetch_sub(1, std::memory_order_acq_rel); }
 
   // A host thread stopped tracing: the worker that left it a core joins the open region.
   void WakeDeferred() {
@@ -62,7 +87,7 @@ class Pool {
       task_ = &task;
       next_ = 0;
       chunks_ = chunks;
-      pending_ = chunks;
+      pending_.store(chunks, std::memory_order_relaxed);
       defer_to_host_ = defer_to_host;
       ++generation_;
     }
@@ -70,16 +95,24 @@ class Pool {
     // wake-up, per region, cost the GPT decoder's host-bound steps 3-5%.
     if (!defer_to_host || threads_.size() > 1 || !runtime::OtherHostThreadBusy()) cv_.notify_all();
     in_parallel_region = true;
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    LockSpinning(lock);
     while (next_ < chunks_) {  // the caller takes chunks too
       int chunk = next_++;
       lock.unlock();
       task(chunk);
       ++ran_here;
-      lock.lock();
-      --pending_;
+      LockSpinning(lock);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
+    // A worker's part is as short as the caller's: it is waited for spinning, then asleep.
+    if (pending_.load(std::memory_order_acquire) != 0) {
+      lock.unlock();
+      const auto deadline = std::chrono::steady_clock::now() + kPoll;
+      while (pending_.load(std::memory_order_acquire) != 0 && std::chrono::steady_clock::now() < deadline) CpuRelax();
+      LockSpinning(lock);
+      done_cv_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+    }
     task_ = nullptr;
     in_parallel_region = false;
     return ran_here;
@@ -90,21 +123,35 @@ class Pool {
     in_parallel_region = true;
     uint64_t seen = 0;
     for (;;) {
-      // Kernels call the pool back to back (im2col, GEMM, col2im): poll for the next region for
-      // a few tens of microseconds before sleeping, so waking costs no system call; not at all
-      // while a host thread traces (it needs the core). Longer polls were measured no faster.
+      // Kernels call the pool back to back (im2col, GEMM, col2im): poll for the next region
+      // before sleeping, so waking costs no system call; for a few tens of microseconds, or, while
+      // a host thread waits for the one graph running (RunScope), for as long as it runs: its
+      // regions come between kernels of tens of microseconds, and a worker that had gone to sleep
+      // woke 50-80 us after the next region opened, when the caller had run its parts alone.
+      // Only then: a host thread running Python after a barrier, its loss not yet read, is not
+      // known to be tracing, and a worker polling through the run kept it off the cores until
+      // the run ended (GPT-2's loss, released early, was read after its backward pass). Not at all
+      // while a host thread traces, nor while several devices' graphs run (their threads need the
+      // cores).
       auto deadline = std::chrono::steady_clock::now() + kPoll;
-      while (generation_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < deadline &&
-             !runtime::OtherHostThreadBusy())
+      auto stay_awake = [&] {
+        return runs_.load(std::memory_order_acquire) == 1 && runtime::SomeHostThreadWaiting();
+      };
+      while (generation_.load(std::memory_order_acquire) == seen && !runtime::OtherHostThreadBusy() &&
+             (stay_awake() || std::chrono::steady_clock::now() < deadline))
         CpuRelax();
-      std::unique_lock<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+      LockSpinning(lock);
       auto region_open = [&] { return generation_.load() != seen && task_ != nullptr && next_ < chunks_; };
       if (!region_open() && generation_.load() != seen) {
         // A region came and went while this worker polled or slept: poll for the next.
         seen = generation_.load();
         continue;
       }
-      cv_.wait(lock, region_open);
+      // Asleep until a region opens, or a run begins (then it polls for the run's regions).
+      const uint64_t runs_begun = runs_begun_;
+      cv_.wait(lock, [&] { return region_open() || runs_begun_ != runs_begun; });
+      if (!region_open()) continue;
       // A worker woken onto the CPU of the thread that woke it (the kernel places a wakee next
       // to its waker) preempts it, and neither is moved to the idle core soon: both count as
       // cache-hot. Then the worker ran every chunk of each region while the caller waited, run
@@ -115,7 +162,7 @@ class Pool {
       if (sched_getcpu() == caller_cpu) {
         lock.unlock();
         if (MoveThisThreadOffCpu(caller_cpu)) TXLA_COUNTER("ParallelWorkerMovedOffCallersCpu", 1);
-        lock.lock();
+        LockSpinning(lock);
         if (!region_open()) {
           seen = generation_.load();
           continue;
@@ -132,8 +179,8 @@ class Pool {
         const std::function<void(int)>* task = task_;
         lock.unlock();
         (*task)(chunk);
-        lock.lock();
-        if (--pending_ == 0) done_cv_.notify_all();
+        LockSpinning(lock);
+        if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_cv_.notify_all();
       }
       seen = generation_.load();
     }
@@ -143,9 +190,12 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> threads_;
   const std::function<void(int)>* task_ = nullptr;
-  int next_ = 0, chunks_ = 0, pending_ = 0;
+  int next_ = 0, chunks_ = 0;
+  std::atomic<int> pending_{0};  // chunks not yet run; read unlocked by a caller spinning for it
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> caller_cpu_{-1};  // where the thread that opened the region runs
+  std::atomic<int> runs_{0};         // graphs running now (RunScope)
+  uint64_t runs_begun_ = 0;          // RunScopes entered, under mu_
   bool defer_to_host_ = false;        // this region's chunks wait for a tracing host to stop
 };
 
@@ -215,6 +265,9 @@ void ParallelChunks(int64_t count, int threads,
   if (span.recording())
     span.Arg("chunks run by the calling thread", std::to_string(ran_here) + " of " + std::to_string(chunks));
 }
+
+RunScope::RunScope() { ThePool().BeginRun(); }
+RunScope::~RunScope() { ThePool().EndRun(); }
 
 bool MoveThisThreadOffCpu(int cpu) {
   cpu_set_t allowed;

@@ -35,6 +35,16 @@ void ParallelChunks(int64_t count, int threads,
                     const std::function<void(int chunk, int64_t begin, int64_t end)>& body,
                     Chunking chunking = Chunking::kBalanced);
 
+// Around a graph's kernels: the pool's workers are woken as it begins (while its first kernels
+// run) and poll for its parallel regions until it ends, instead of sleeping between them.
+class RunScope {
+ public:
+  RunScope();
+  ~RunScope();
+  RunScope(const RunScope&) = delete;
+  RunScope& operator=(const RunScope&) = delete;
+};
+
 // Moves the calling thread off `cpu` to another CPU it may run on, leaving its affinity as it was
 // (nothing stays pinned). False when it may run on no other CPU or the system refused. The pool's
 // worker calls it when woken onto the CPU of the thread that opened a region (parallel.cc).

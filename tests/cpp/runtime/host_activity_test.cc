@@ -117,5 +117,20 @@ TEST(HostActivityTest, ABarrierEndsTheTraceOfTheThreadThatRecordedBeforeIt) {
   EXPECT_FALSE(busy.load());
 }
 
+TEST(HostActivityTest, AThreadIsWaitingOnlyInsideItsWaitScope) {
+  EXPECT_FALSE(SomeHostThreadWaiting());
+  std::atomic<bool> inside{false}, leave{false};
+  std::thread waiter([&] {
+    HostWaitScope waiting;
+    inside.store(true);
+    while (!leave.load()) std::this_thread::yield();
+  });
+  while (!inside.load()) std::this_thread::yield();
+  EXPECT_TRUE(SomeHostThreadWaiting());
+  leave.store(true);
+  waiter.join();
+  EXPECT_FALSE(SomeHostThreadWaiting());
+}
+
 }  // namespace
 }  // namespace txla::runtime
