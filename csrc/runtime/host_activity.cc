@@ -65,7 +65,7 @@ HostBarrierScope::~HostBarrierScope() { --barriers_open; }
 std::atomic<int> host_threads_waiting{0};
 
 HostWaitScope::HostWaitScope() {
-  host_threads_waiting.fetch_add(1, std::memory_order_relaxed);
+  host_threads_waiting.fetch_add(1, std::memory_order_relaxed);  // before the listener asks
   TraceEnded();
 }
 

@@ -59,20 +59,22 @@ class Pool {
     for (int w = 0; w < workers; ++w) threads_.emplace_back([this, w] { Work(/*leaves_host_a_core=*/w == 0); });
   }
 
-  // A graph's kernels begin: workers wake now, while its first kernels run, and poll until it
-  // ends.
+  // A graph's kernels begin. A worker asleep is woken to poll for its regions only while a host
+  // thread waits for it (see Work): a wake-up is a system call, and a run whose caller is the
+  // host itself (a read beside the queue: `generate` runs fifty a call) has nobody waiting.
   void BeginRun() {
     std::lock_guard<std::mutex> lock(mu_);
     runs_.fetch_add(1, std::memory_order_acq_rel);
-    ++runs_begun_;
-    if (!runtime::OtherHostThreadBusy()) cv_.notify_all();
+    WakeToPollLocked();
   }
   void EndRun() { runs_.fetch_sub(1, std::memory_order_acq_rel); }
 
-  // A host thread stopped tracing: the worker that left it a core joins the open region.
+  // A host thread stopped tracing (a barrier, or a wait): the worker that left it a core joins
+  // the open region; one asleep during the run a host now waits for polls for its regions.
   void WakeDeferred() {
     std::lock_guard<std::mutex> lock(mu_);
     if (task_ != nullptr && defer_to_host_ && next_ < chunks_) cv_.notify_all();
+    WakeToPollLocked();
   }
 
   // Never destroyed (a static pointer): workers may be parked at exit. Returns how many chunks
@@ -119,6 +121,17 @@ class Pool {
   }
 
  private:
+  bool StayAwake() const {
+    return runs_.load(std::memory_order_acquire) == 1 && runtime::SomeHostThreadWaiting();
+  }
+
+  void WakeToPollLocked() {
+    if (sleepers_ > 0 && StayAwake()) {
+      ++wake_epoch_;
+      cv_.notify_all();
+    }
+  }
+
   void Work(bool leaves_host_a_core) {
     in_parallel_region = true;
     uint64_t seen = 0;
@@ -134,11 +147,8 @@ class Pool {
       // while a host thread traces, nor while several devices' graphs run (their threads need the
       // cores).
       auto deadline = std::chrono::steady_clock::now() + kPoll;
-      auto stay_awake = [&] {
-        return runs_.load(std::memory_order_acquire) == 1 && runtime::SomeHostThreadWaiting();
-      };
       while (generation_.load(std::memory_order_acquire) == seen && !runtime::OtherHostThreadBusy() &&
-             (stay_awake() || std::chrono::steady_clock::now() < deadline))
+             (StayAwake() || std::chrono::steady_clock::now() < deadline))
         CpuRelax();
       std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
       LockSpinning(lock);
@@ -148,9 +158,11 @@ class Pool {
         seen = generation_.load();
         continue;
       }
-      // Asleep until a region opens, or a run begins (then it polls for the run's regions).
-      const uint64_t runs_begun = runs_begun_;
-      cv_.wait(lock, [&] { return region_open() || runs_begun_ != runs_begun; });
+      // Asleep until a region opens, or a host waits for a run (then it polls for its regions).
+      const uint64_t wake_epoch = wake_epoch_;
+      ++sleepers_;
+      cv_.wait(lock, [&] { return region_open() || wake_epoch_ != wake_epoch; });
+      --sleepers_;
       if (!region_open()) continue;
       // A worker woken onto the CPU of the thread that woke it (the kernel places a wakee next
       // to its waker) preempts it, and neither is moved to the idle core soon: both count as
@@ -195,7 +207,8 @@ class Pool {
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> caller_cpu_{-1};  // where the thread that opened the region runs
   std::atomic<int> runs_{0};         // graphs running now (RunScope)
-  uint64_t runs_begun_ = 0;          // RunScopes entered, under mu_
+  int sleepers_ = 0;                 // workers blocked in cv_, under mu_
+  uint64_t wake_epoch_ = 0;          // bumped to wake sleepers to poll, under mu_
   bool defer_to_host_ = false;        // this region's chunks wait for a tracing host to stop
 };
 
