@@ -218,6 +218,8 @@
   V(aten__adaptive_avg_pool3d_backward, "aten::_adaptive_avg_pool3d_backward", LikeSelfOfBackward, nullptr, nullptr, 0, nullptr) \
   V(aten__softmax, "aten::_softmax", Softmax, nullptr, nullptr, 0, nullptr)                                           \
   V(aten__softmax_backward_data, "aten::_softmax_backward_data", SoftmaxBackward, nullptr, nullptr, 0, nullptr)       \
+  /* scaled_dot_product_attention's softmax: one node, not the five of its composite kernel. */                    \
+  V(aten__safe_softmax, "aten::_safe_softmax", SafeSoftmax, nullptr, nullptr, 0, nullptr)                             \
   V(aten__log_softmax, "aten::_log_softmax", Softmax, nullptr, nullptr, 0, nullptr)                                   \
   V(aten__log_softmax_backward_data, "aten::_log_softmax_backward_data", SoftmaxBackward, nullptr, nullptr, 0, nullptr) \
   /* p (1 or 2) chooses the formula; the margin rides along as a constant. */                                         \

@@ -116,6 +116,7 @@ std::optional<std::vector<Shape>> Sum(c10::ArrayRef<c10::IValue> args);
 // backwards (grad_output, output, dim, input_dtype) when input_dtype is grad_output's.
 std::optional<std::vector<Shape>> Softmax(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> SoftmaxBackward(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> SafeSoftmax(c10::ArrayRef<c10::IValue> args);
 
 // Reads an int[] or SymInt[] argument.
 std::vector<int64_t> ToInts(const c10::IValue& value);

@@ -39,6 +39,15 @@ std::optional<std::vector<Shape>> Softmax(c10::ArrayRef<c10::IValue> args) {
   return std::vector<Shape>{Shape(self.scalar_type(), self.sizes())};
 }
 
+// _safe_softmax(self, dim, dtype?): in `dtype` when given (self is converted first).
+std::optional<std::vector<Shape>> SafeSoftmax(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  const c10::ScalarType dtype = args[2].isNone() ? self.scalar_type() : args[2].toScalarType();
+  if (!c10::isFloatingType(dtype)) return std::nullopt;  // the meta kernel raises eager's error
+  at::maybe_wrap_dim(args[1].toInt(), self.dim());
+  return std::vector<Shape>{Shape(dtype, self.sizes())};
+}
+
 std::optional<std::vector<Shape>> SoftmaxBackward(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& grad = args[0].toTensor();
   const at::Tensor& output = args[1].toTensor();

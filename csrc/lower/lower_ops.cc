@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "lower/lowering.h"
 
@@ -257,10 +258,31 @@ Outs Softmax(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
   Instruction* x = c.Convert(c.Operand(n, 0), t);
   int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
-  if (x->shape().rank() == 0) return {c.Elementwise(Opcode::kDivide, {x, x}, t)};
+  // A 0-dim tensor's softmax is exp(x - x): 1, or NaN for an infinity or NaN (x / x made 0's NaN).
+  if (x->shape().rank() == 0) return {c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, x}, t)}, t)};
   Instruction* e = c.Elementwise(
       Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, c.Reduce(x, {dim}, RK::kMax, true)}, t)}, t);
   return {c.Elementwise(Opcode::kDivide, {e, c.Reduce(e, {dim}, RK::kSum, true)}, t)};
+}
+
+// _safe_softmax: softmax, but 0 across a row whose every entry is -inf (a fully masked row of
+// attention scores), where softmax gives NaN. Those are the rows whose maximum is -inf: a NaN
+// in a row makes neither that nor ATen's test (all entries == -inf) hold.
+Outs SafeSoftmax(LoweringContext& c, const ir::Node& n) {
+  ElementType t = OutType(n);
+  Instruction* x = c.Convert(c.Operand(n, 0), t);
+  Instruction* neg_inf = c.Constant(-std::numeric_limits<double>::infinity(), t);
+  if (x->shape().rank() == 0) {  // as Softmax's, and 0 for -inf
+    Instruction* e = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, x}, t)}, t);
+    Instruction* masked = c.Elementwise(Opcode::kCompare, {x, neg_inf}, t, hlo::Comparison::kEq);
+    return {c.Elementwise(Opcode::kSelect, {masked, c.Constant(0, t), e}, t)};
+  }
+  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
+  Instruction* max = c.Reduce(x, {dim}, RK::kMax, true);
+  Instruction* e = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, max}, t)}, t);
+  Instruction* softmax = c.Elementwise(Opcode::kDivide, {e, c.Reduce(e, {dim}, RK::kSum, true)}, t);
+  Instruction* masked = c.Elementwise(Opcode::kCompare, {max, neg_inf}, t, hlo::Comparison::kEq);
+  return {c.Elementwise(Opcode::kSelect, {masked, c.Constant(0, t), softmax}, t)};
 }
 
 // d log_softmax: grad - exp(output) * sum(grad, dim).
@@ -434,6 +456,7 @@ TXLA_LOWER(aten__log_softmax, LogSoftmax)
 TXLA_LOWER(aten__log_softmax_backward_data, LogSoftmaxBackward)
 TXLA_LOWER(aten__softmax, Softmax)
 TXLA_LOWER(aten__softmax_backward_data, SoftmaxBackward)
+TXLA_LOWER(aten__safe_softmax, SafeSoftmax)
 TXLA_LOWER(aten_nll_loss_forward, NllLossForward)
 TXLA_LOWER(aten_nll_loss_backward, NllLossBackward)
 TXLA_LOWER(aten_nll_loss2d_forward, NllLossForward)

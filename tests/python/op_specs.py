@@ -4,6 +4,7 @@ Each spec runs `fn` on CPU tensors and on copies on the xla device, and names th
 forward (`ops`) and backward (`grad_ops`) must record: the test reads them out of the IR, so a spec
 cannot claim coverage of an op it does not exercise.
 """
+import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -44,6 +45,19 @@ def srt(*shape, lo=-2.0, hi=2.0):
 
 def fixed(tensor):
     return lambda dtype, gen: tensor.clone()
+
+
+def _masked_scores(dtype, gen):
+    """Attention scores with a row masked throughout (-inf) and a single masked entry."""
+    x = rnd(3, 4, 5)(dtype, gen)
+    x[1, 2, :] = -math.inf
+    x[0, 1, 3] = -math.inf
+    return x
+
+
+# A boolean attention mask whose third query sees no key.
+_ROW_MASK = torch.ones(4, 5, dtype=torch.bool)
+_ROW_MASK[2] = False
 
 
 @dataclass
@@ -469,10 +483,21 @@ SPECS += [
          grad_ops=('aten::avg_pool2d_backward',)),
     Spec('adaptive_avg_pool2d', lambda x: F.adaptive_avg_pool2d(x, (3, 2)), IMAGE,
          ops=('aten::_adaptive_avg_pool2d',), grad_ops=('aten::_adaptive_avg_pool2d_backward',)),
-    Spec('softmax', lambda x: F.softmax(x, -1), REDUCE, ops=('aten::_softmax',),
-         grad_ops=('aten::_softmax_backward_data',)),
-    Spec('log_softmax', lambda x: F.log_softmax(x, 0), REDUCE, ops=('aten::_log_softmax',),
+    Spec('softmax', lambda x: F.softmax(x, -1), REDUCE + [[rnd()], [fixed(torch.tensor(0.0))]],
+         ops=('aten::_softmax',), grad_ops=('aten::_softmax_backward_data',)),
+    Spec('log_softmax', lambda x: F.log_softmax(x, 0), REDUCE + [[rnd()]], ops=('aten::_log_softmax',),
          grad_ops=('aten::_log_softmax_backward_data',)),
+    # scaled_dot_product_attention's softmax: 0 across a row that is -inf throughout (and NaN
+    # where a NaN is), softmax elsewhere.
+    Spec('_safe_softmax', lambda x: A._safe_softmax(x, -1),
+         [[_masked_scores], [rnd(3, 4)], [rnd()], [fixed(torch.tensor(-math.inf))], [rnd(0, 3)]],
+         ops=('aten::_safe_softmax',), grad_ops=('aten::_softmax_backward_data',)),
+    Spec('_safe_softmax.dim0_dtype', lambda x: A._safe_softmax(x, 0, torch.float64), [[_masked_scores]],
+         ops=('aten::_safe_softmax',), dtypes=(torch.float32,)),
+    Spec('scaled_dot_product_attention.masked_row',
+         lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+         [[rnd(2, 4, 3), rnd(2, 5, 3), rnd(2, 5, 3), fixed(_ROW_MASK)]],
+         ops=('aten::_safe_softmax',), grad_ops=('aten::_softmax_backward_data',), transposed=False),
     Spec('nll_loss', lambda x, t: F.nll_loss(x, t), [[rnd(6, 5), idx(6, hi=5)]],
          ops=('aten::nll_loss_forward',), grad_ops=('aten::nll_loss_backward',)),
     Spec('nll_loss_weighted_sum',
