@@ -312,6 +312,7 @@ Outs SoftmaxBackward(LoweringContext& c, const ir::Node& n) {
 // one-hot mask (iota == target), so the whole loss is elementwise work and reductions.
 struct NllParts {
   Instruction* picked_weight;  // [N, C]: w[c] where c == target[n] and target[n] != ignore, else 0
+  Instruction* hit;            // [N, C]: where picked_weight is w[c] (pred)
   int64_t rank;
 };
 
@@ -339,13 +340,17 @@ NllParts NllWeights(LoweringContext& c, const ir::Node& n, size_t self_arg, size
     column[0] = dims[1];
     w = c.Reshape(w, column);
   }
-  return {c.Elementwise(Opcode::kSelect, {hit, w, c.Constant(0, t)}, t), rank};
+  return {c.Elementwise(Opcode::kSelect, {hit, w, c.Constant(0, t)}, t), hit, rank};
 }
 
 Outs NllLossForward(LoweringContext& c, const ir::Node& n) {  // (self, target, weight, reduction, ignore_index)
   ElementType t = OutType(n);
   NllParts p = NllWeights(c, n, 0, 1, 2, 4, t);
-  Instruction* weighted = c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), p.picked_weight}, t);
+  // The picked log-probabilities selected, not the others multiplied by 0: an infinite or NaN
+  // entry of another class made the loss NaN (0 * inf), where eager's is what the target picks.
+  Instruction* weighted =
+      c.Elementwise(Opcode::kSelect,
+                    {p.hit, c.Elementwise(Opcode::kMultiply, {c.Operand(n, 0), p.picked_weight}, t), c.Constant(0, t)}, t);
   int64_t reduction = c.ConstArg(n, 3).toInt();  // 0 none, 1 mean, 2 sum
   std::vector<int64_t> all;
   for (int64_t d = 0; d < p.rank; ++d) all.push_back(d);

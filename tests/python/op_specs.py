@@ -500,6 +500,14 @@ SPECS += [
          ops=('aten::_safe_softmax',), grad_ops=('aten::_softmax_backward_data',), transposed=False),
     Spec('nll_loss', lambda x, t: F.nll_loss(x, t), [[rnd(6, 5), idx(6, hi=5)]],
          ops=('aten::nll_loss_forward',), grad_ops=('aten::nll_loss_backward',)),
+    # Infinite and NaN log-probabilities of classes the target does not pick leave the loss
+    # what the picked ones make it (0 * inf was NaN).
+    Spec('nll_loss.non_finite', lambda x, t: F.nll_loss(x, t) + F.nll_loss(x, t, reduction='none').sum(),
+         [[fixed(torch.tensor([[1.0, math.inf], [-math.inf, 2.0]])), fixed(torch.tensor(target))]
+          for target in ([0, 0], [0, 1], [1, 0], [1, 1])]
+         + [[fixed(torch.tensor([[1.0, math.nan], [math.nan, 2.0]])), fixed(torch.tensor(target))]
+            for target in ([0, 0], [0, 1], [1, 0], [1, 1])],
+         ops=('aten::nll_loss_forward',), grad_ops=('aten::nll_loss_backward',), transposed=False),
     Spec('nll_loss_weighted_sum',
          lambda x, t, w: F.nll_loss(x, t, weight=w, reduction='sum', ignore_index=2),
          [[rnd(6, 5), idx(6, hi=5), pos(5)]], ops=('aten::nll_loss_forward',),
