@@ -33,6 +33,7 @@
 #include "python/checkpoint_bindings.h"
 #include "python/sharding_bindings.h"
 #include "python/signals.h"
+#include "python/tensor_info_bindings.h"
 #include "runtime/buffer.h"
 #include "runtime/collectives.h"
 #include "runtime/device.h"
@@ -382,6 +383,7 @@ PYBIND11_MODULE(_XLAC, m) {
   RegisterDynamoBridge(m);
   RegisterShardingBindings(m);
   RegisterCheckpointBindings(m);
+  RegisterTensorInfoBindings(m);
   // The kernel libraries compiled code calls in this build.
   m.def("_xla_kernel_libraries", [] {
     std::vector<std::string> libs{"openblas"};

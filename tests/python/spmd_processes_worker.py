@@ -84,7 +84,7 @@ def minibatch():
     spec = xs.ShardingSpec(MESH, ('data', None), minibatch=True)
     rows = 4 if processes > 1 else 8
     local = torch.arange(rows * 3, dtype=torch.float32).reshape(rows, 3) + 100 * index
-    x = xm.send_cpu_data_to_device(local, torch_xla.device(), input_sharding=spec)
+    [x] = xm.send_cpu_data_to_device(local, torch_xla.device(), input_sharding=spec)  # a tensor comes back listed
     out['minibatch'] = {'shape': list(x.shape), 'sum': whole(x).sum().item()}
 
 

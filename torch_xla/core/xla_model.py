@@ -187,19 +187,22 @@ def _map_tensors(data, fn, leaf=lambda x: isinstance(x, torch.Tensor)):
 
 
 class ToXlaTensorArena:
-    """Converts the tensors of a nested structure (dicts, lists, tuples) that `select_fn` picks
-    in one batch: `convert_fn(list of tensors)` returns their replacements, in order, and
-    `transform(data)` returns `data` with them put in place (PyTorch/XLA's helper)."""
+    """Converts the tensors of a nested structure that `select_fn` picks in one batch:
+    `convert_fn(list of tensors)` returns their replacements, in order, and `transform(data)`
+    returns `data` with them put in place, through dicts (keys too), lists, tuples, sets and
+    objects' attributes, each tensor once however often it is referenced (PyTorch/XLA's helper,
+    over torch_xla.utils.utils.for_each_instance)."""
 
     def __init__(self, convert_fn, select_fn):
         self._convert_fn = convert_fn
         self._select_fn = select_fn
 
     def transform(self, data):
+        from torch_xla.utils import utils as xu
         picked = []
-        _map_tensors(data, picked.append, leaf=self._select_fn)
+        xu.for_each_instance(data, self._select_fn, picked.append)
         converted = iter(self._convert_fn(picked) if picked else [])
-        return _map_tensors(data, lambda _: next(converted), leaf=self._select_fn)
+        return xu.for_each_instance_rewrite(data, self._select_fn, lambda _: next(converted))
 
 
 def _maybe_convert_to_cpu(data, convert=True):
@@ -215,7 +218,17 @@ def optimization_barrier_(tensors):
 
 def send_cpu_data_to_device(data, device, input_sharding=None):
     """The tensors of `data` moved to `device`; under SPMD, laid out as `input_sharding` (a
-    torch_xla.distributed.spmd.ShardingSpec) says where it fits the tensor."""
+    torch_xla.distributed.spmd.ShardingSpec) says where it fits the tensor. A single tensor comes
+    back in a list, as PyTorch/XLA returns it; a `torch_xla.utils.utils.DataWrapper` is rebuilt
+    from its tensors moved."""
+    if type(data) is torch.Tensor:
+        data = [data]
+    return _send_to_device(data, device, input_sharding)
+
+
+def _send_to_device(data, device, input_sharding=None):
+    """send_cpu_data_to_device's structure-preserving part: a single tensor stays one."""
+    from torch_xla.utils.utils import DataWrapper
 
     def send(t):
         if input_sharding is not None and getattr(input_sharding, 'minibatch', False) and t.dim() > 0 \
@@ -234,7 +247,13 @@ def send_cpu_data_to_device(data, device, input_sharding=None):
             input_sharding.apply(x)
         return x
 
-    return _map_tensors(data, send)
+    def send_any(x):
+        if isinstance(x, DataWrapper):  # its tensors moved; what is not a tensor (None) kept
+            return x.from_tensors([send(t) if isinstance(t, torch.Tensor) else t for t in x.get_tensors()])
+        return send(x)
+
+    from torch_xla.utils import utils as xu
+    return xu.for_each_instance_rewrite(data, lambda x: isinstance(x, (torch.Tensor, DataWrapper)), send_any)
 
 
 def _global_batch_from_minibatch(t, device, input_sharding):

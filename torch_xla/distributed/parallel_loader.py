@@ -132,8 +132,8 @@ class ParallelLoader:
             missing = [k for k in batch if k not in sharding]
             if missing:
                 raise KeyError(f'input_sharding has no ShardingSpec for the batch keys {missing}')
-            return {k: xm.send_cpu_data_to_device(v, device, input_sharding=sharding[k]) for k, v in batch.items()}
-        sent = xm.send_cpu_data_to_device(batch, device, input_sharding=sharding)
+            return {k: xm._send_to_device(v, device, input_sharding=sharding[k]) for k, v in batch.items()}
+        sent = xm._send_to_device(batch, device, input_sharding=sharding)
         if sharding is None and xr.is_spmd():
             _replicate(sent)
         return sent

@@ -1,0 +1,86 @@
+#include "python/tensor_info_bindings.h"
+
+#include <pybind11/stl.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/extension.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/shape.h"
+#include "metrics/metrics.h"
+#include "runtime/device.h"
+#include "runtime/element_type.h"
+#include "tensor/bridge.h"
+
+namespace py = pybind11;
+
+namespace txla::python {
+namespace {
+
+// "xla:1" -> 1; a clear error for what is not an xla device of this process.
+int Ordinal(const std::string& device) {
+  c10::Device d(device);
+  TORCH_CHECK(d.type() == c10::DeviceType::XLA, "not an xla device: ", device);
+  const int ordinal = d.has_index() ? d.index() : 0;
+  TORCH_CHECK(ordinal < runtime::DeviceCount(), "no device ", device, " in this process (",
+              runtime::DeviceCount(), " xla devices)");
+  return ordinal;
+}
+
+}  // namespace
+
+void RegisterTensorInfoBindings(py::module& m) {
+  // The runtime's own names of the devices ("CPU:0" for "xla:0").
+  m.def("_xla_real_devices", [](const std::vector<std::string>& devices) {
+    std::vector<std::string> names;
+    for (const std::string& d : devices) names.push_back("CPU:" + std::to_string(Ordinal(d)));
+    return names;
+  });
+  // The element type the device holds the tensor in, by XLA's name ("f32", "bf16", "s64").
+  m.def("_get_xla_tensor_shape_type", [](const at::Tensor& tensor) {
+    LazyTensorPtr t = GetLazyTensor(tensor, "_get_xla_tensor_shape_type");
+    return std::string(runtime::ElementTypeName(ir::ToElementType(t->dtype())));
+  });
+  // The address of the device buffer holding the tensor's value: one it holds, or the one its
+  // pending value reads unchanged (a tensor just created from host data). A tensor whose value
+  // is still to be computed has none until a sync.
+  m.def("_unsafe_buffer_pointer", [](const at::Tensor& tensor) {
+    LazyTensorPtr t = GetLazyTensor(tensor, "_unsafe_buffer_pointer");
+    runtime::BufferPtr buffer = t->data();
+    if (!buffer && t->pending().node && t->pending().node->kind() == ir::NodeKind::kDeviceData)
+      buffer = t->pending().node->data();
+    TORCH_CHECK(buffer, "_unsafe_buffer_pointer: the tensor's value is not computed yet "
+                        "(torch_xla.sync() computes it)");
+    buffer->WaitReady();
+    buffer->Materialize();
+    return reinterpret_cast<uintptr_t>(buffer->data());
+  });
+  // Host tensors copied to the devices named, one each.
+  m.def("_xla_tensors_from_aten", [](const std::vector<at::Tensor>& tensors, const std::vector<std::string>& devices) {
+    TORCH_CHECK_VALUE(tensors.size() == devices.size(), "_xla_tensors_from_aten: ", tensors.size(),
+                      " tensors but ", devices.size(), " devices");
+    std::vector<at::Tensor> out;
+    out.reserve(tensors.size());
+    for (size_t k = 0; k < tensors.size(); ++k) out.push_back(tensors[k].to(c10::Device(devices[k])));
+    return out;
+  });
+  // The ops that ran on the CPU instead of the device since the metrics were cleared, by their
+  // counters' names ("aten::nonzero").
+  m.def("_get_executed_fallback_ops", [] {
+    std::vector<std::string> ops;
+    for (const std::string& name : metrics::CounterNames())
+      if (name.rfind("aten::", 0) == 0) ops.push_back(name);
+    return ops;
+  });
+  // The revisions this build was made from: this project's checkout and the torch it is for.
+  m.def("_get_git_revs", [] {
+    py::dict revs;
+    revs["xla"] = py::module::import("torch_xla._build_info").attr("GIT_REVISION");
+    revs["torch"] = py::module::import("torch.version").attr("git_version");
+    return revs;
+  });
+}
+
+}  // namespace txla::python
