@@ -77,8 +77,21 @@ ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
     scalar_t value = s.to<scalar_t>();
     std::memcpy(&bits, &value, sizeof(value));
   });
-  runtime::BufferPtr buffer = use == ScalarUse::kSeed ? runtime::OwnScalarBuffer(type, bits, device)
-                                                      : runtime::ScalarBuffer(type, bits, device);
+  runtime::BufferPtr buffer;
+  if (use == ScalarUse::kSeed) {
+    buffer = runtime::OwnScalarBuffer(type, bits, device);
+  } else {
+    // A value not cached yet is written to the device: a transfer, as PyTorch/XLA counts it
+    // (TransferToDeviceTime, OutboundData); the next uses of the value share its buffer.
+    const int64_t start = metrics::NowNs();
+    bool made = false;
+    buffer = runtime::ScalarBuffer(type, bits, device, &made);
+    if (made) {
+      static metrics::Metric* const transfers = metrics::GetMetric("TransferToDeviceTime");
+      transfers->AddSample(static_cast<double>(metrics::NowNs() - start));
+      CountTransferToDevice(buffer->size_bytes());
+    }
+  }
   return ir::Value{ir::Node::DeviceData(std::move(buffer), ir::Shape(dtype, {})), 0};
 }
 

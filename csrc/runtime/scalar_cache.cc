@@ -29,8 +29,9 @@ struct KeyHash {
 
 class ScalarCache {
  public:
-  BufferPtr Get(ElementType type, uint64_t bits, int device) {
+  BufferPtr Get(ElementType type, uint64_t bits, int device, bool* made) {
     const Key key{type, device, bits};
+    if (made != nullptr) *made = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = index_.find(key);
@@ -41,6 +42,7 @@ class ScalarCache {
     }
     TXLA_COUNTER("DeviceDataCacheMiss", 1);
     BufferPtr buffer = OwnScalarBuffer(type, bits, device);
+    if (made != nullptr) *made = true;
     const size_t capacity = static_cast<size_t>(std::max<int64_t>(0, debug::GetConfig().device_data_cache_size));
     if (capacity == 0) return buffer;
     buffer->mark_read_only();
@@ -69,7 +71,9 @@ ScalarCache& Cache() {
 
 }  // namespace
 
-BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device) { return Cache().Get(type, bits, device); }
+BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device, bool* made) {
+  return Cache().Get(type, bits, device, made);
+}
 
 BufferPtr OwnScalarBuffer(ElementType type, uint64_t bits, int device) {
   auto buffer = std::make_shared<Buffer>(type, std::vector<int64_t>{}, device);

@@ -79,6 +79,22 @@ def test_a_number_used_by_many_ops_is_one_device_buffer(dev):
         torch.testing.assert_close(y.cpu(), w)
 
 
+def test_a_number_is_transferred_once_then_shared(dev):
+    # As PyTorch/XLA counts it: the first use of a value writes it to the device (one transfer),
+    # later uses share that buffer and transfer nothing.
+    xs = [torch.randn(1, 3).to(dev) for _ in range(3)]
+    xm.mark_step()
+    transfers = lambda: (met.metric_data('TransferToDeviceTime') or (0,))[0]  # noqa: E731
+    before = transfers()
+    xs[0].addcdiv_(xs[1], xs[2], value=0.9876543)
+    xm.mark_step()
+    assert transfers() == before + 1
+    xs[0].addcdiv_(xs[1], xs[2], value=0.9876543)
+    xs[0].addcdiv_(xs[1], xs[2], value=0.9876543)
+    xm.mark_step()
+    assert transfers() == before + 1
+
+
 def test_a_numbers_shared_buffer_is_never_donated(dev):
     # torch.tensor(3.25) is the same buffer wherever 3.25 is a number on the device: donating it
     # would clobber the others, so the request is refused; an in-place update makes a new value.
