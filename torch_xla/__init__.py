@@ -51,6 +51,10 @@ from ._internal import foreach_default as _foreach_default  # noqa: E402
 
 _foreach_default.install()
 
+from ._internal import patched_functions as _patched_functions  # noqa: E402
+
+_patched_functions.install()
+
 # torch.distributed._functional_collectives on xla tensors record graph collectives.
 from .distributed import functional_collectives as _functional_collectives  # noqa: E402,F401
 

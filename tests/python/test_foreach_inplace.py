@@ -241,3 +241,16 @@ def test_capturable_optimizers_keep_their_single_tensor_path_on_xla(dev, name):
     assert foreach is False
     # The capturable step count is a float32 tensor: its bias corrections round as float32.
     torch.testing.assert_close(got, train('cpu')[1], rtol=1e-4, atol=1e-6)
+
+
+def test_clip_grad_norm_without_gradients_returns_zero_on_the_device(dev):
+    # torch returns a CPU zero; PyTorch/XLA (and so this package) the parameters' device's.
+    params = [torch.ones(3, device=dev, requires_grad=True), torch.ones(2, device=dev, requires_grad=True)]
+    total = torch.nn.utils.clip_grad_norm_(params, 1.0)
+    assert total.device.type == 'xla' and total.cpu().item() == 0.0
+    # With gradients, and on the CPU, torch's own result.
+    params[0].grad = torch.full((3,), 4.0, device=dev)
+    total = torch.nn.utils.clip_grad_norm_(params, 1.0)
+    assert total.device.type == 'xla'
+    torch.testing.assert_close(total.cpu(), torch.tensor(48.0).sqrt())
+    assert torch.nn.utils.clip_grad_norm_(torch.ones(2, requires_grad=True), 1.0).device.type == 'cpu'
