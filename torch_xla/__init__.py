@@ -88,10 +88,11 @@ def device(index=None):
     return _xm._xla_device(index)
 
 
-def sync(wait=False):
-    """The barrier: executes the pending graph of every live xla tensor (same as xm.mark_step)."""
+def sync(wait=False, reset_scope=True):
+    """The barrier: executes the pending graph of every live xla tensor (same as xm.mark_step);
+    inside an xp.Trace region it raises, unless reset_scope=False."""
     from .core import xla_model as _xm
-    _xm._mark_step(wait=wait)
+    _xm._mark_step(wait=wait, reset_scope=reset_scope)
 
 
 def manual_seed(seed, device=None):

@@ -154,3 +154,17 @@ def test_profiled_kernels_and_their_thread_split_are_spans_of_the_execution(dev,
     assert all(re.fullmatch(r'\d+ of \d+', r['args']['chunks run by the calling thread']) for r in split)
     assert {r['name'] for r in regions} <= {'region, every thread', 'region, one thread', 'nested region',
                                            'region, a core left to the host'}
+
+
+def test_a_barrier_inside_a_trace_raises_as_pytorch_xla_does(dev):
+    import torch_xla
+    import torch_xla.debug.profiler as xp
+    with pytest.raises(RuntimeError, match=r'Expecting scope to be empty but it is fc\.\d+'):
+        with xp.Trace('fc'):
+            torch_xla.sync()
+    with xp.Trace('outer'):
+        torch_xla.sync(reset_scope=False)  # asked not to check
+    with xp.StepTrace('step', step_num=1):  # ends its own scope before its barrier
+        with xp.Trace('inner'):
+            (torch.ones(2, device=dev) * 2).sum()
+    torch_xla.sync()  # every scope has ended

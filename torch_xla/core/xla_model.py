@@ -126,12 +126,16 @@ def master_print(*args, fd=None, **kwargs):
 def mark_step(wait=False, reset_scope=True):
     """Deprecated in PyTorch/XLA 2.9 for torch_xla.sync(); still works (see _mark_step)."""
     _deprecated('torch_xla.core.xla_model.mark_step', 'torch_xla.sync')
-    _mark_step(wait)
+    _mark_step(wait, reset_scope)
 
 
-def _mark_step(wait=False):
+def _mark_step(wait=False, reset_scope=True):
     """Cuts the pending graph of every live xla tensor, compiles it (or reuses the cached
-    executable) and executes it. Step closures registered with add_step_closure run after."""
+    executable) and executes it. Step closures registered with add_step_closure run after.
+    With reset_scope, a barrier inside an xp.Trace region raises (as PyTorch/XLA's)."""
+    if reset_scope:
+        from torch_xla.debug import profiler as xp
+        xp._check_no_open_scope()
     state, index = _collectives.replication()
     if state is not None:  # a replica thread: its own device's graph
         devices = [str(state.devices[index])]

@@ -178,19 +178,47 @@ def stop_trace():
         _capture_lock.release()
 
 
+_scopes = threading.local()
+
+
+def _open_scopes():
+    """The Trace scopes this thread is inside, outermost first ('name.<n>')."""
+    if not hasattr(_scopes, 'stack'):
+        _scopes.stack, _scopes.count = [], 0
+    return _scopes.stack
+
+
+def _check_no_open_scope():
+    """A barrier (torch_xla.sync(), xm.mark_step() with reset_scope) inside a Trace is an error in
+    PyTorch/XLA: the step's graph would be cut in the middle of the region. StepTrace ends its
+    own scope before its barrier."""
+    stack = _open_scopes()
+    if stack:
+        raise RuntimeError(f'Expecting scope to be empty but it is {"/".join(stack)}')
+
+
 class Trace:
     """A named region of host time on the timeline (a context manager), with `kwargs` shown as
-    its arguments."""
+    its arguments. A barrier inside it raises, as in PyTorch/XLA."""
 
     def __init__(self, name, **kwargs):
         self.name = name
         self.args = {k: str(v) for k, v in kwargs.items()}
 
     def __enter__(self):
+        stack = _open_scopes()
+        _scopes.count += 1
+        stack.append(f'{self.name}.{_scopes.count}')
         _XLAC._xla_push_trace(self.name, self.args)
         return self
 
+    def _end_scope(self):
+        stack = _open_scopes()
+        if stack:
+            stack.pop()
+
     def __exit__(self, exc_type, exc, tb):
+        self._end_scope()
         _XLAC._xla_pop_trace()
         return False
 
@@ -200,11 +228,12 @@ class StepTrace(Trace):
     (torch_xla.sync()), as in PyTorch/XLA."""
 
     def __exit__(self, exc_type, exc, tb):
+        self._end_scope()
         try:
             if exc_type is None:
                 torch_xla.sync()
         finally:
-            super().__exit__(exc_type, exc, tb)
+            _XLAC._xla_pop_trace()
         return False
 
 
