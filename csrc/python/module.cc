@@ -6,6 +6,9 @@
 #include <torch/extension.h>
 #include <unistd.h>
 
+#include <mutex>
+#include <string>
+
 #include "aten/device_rng.h"
 #include "debug/config.h"
 #include "debug/frames.h"
@@ -319,8 +322,22 @@ PYBIND11_MODULE(_XLAC, m) {
     return names;
   });
   m.def("_xla_device_count", [] { return runtime::DeviceCount(); });
-  // PyTorch/XLA's explicit runtime start: the devices exist once asked about.
-  m.def("_init_computation_client", [] { runtime::Devices(); });
+  // PyTorch/XLA's explicit runtime start: the devices exist once asked about. A device type
+  // other than CPU (PJRT_DEVICE, read through the Python config) has no runtime here: an error,
+  // and the first call's answer stays the answer, as PjRt's client is made once.
+  m.def("_init_computation_client", [] {
+    static std::once_flag decided;
+    static std::string error;
+    std::call_once(decided, [] {
+      py::object chosen = py::module::import("torch_xla.runtime").attr("device_type")();
+      const std::string type = chosen.is_none() ? "CPU" : chosen.cast<std::string>();
+      if (type != "CPU")
+        error = "No PjRtPlugin registered for: " + type +
+                ". Make sure the environment variable PJRT_DEVICE is set to a correct device name.";
+    });
+    if (!error.empty()) throw std::runtime_error(error);
+    runtime::Devices();
+  });
   // The CPU runtime starts with the package (its devices are registered at import).
   m.def("_xla_runtime_is_initialized", [] { return true; });
   m.def("_set_current_graph_name", [](const std::string& name) { graph::analysis::SetCurrentGraphName(name); });

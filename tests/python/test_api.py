@@ -1,11 +1,14 @@
 """PyTorch/XLA's small helpers that scripts and its test utilities import: same names, same
 behaviour."""
+import textwrap
+
 import pytest
 import torch
 
 import torch_xla
 import torch_xla.core.xla_env_vars as xenv
 import torch_xla.core.xla_model as xm
+from conftest import run_python
 from torch_xla.utils.utils import as_list, getenv_as
 
 
@@ -154,3 +157,19 @@ def test_modules_scripts_import_exist_and_say_what_is_missing(dev):
     y = xf.all_reduce(xm.REDUCE_SUM, x * 2)
     y.sum().backward()
     torch.testing.assert_close(x.grad.cpu(), torch.full((5,), 2.))
+
+
+def test_an_unknown_device_type_fails_the_runtime_start_for_good():
+    out = run_python(textwrap.dedent('''
+        import os, torch_xla
+        for device in ('DUMMY_DEVICE', 'CPU'):  # the first answer stays the answer
+            os.environ['PJRT_DEVICE'] = device
+            try:
+                torch_xla._XLAC._init_computation_client()
+                print('started')
+            except RuntimeError as e:
+                print(e)
+    '''))
+    lines = out.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith('No PjRtPlugin registered for: DUMMY_DEVICE.') for line in lines)
+    assert 'PJRT_DEVICE' in lines[0]

@@ -161,7 +161,8 @@ _local_trace = {}
 def start_trace(log_dir):
     """Starts capturing this process's timeline; `stop_trace()` writes it under `log_dir`."""
     if _local_trace:
-        raise RuntimeError('a trace is already being captured: call xp.stop_trace() first')
+        raise RuntimeError('Only one profile may be run at a time: a trace is already being captured '
+                           '(xp.stop_trace() ends it)')
     _capture_lock.acquire()
     _local_trace['dir'] = log_dir
     _XLAC._xla_start_trace()
@@ -170,7 +171,7 @@ def start_trace(log_dir):
 def stop_trace():
     """Ends the capture `start_trace` began; returns the file written."""
     if not _local_trace:
-        raise RuntimeError('no trace is being captured: call xp.start_trace(log_dir) first')
+        raise RuntimeError('No profile started: no trace is being captured (xp.start_trace(log_dir) begins one)')
     try:
         text = _XLAC._xla_stop_trace()
         return _write(_local_trace.pop('dir'), text, str(os.getpid()))
