@@ -1,6 +1,6 @@
 // out= overloads on raw xla tensors: ATen composite kernels that run below functionalization
-// (_safe_softmax, which scaled_dot_product_attention calls, writes through where.self_out) reach
-// the device with an out= overload that functionalization would otherwise have rewritten.
+// (and code holding unwrapped tensors) reach the device with an out= overload that
+// functionalization would otherwise have rewritten (where.self_out, ...).
 #pragma once
 
 #include <ATen/core/dispatch/Dispatcher.h>

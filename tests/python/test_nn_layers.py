@@ -162,14 +162,26 @@ def _fallback_counts():
     return {k: met.counter_value(k) for k in met.counter_names() if k.startswith('aten::')}
 
 
+def test_an_out_overload_on_raw_xla_tensors_records_its_functional_twin(dev):
+    # ATen composites that run below functionalization write through out= overloads on raw xla
+    # tensors; the overload is recorded as its functional op, not run on the CPU.
+    from conftest import CounterDelta
+    c = torch.tensor([True, False, True], device=dev)
+    a, b, o = torch.ones(3, device=dev), torch.zeros(3, device=dev), torch.empty(3, device=dev)
+    raw = [torch._from_functional_tensor(t) for t in (c, a, b, o)]
+    before = _fallback_counts()
+    with CounterDelta('OutVariantsRecorded') as d:
+        torch.where(raw[0], raw[1], raw[2], out=raw[3])
+    assert d['OutVariantsRecorded'] == 1 and _fallback_counts() == before
+    assert torch.equal(raw[3].cpu(), torch.tensor([1.0, 0.0, 1.0]))
+
+
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
 @pytest.mark.parametrize('mask', ['none', 'causal', 'bool', 'float', 'rows_fully_masked'])
 def test_scaled_dot_product_attention_records_without_a_cpu_fallback(dev, dtype, mask):
-    """F.scaled_dot_product_attention on the device takes PyTorch's math path, whose _safe_softmax
-    (an ATen composite, running below functionalization) writes through where.self_out: that
-    out= overload is recorded as where.self (OutVariantsRecorded) instead of falling back to the
-    CPU. Values and q/k/v gradients against eager's math path; a fully masked row is zeros in
-    both, with zero gradients."""
+    """F.scaled_dot_product_attention on the device takes PyTorch's math path, whose softmax
+    (_safe_softmax) is one recorded op, nothing on the CPU. Values and q/k/v gradients against
+    eager's math path; a fully masked row is zeros in both, with zero gradients."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from conftest import CounterDelta
     torch.manual_seed(0)
@@ -190,13 +202,13 @@ def test_scaled_dot_product_attention_records_without_a_cpu_fallback(dev, dtype,
         ins = [t.detach().to(device).requires_grad_() for t in (q, k, v)]
         kw = {key: (val.to(device) if isinstance(val, torch.Tensor) else val) for key, val in kwargs.items()}
         before = _fallback_counts()
-        with CounterDelta('OutVariantsRecorded') as d, sdpa_kernel(SDPBackend.MATH):
+        with CounterDelta('xla::_safe_softmax') as d, sdpa_kernel(SDPBackend.MATH):
             out = torch.nn.functional.scaled_dot_product_attention(*ins, **kw)
             (out * torch.linspace(-1, 1, out.numel(), dtype=dtype).reshape(out.shape).to(device)).sum().backward()
             xm.mark_step()
         if device != 'cpu':
             assert _fallback_counts() == before
-            assert d['OutVariantsRecorded'] >= 1
+            assert d['xla::_safe_softmax'] >= 1
         results.append([out.detach().cpu()] + [t.grad.cpu() for t in ins])
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-12, atol=1e-12)
     for got, want in zip(results[1], results[0]):
