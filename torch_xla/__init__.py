@@ -128,9 +128,10 @@ def compile(f=None, full_graph=False, name=None, max_different_graphs=None, cust
     """`fn` traced lazily as one graph per call, run when it returns, eager mode off inside (as
     PyTorch/XLA's `torch_xla.compile`): `compile(fn)`, `@compile`, or `with compile():`. Work
     pending before the call runs first. With `full_graph=True` a graph break inside (a value read
-    on the host) raises instead of running part of the function. `max_different_graphs` and
-    `custom_compile_options` are accepted and not used: this compiler recompiles per input
-    shape (the metrics count it) and has no XLA flags to override."""
+    on the host) raises instead of running part of the function. With `max_different_graphs=N`
+    a call that traces an N+1st different graph of `fn` raises, naming where it departs from the
+    graphs seen (_internal/graph_limit.py). `custom_compile_options` is accepted and not used:
+    this compiler has no XLA flags to override."""
 
     if name is None and f is not None:
         name = getattr(f, '__name__', None) or str(f)
@@ -148,10 +149,17 @@ def compile(f=None, full_graph=False, name=None, max_different_graphs=None, cust
             if name is not None:
                 _XLAC._set_current_graph_name(name)
             _XLAC._set_allow_execution(not full_graph)
+            limited = max_different_graphs is not None and f is not None
+            if limited:
+                _XLAC._xla_op_log_begin()
             try:
                 yield
             finally:
                 _XLAC._set_allow_execution(allowed)
+                ops = _XLAC._xla_op_log_end() if limited else None
+            if limited:
+                from ._internal import graph_limit
+                graph_limit.check(f, ops, max_different_graphs)
             sync()
         finally:
             _XLAC._set_use_eager_mode(eager)

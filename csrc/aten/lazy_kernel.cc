@@ -55,6 +55,26 @@ thread_local SeedRecording* SeedRecording::active = nullptr;
 SeedRecording::SeedRecording() : outer_(active) { active = this; }
 SeedRecording::~SeedRecording() { active = outer_; }
 
+thread_local OpLog* OpLog::active = nullptr;
+
+OpLog::OpLog() : outer_(active) { active = this; }
+OpLog::~OpLog() { active = outer_; }
+
+void OpLog::Note(const ir::OpInfo& info, const ir::Shape& result) {
+  if (active == nullptr) return;
+  std::string name = info.name.substr(0, info.name.find('.'));  // aten::add.Tensor -> aten::add
+  std::string shape = runtime::ElementTypeName(ir::ToElementType(result.dtype));
+  shape += "[";
+  for (size_t d = 0; d < result.sizes.size(); ++d) shape += (d ? "," : "") + std::to_string(result.sizes[d]);
+  shape += "]";
+  if (!result.sizes.empty()) {  // XLA's default layout, minor to major
+    shape += "{";
+    for (size_t d = result.sizes.size(); d-- > 0;) shape += std::to_string(d) + (d ? "," : "");
+    shape += "}";
+  }
+  active->ops_.push_back("[] " + name + ", xla_shape=" + shape + ", dynamic_dims: ()");
+}
+
 namespace {
 
 // A seed is drawn fresh for every random op and noted by address (SeedRecording): it gets a
@@ -355,6 +375,7 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
   for (int i : written) written_targets.push_back(GetLazyTensor(args[i].toTensor(), schema.name().c_str()));
 
   const size_t num_results = shapes.size() - written.size();
+  if (!shapes.empty()) OpLog::Note(info, shapes.front());
   ir::NodePtr node =
       ir::Node::Op(&info, builder.TakeOperands(), builder.TakeArgs(), std::move(shapes));
   const bool ir_debug = debug::IrDebugEnabled();

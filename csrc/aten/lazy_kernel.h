@@ -5,6 +5,9 @@
 // the op's shape rule or its Meta kernel, so shape errors surface at the op, as in eager mode.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
@@ -36,6 +39,25 @@ class SeedRecording {
   static thread_local SeedRecording* active;
   SeedRecording* outer_;
   std::vector<runtime::BufferPtr> seeds_;
+};
+
+// While one lives on a thread, every op the thread records is listed, as PyTorch/XLA's dynamic
+// shape detector describes it: "[] aten::add, xla_shape=f32[10]{0}, dynamic_dims: ()"
+// (torch_xla.compile(max_different_graphs=N) compares a function's calls by it).
+class OpLog {
+ public:
+  OpLog();
+  ~OpLog();
+  OpLog(const OpLog&) = delete;
+  OpLog& operator=(const OpLog&) = delete;
+  const std::vector<std::string>& ops() const { return ops_; }
+  // Called for every recorded op: lists it in the thread's innermost log.
+  static void Note(const ir::OpInfo& info, const ir::Shape& result);
+
+ private:
+  static thread_local OpLog* active;
+  OpLog* outer_;
+  std::vector<std::string> ops_;
 };
 
 // PyTorch/XLA's LazyTracing metric: the host time of recording one op (each recorded op and each

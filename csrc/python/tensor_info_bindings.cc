@@ -5,9 +5,11 @@
 #include <torch/extension.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "aten/lazy_kernel.h"
 #include "ir/shape.h"
 #include "metrics/metrics.h"
 #include "runtime/device.h"
@@ -27,6 +29,12 @@ int Ordinal(const std::string& device) {
   TORCH_CHECK(ordinal < runtime::DeviceCount(), "no device ", device, " in this process (",
               runtime::DeviceCount(), " xla devices)");
   return ordinal;
+}
+
+// The op logs Python opened on this thread, innermost last (each closes the one it opened).
+std::vector<std::unique_ptr<aten::OpLog>>& OpenLogs() {
+  thread_local std::vector<std::unique_ptr<aten::OpLog>> logs;
+  return logs;
 }
 
 }  // namespace
@@ -74,6 +82,16 @@ void RegisterTensorInfoBindings(py::module& m) {
       if (name.rfind("aten::", 0) == 0) ops.push_back(name);
     return ops;
   });
+  // The ops this thread records while the log is open, described as PyTorch/XLA's dynamic
+  // shape detector does (torch_xla.compile(max_different_graphs=N)); logs nest.
+  m.def("_xla_op_log_begin", [] { OpenLogs().push_back(std::make_unique<aten::OpLog>()); });
+  m.def("_xla_op_log_end", [] {
+    TORCH_CHECK(!OpenLogs().empty(), "_xla_op_log_end: no op log open on this thread");
+    std::vector<std::string> ops = OpenLogs().back()->ops();
+    OpenLogs().pop_back();
+    return ops;
+  });
+
   // The revisions this build was made from: this project's checkout and the torch it is for.
   m.def("_get_git_revs", [] {
     py::dict revs;

@@ -111,6 +111,36 @@ def test_a_step_closure_from_a_backward_hook_runs_at_the_next_barrier(dev):
     assert len(seen) == 1 and torch.equal(seen[0], torch.ones(4))
 
 
+def test_torch_xla_compile_limits_a_functions_different_graphs(dev):
+    # Calls that trace graphs already seen are free; a new graph past the limit raises, naming
+    # the op where it departs from the graphs seen (PyTorch/XLA's messages).
+    def fn(x, step):
+        r = x + x
+        if step == 0:
+            return r * 2
+        if step == 1:
+            return r + x
+        return r / 3 if step == 2 else r
+
+    x = torch.rand(6, device=dev)
+    limited = torch_xla.compile(fn, max_different_graphs=2)
+    for step in (0, 1, 0, 1):
+        torch.testing.assert_close(limited(x, step).cpu(), fn(x.cpu(), step))
+    add = '[] aten::add, xla_shape=f32[6]{0}, dynamic_dims: ()'
+    mul = '[] aten::mul, xla_shape=f32[6]{0}, dynamic_dims: ()'
+    with pytest.raises(RuntimeError) as error:
+        limited(x, 2)
+    div = '[] aten::div, xla_shape=f32[6]{0}, dynamic_dims: ()'
+    assert str(error.value) == ('Maximum number of different graphs allowed per function exceeded: 2\n'
+                                f'Got: {div}\nExpected either of:\n  - {mul}\n  - {add}\n')
+    with pytest.raises(RuntimeError, match=r'Reached the end of the function at: \[\] aten::add'):
+        limited(x, 3)
+    # A new wrapper of the same function shares its graphs; another shape is another graph.
+    with pytest.raises(RuntimeError, match=r'Got: \[\] aten::add, xla_shape=f32\[4\]'):
+        torch_xla.compile(fn, max_different_graphs=2)(torch.rand(4, device=dev), 0)
+    xm.mark_step()
+
+
 def test_torch_xla_compile_runs_the_function_as_one_graph(dev):
     import torch_xla.debug.metrics as met
 
