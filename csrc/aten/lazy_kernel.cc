@@ -21,6 +21,7 @@
 #include "debug/frames.h"
 #include "graph/debug_analysis.h"
 #include "graph/eager_mode.h"
+#include "hlo/shape.h"
 #include "metrics/metrics.h"
 #include "metrics/trace.h"
 #include "runtime/scalar_cache.h"
@@ -63,15 +64,7 @@ OpLog::~OpLog() { active = outer_; }
 void OpLog::Note(const ir::OpInfo& info, const ir::Shape& result) {
   if (active == nullptr) return;
   std::string name = info.name.substr(0, info.name.find('.'));  // aten::add.Tensor -> aten::add
-  std::string shape = runtime::ElementTypeName(ir::ToElementType(result.dtype));
-  shape += "[";
-  for (size_t d = 0; d < result.sizes.size(); ++d) shape += (d ? "," : "") + std::to_string(result.sizes[d]);
-  shape += "]";
-  if (!result.sizes.empty()) {  // XLA's default layout, minor to major
-    shape += "{";
-    for (size_t d = result.sizes.size(); d-- > 0;) shape += std::to_string(d) + (d ? "," : "");
-    shape += "}";
-  }
+  std::string shape = hlo::Shape::Array(ir::ToElementType(result.dtype), result.sizes).ToString();  // with layout
   active->ops_.push_back("[] " + name + ", xla_shape=" + shape + ", dynamic_dims: ()");
 }
 
@@ -103,12 +96,11 @@ ir::Value ScalarValue(const c10::Scalar& s, c10::ScalarType dtype, int device,
   } else {
     // A value not cached yet is written to the device: a transfer, as PyTorch/XLA counts it
     // (TransferToDeviceTime, OutboundData); the next uses of the value share its buffer.
-    const int64_t start = metrics::NowNs();
-    bool made = false;
-    buffer = runtime::ScalarBuffer(type, bits, device, &made);
-    if (made) {
+    runtime::ScalarWrite write;
+    buffer = runtime::ScalarBuffer(type, bits, device, &write);
+    if (write.made) {
       static metrics::Metric* const transfers = metrics::GetMetric("TransferToDeviceTime");
-      transfers->AddSample(static_cast<double>(metrics::NowNs() - start));
+      transfers->AddSample(static_cast<double>(write.ns));
       CountTransferToDevice(buffer->size_bytes());
     }
   }

@@ -34,6 +34,7 @@
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
 #include "python/checkpoint_bindings.h"
+#include "python/device_arg.h"
 #include "python/sharding_bindings.h"
 #include "python/signals.h"
 #include "python/tensor_info_bindings.h"
@@ -47,13 +48,6 @@ namespace py = pybind11;
 
 namespace txla::python {
 namespace {
-
-int ParseDevice(const std::string& device) {
-  if (device.empty()) return 0;
-  auto colon = device.find(':');
-  TORCH_CHECK(device.rfind("xla", 0) == 0, "not an xla device: ", device);
-  return colon == std::string::npos ? 0 : std::stoi(device.substr(colon + 1));
-}
 
 std::vector<LazyTensorPtr> LazyTensors(const std::vector<at::Tensor>& tensors) {
   std::vector<LazyTensorPtr> out;

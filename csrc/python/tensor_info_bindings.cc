@@ -12,7 +12,7 @@
 #include "aten/lazy_kernel.h"
 #include "ir/shape.h"
 #include "metrics/metrics.h"
-#include "runtime/device.h"
+#include "python/device_arg.h"
 #include "runtime/element_type.h"
 #include "tensor/bridge.h"
 
@@ -20,16 +20,6 @@ namespace py = pybind11;
 
 namespace txla::python {
 namespace {
-
-// "xla:1" -> 1; a clear error for what is not an xla device of this process.
-int Ordinal(const std::string& device) {
-  c10::Device d(device);
-  TORCH_CHECK(d.type() == c10::DeviceType::XLA, "not an xla device: ", device);
-  const int ordinal = d.has_index() ? d.index() : 0;
-  TORCH_CHECK(ordinal < runtime::DeviceCount(), "no device ", device, " in this process (",
-              runtime::DeviceCount(), " xla devices)");
-  return ordinal;
-}
 
 // The op logs Python opened on this thread, innermost last (each closes the one it opened).
 std::vector<std::unique_ptr<aten::OpLog>>& OpenLogs() {
@@ -43,7 +33,7 @@ void RegisterTensorInfoBindings(py::module& m) {
   // The runtime's own names of the devices ("CPU:0" for "xla:0").
   m.def("_xla_real_devices", [](const std::vector<std::string>& devices) {
     std::vector<std::string> names;
-    for (const std::string& d : devices) names.push_back("CPU:" + std::to_string(Ordinal(d)));
+    for (const std::string& d : devices) names.push_back("CPU:" + std::to_string(ParseDevice(d)));
     return names;
   });
   // The element type the device holds the tensor in, by XLA's name ("f32", "bf16", "s64").

@@ -29,9 +29,8 @@ struct KeyHash {
 
 class ScalarCache {
  public:
-  BufferPtr Get(ElementType type, uint64_t bits, int device, bool* made) {
+  BufferPtr Get(ElementType type, uint64_t bits, int device, ScalarWrite* write) {
     const Key key{type, device, bits};
-    if (made != nullptr) *made = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = index_.find(key);
@@ -41,8 +40,9 @@ class ScalarCache {
       }
     }
     TXLA_COUNTER("DeviceDataCacheMiss", 1);
+    const int64_t start = write != nullptr ? metrics::NowNs() : 0;
     BufferPtr buffer = OwnScalarBuffer(type, bits, device);
-    if (made != nullptr) *made = true;
+    if (write != nullptr) *write = ScalarWrite{true, metrics::NowNs() - start};
     const size_t capacity = static_cast<size_t>(std::max<int64_t>(0, debug::GetConfig().device_data_cache_size));
     if (capacity == 0) return buffer;
     buffer->mark_read_only();
@@ -71,8 +71,8 @@ ScalarCache& Cache() {
 
 }  // namespace
 
-BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device, bool* made) {
-  return Cache().Get(type, bits, device, made);
+BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device, ScalarWrite* write) {
+  return Cache().Get(type, bits, device, write);
 }
 
 BufferPtr OwnScalarBuffer(ElementType type, uint64_t bits, int device) {

@@ -16,8 +16,13 @@ namespace txla::runtime {
 
 // A rank-0 buffer of `type` on `device` holding `bits` (the value's bytes in that type, in the
 // low ByteWidth(type) bytes). The same value on the same device returns the same buffer while
-// it stays cached. `*made`, when given: whether this call wrote a new buffer (a miss).
-BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device, bool* made = nullptr);
+// it stays cached. `*write`, when given, says whether this call wrote a new buffer (a miss) and
+// how long that took; a hit reads no clock.
+struct ScalarWrite {
+  bool made = false;
+  int64_t ns = 0;
+};
+BufferPtr ScalarBuffer(ElementType type, uint64_t bits, int device, ScalarWrite* write = nullptr);
 
 // A new rank-0 buffer of its own holding `bits`, never shared (a random op's seed, which
 // torch.compile's replays find by address).

@@ -232,7 +232,7 @@ def send_cpu_data_to_device(data, device, input_sharding=None):
 
 def _send_to_device(data, device, input_sharding=None):
     """send_cpu_data_to_device's structure-preserving part: a single tensor stays one."""
-    from torch_xla.utils.utils import DataWrapper
+    from torch_xla.utils import utils as xu
 
     def send(t):
         if input_sharding is not None and getattr(input_sharding, 'minibatch', False) and t.dim() > 0 \
@@ -252,12 +252,11 @@ def _send_to_device(data, device, input_sharding=None):
         return x
 
     def send_any(x):
-        if isinstance(x, DataWrapper):  # its tensors moved; what is not a tensor (None) kept
+        if isinstance(x, xu.DataWrapper):  # its tensors moved; what is not a tensor (None) kept
             return x.from_tensors([send(t) if isinstance(t, torch.Tensor) else t for t in x.get_tensors()])
         return send(x)
 
-    from torch_xla.utils import utils as xu
-    return xu.for_each_instance_rewrite(data, lambda x: isinstance(x, (torch.Tensor, DataWrapper)), send_any)
+    return xu.for_each_instance_rewrite(data, lambda x: isinstance(x, (torch.Tensor, xu.DataWrapper)), send_any)
 
 
 def _global_batch_from_minibatch(t, device, input_sharding):

@@ -118,16 +118,22 @@ def timed(fn, msg='', printfn=print):
 def _children(value):
     """What for_each_instance walks into: dicts' keys and values, the items of lists, tuples and
     sets, and an object's attributes (not those of classes, modules and functions)."""
-    import types
     if isinstance(value, dict):
         for k, v in value.items():
             yield k
             yield v
     elif isinstance(value, (list, tuple, set, frozenset)):
         yield from value
-    elif hasattr(value, '__dict__') and not isinstance(
-            value, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)):
+    elif _walks_attributes(value):
         yield from vars(value).values()
+
+
+def _walks_attributes(value):
+    """Whether for_each_instance walks into the object's attributes: instances, not classes,
+    modules or functions."""
+    import types
+    return hasattr(value, '__dict__') and not isinstance(
+        value, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType))
 
 
 def for_each_instance(value, select_fn, fn):
@@ -174,21 +180,15 @@ def for_each_instance_rewrite(value, select_fn, fn):
             done[key] = out
             out.extend(rewrite(x) for x in v)
             return out
+        done[key] = v  # immutable containers are built after their items: a cycle back meets the old one
         if isinstance(v, (set, frozenset)):
-            done[key] = v  # a set cannot hold itself: no cycle runs through one
-            out = type(v)(rewrite(x) for x in v)
-            done[key] = out
-            return out
-        if isinstance(v, tuple):
-            done[key] = v
+            done[key] = type(v)(rewrite(x) for x in v)
+        elif isinstance(v, tuple):
             items = [rewrite(x) for x in v]
-            out = type(v)(*items) if hasattr(v, '_fields') else type(v)(items)
-            done[key] = out
-            return out
-        done[key] = v
-        if any(True for _ in _children(v)):
+            done[key] = type(v)(*items) if hasattr(v, '_fields') else type(v)(items)
+        elif _walks_attributes(v):
             for name, x in list(vars(v).items()):
                 setattr(v, name, rewrite(x))
-        return v
+        return done[key]
 
     return rewrite(value)
