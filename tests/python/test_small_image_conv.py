@@ -99,12 +99,35 @@ def test_small_image_convolutions_match_eager(dev, geometry, bias):
     assert d.delta == _expected(xs, ws, kwargs)
 
 
+def _taps_inside_the_image(x, w, dy, stride, pad):
+    """dx and dw of a convolution (one group, no dilation) in float64, each tap multiplied only
+    where it falls inside the image: the answer of kernels that skip padding, whatever the CPU.
+    (Eager's own filter gradient depends on it: oneDNN's direct AVX-512 kernels skip padding, its
+    AVX2 GEMM over im2col columns multiplies a NaN of dy by a padding zero.)"""
+    x, w, dy = x.double(), w.double(), dy.double()
+    dx, dw = torch.zeros_like(x), torch.zeros_like(w)
+    for i in range(w.shape[2]):
+        for j in range(w.shape[3]):
+            for oh in range(dy.shape[2]):
+                for ow in range(dy.shape[3]):
+                    ih, iw = oh * stride - pad + i, ow * stride - pad + j
+                    if 0 <= ih < x.shape[2] and 0 <= iw < x.shape[3]:
+                        dw[:, :, i, j] += dy[:, :, oh, ow].t() @ x[:, :, ih, iw]
+                        dx[:, :, ih, iw] += dy[:, :, oh, ow] @ w[:, :, i, j]
+    return dx, dw
+
+
 def test_small_image_gradients_carry_nan_and_inf_of_the_output_gradient(dev):
-    """A NaN and an Inf in dy reach dx and dw as in eager."""
+    """A NaN and an Inf in dy reach exactly the parts of dx and dw whose taps read them inside the image."""
     xs, ws, kwargs = (16, 32, 2, 2), (16, 32, 3, 3), dict(padding=1)
     torch.manual_seed(6)
     x, w = torch.randn(xs), torch.randn(ws)
-    want = _passes(x, w, None, kwargs, True)
+    y = F.conv2d(x, w, **kwargs)
+    g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
+    at = torch.arange(y.numel()).reshape(y.shape)
+    g = torch.where(at == 5, float('nan'), torch.where(at == 9, float('inf'), g))
+    want = [y, *(t.float() for t in _taps_inside_the_image(x, w, g, 1, 1))]
+    assert want[2].isnan().any() and not want[2].isnan().all()
     with CounterDelta(INPUT_GRADIENT, FILTER_GRADIENT) as d:
         got = [t.cpu() for t in _passes(x.to(dev), w.to(dev), None, kwargs, True)]
     for a, e in zip(got, want):
