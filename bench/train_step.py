@@ -31,6 +31,7 @@ torch.compile ones; for eager and inductor, the step itself), compile time (the 
     .venv/bin/python bench/train_step.py                       # every model and system, 1 round
     .venv/bin/python bench/train_step.py --models mlp,cnn --systems eager,xla --rounds 3
     .venv/bin/python bench/train_step.py --autocast bfloat16    # mixed precision, each system's autocast
+    .venv/bin/python bench/train_step.py --allocator jemalloc   # every system with jemalloc preloaded
 """
 import argparse
 import json
@@ -48,6 +49,8 @@ ROOT = os.path.dirname(HERE)
 SYSTEMS = ['eager', 'inductor', 'xla', 'xla_warm', 'xla_dynamo', 'ptxla', 'ptxla_dynamo']
 MODELS = ['mlp', 'cnn', 'resnet18', 'gpt']
 PTXLA_VENV = os.path.expanduser('~/.cache/txla-bench/ptxla-venv')
+# --allocator: the system's glibc malloc, or jemalloc preloaded into every system's process alike
+ALLOCATORS = {'system': None, 'jemalloc': '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2'}
 PTXLA_PINS = ['torch==2.9.0', 'torchvision==0.24.0', 'torch-xla==2.9.0', 'numpy']
 
 
@@ -230,6 +233,8 @@ def main():
     parser.add_argument('--batch', type=int, default=0, help='0: each model\'s own batch size')
     parser.add_argument('--json', help='also write the raw results here')
     parser.add_argument('--autocast', default='', help='e.g. bfloat16: forward and loss under torch.autocast')
+    parser.add_argument('--allocator', default='system', choices=sorted(ALLOCATORS),
+                        help='the malloc every system of the run uses (preloaded alike into each process)')
     parser.add_argument('--child', nargs=2, metavar=('SYSTEM', 'MODEL'))
     args = parser.parse_args()
     if args.child:
@@ -239,6 +244,10 @@ def main():
     models = [m for name in args.models.split(',') for m in (zoo_models() if name == 'zoo' else [name])]
     systems = args.systems.split(',')
     env = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
+    if ALLOCATORS[args.allocator]:
+        if not os.path.exists(ALLOCATORS[args.allocator]):
+            raise SystemExit(f'{ALLOCATORS[args.allocator]} is missing (Debian: apt-get install libjemalloc2)')
+        env['LD_PRELOAD'] = ' '.join(filter(None, [env.get('LD_PRELOAD'), ALLOCATORS[args.allocator]]))
     pythons = {s: sys.executable for s in systems}
     if any(s.startswith('ptxla') for s in systems):
         ptxla = ptxla_python()
@@ -268,7 +277,8 @@ def main():
         with open(args.json, 'w') as f:
             json.dump({f'{m}/{s}': r for (m, s), r in results.items()}, f, indent=1)
     precision = f'; autocast {args.autocast}' if args.autocast else ''
-    print(f'CPU: {cpu_name()}; {args.rounds} round(s) of {args.steps} steps; medians over rounds{precision}')
+    print(f'CPU: {cpu_name()}; {args.rounds} round(s) of {args.steps} steps; medians over rounds{precision}; '
+          f'allocator {args.allocator}')
     print(f'| model | system | first ms | step ms | vs eager | piped ms | vs eager | host ms | '
           f'compile ms | RSS MB | loss |')
     print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
