@@ -110,10 +110,14 @@ void AppendKey(const c10::IValue& v, std::string* key) {
       *key += "U;";
       return;
     }
-    *key += "T" + std::to_string(static_cast<int>(t.scalar_type()));
-    if (t.unsafeGetTensorImpl()->is_wrapped_number()) *key += "w";
-    for (int64_t d : t.sizes()) *key += "," + std::to_string(d);
-    *key += ";";
+    *key += 'T';
+    *key += std::to_string(static_cast<int>(t.scalar_type()));
+    if (t.unsafeGetTensorImpl()->is_wrapped_number()) *key += 'w';
+    for (int64_t d : t.sizes()) {
+      *key += ',';
+      *key += std::to_string(d);
+    }
+    *key += ';';
   } else if (v.isList()) {
     *key += "[";
     for (const c10::IValue& e : v.toListRef()) AppendKey(e, key);
@@ -167,7 +171,14 @@ std::vector<ir::Shape> CachedMetaShapes(const ir::OpInfo& info, const c10::Opera
   static std::mutex mu;
   static std::unordered_map<std::string, std::vector<ir::Shape>> cache;
   constexpr size_t kMaxEntries = 1 << 16;
-  std::string key = op.schema().name() + "." + op.schema().overload_name() + "|";
+  // Built in a buffer each tracing thread keeps (a step looks up a key per recorded op; a fresh
+  // string would grow through several allocations each time).
+  thread_local std::string key;
+  key.clear();
+  key += op.schema().name();
+  key += '.';
+  key += op.schema().overload_name();
+  key += '|';
   const bool scalar_kind_only = info.Has(ir::kScalarKindOnly);
   for (size_t i = 0; i < args.size(); ++i) {
     if (scalar_kind_only && classes[i] == ArgClass::kScalar && args[i].isScalar()) {
@@ -183,10 +194,11 @@ std::vector<ir::Shape> CachedMetaShapes(const ir::OpInfo& info, const c10::Opera
     if (it != cache.end()) return it->second;
   }
   TXLA_COUNTER("MetaKernelShapes", 1);  // slow (often Python): a C++ shape rule avoids it
+  std::string owned = key;  // a Meta kernel in Python may trace another op on this thread
   std::vector<ir::Shape> shapes = MetaShapes(op, args, classes);
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= kMaxEntries) cache.clear();  // a program that never repeats a signature
-  cache.emplace(std::move(key), shapes);
+  cache.emplace(std::move(owned), shapes);
   return shapes;
 }
 

@@ -13,6 +13,7 @@ namespace txla::ir::rules {
 
 std::vector<int64_t> ToInts(const c10::IValue& value) {
   std::vector<int64_t> out;
+  out.reserve(value.toListRef().size());
   for (const c10::IValue& e : value.toListRef())
     out.push_back(e.isInt() ? e.toInt() : e.toSymInt().expect_int());
   return out;
@@ -27,7 +28,7 @@ Shapes SameAsFirst(c10::ArrayRef<c10::IValue> args) {
     if (t.sizes() != first.sizes() || t.scalar_type() != first.scalar_type())
       return std::nullopt;
   }
-  return std::vector<Shape>{ShapeOf(first)};
+  return One(ShapeOf(first));
 }
 
 Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
@@ -55,7 +56,7 @@ Shapes SameDtypeBroadcast(c10::ArrayRef<c10::IValue> args) {
     if (&t == &first) sizes.assign(t.sizes().begin(), t.sizes().end());
     else if (t.sizes() != c10::IntArrayRef(sizes)) sizes = at::infer_size(sizes, t.sizes());
   }
-  return std::vector<Shape>{Shape(first.scalar_type(), sizes)};
+  return One(Sized(first.scalar_type(), std::move(sizes)));
 }
 
 Shapes AddSubTensor(c10::ArrayRef<c10::IValue> args) {
@@ -78,16 +79,16 @@ Shapes MatrixProduct(c10::ArrayRef<c10::IValue> args) {
     return std::nullopt;  // the Meta kernel raises eager's error
   std::vector<int64_t> sizes = a.sizes().vec();
   sizes.back() = b.size(rank - 1);
-  return std::vector<Shape>{Shape(a.scalar_type(), sizes)};
+  return One(Sized(a.scalar_type(), std::move(sizes)));
 }
 
 // The first argument's dtype with the sizes argument 2 gives (SPMD's manual-region ops).
 Shapes FirstWithSizesOfArg2(c10::ArrayRef<c10::IValue> args) {
-  return std::vector<Shape>{Shape(args[0].toTensor().scalar_type(), args[2].toIntVector())};
+  return One(Sized(args[0].toTensor().scalar_type(), args[2].toIntVector()));
 }
 
 Shapes LikeFirst(c10::ArrayRef<c10::IValue> args) {
-  return std::vector<Shape>{ShapeOf(args[0].toTensor())};
+  return One(ShapeOf(args[0].toTensor()));
 }
 
 Shapes WhereSelf(c10::ArrayRef<c10::IValue> args) {
@@ -97,11 +98,11 @@ Shapes WhereSelf(c10::ArrayRef<c10::IValue> args) {
   if (cond.scalar_type() != c10::kBool || self.scalar_type() != other.scalar_type())
     return std::nullopt;
   auto sizes = at::infer_size(at::infer_size(cond.sizes(), self.sizes()), other.sizes());
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes LikeSelfOfBackward(c10::ArrayRef<c10::IValue> args) {
-  return std::vector<Shape>{ShapeOf(args[1].toTensor())};
+  return One(ShapeOf(args[1].toTensor()));
 }
 
 // nll_loss on [C] or [N, C]. Class indices may come as floating-point values (truncated), as
@@ -148,7 +149,7 @@ Shapes Factory(c10::ArrayRef<c10::IValue> args) {
   for (int64_t s : sizes) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
   c10::ScalarType dtype = args[1].isNone() ? c10::typeMetaToScalarType(c10::get_default_dtype())
                                            : args[1].toScalarType();
-  return std::vector<Shape>{Shape(dtype, sizes)};
+  return One(Sized(dtype, std::move(sizes)));
 }
 
 Shapes GroupNorm(c10::ArrayRef<c10::IValue> args) {
@@ -197,7 +198,7 @@ Shapes Arange(c10::ArrayRef<c10::IValue> args) {
     size = static_cast<int64_t>(std::ceil((xend - xstart) / xstep));
   }
   TORCH_CHECK(size >= 0, "invalid size, possible overflow?");
-  return std::vector<Shape>{Shape(dtype, {size})};
+  return One(Shape(dtype, {size}));
 }
 
 Shapes Eye(c10::ArrayRef<c10::IValue> args) {
@@ -209,7 +210,7 @@ Shapes Eye(c10::ArrayRef<c10::IValue> args) {
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
   const c10::IValue& dt = args[square ? 1 : 2];
   c10::ScalarType dtype = dt.isNone() ? c10::typeMetaToScalarType(c10::get_default_dtype()) : dt.toScalarType();
-  return std::vector<Shape>{Shape(dtype, {n, m})};
+  return One(Shape(dtype, {n, m}));
 }
 
 Shapes MultiMarginLoss(c10::ArrayRef<c10::IValue> args) {
@@ -222,8 +223,8 @@ Shapes MultiMarginLoss(c10::ArrayRef<c10::IValue> args) {
   const bool rows = self.dim() == 2 && target.dim() == 1 && target.size(0) == self.size(0);
   const bool single = self.dim() == 1 && self.numel() > 0 && target.numel() == 1 && target.dim() <= 1;
   if (!(rows || single) || (p != 1 && p != 2) || !c10::isFloatingType(self.scalar_type())) return std::nullopt;
-  if (args[5].toInt() != 0 || single) return std::vector<Shape>{Shape(self.scalar_type(), {})};
-  return std::vector<Shape>{Shape(self.scalar_type(), {self.size(0)})};
+  if (args[5].toInt() != 0 || single) return One(Shape(self.scalar_type(), {}));
+  return One(Shape(self.scalar_type(), {self.size(0)}));
 }
 
 Shapes Randperm(c10::ArrayRef<c10::IValue> args) {
@@ -245,7 +246,7 @@ Shapes Randperm(c10::ArrayRef<c10::IValue> args) {
     case c10::kDouble: TORCH_CHECK(n <= (int64_t{1} << 53) + 1, "n cannot be greater than 2^53+1 for Double type."); break;
     default: break;
   }
-  return std::vector<Shape>{Shape(dtype, {n})};
+  return One(Shape(dtype, {n}));
 }
 
 Shapes BucketizeScalar(c10::ArrayRef<c10::IValue> args) {
@@ -253,13 +254,13 @@ Shapes BucketizeScalar(c10::ArrayRef<c10::IValue> args) {
   // boundaries' values, which a meta tensor has none of.
   const at::Tensor& boundaries = args[1].toTensor();
   TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
-  return std::vector<Shape>{Shape(args[2].toBool() ? c10::kInt : c10::kLong, {})};
+  return One(Shape(args[2].toBool() ? c10::kInt : c10::kLong, {}));
 }
 
 Shapes ToCopy(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   c10::ScalarType dtype = args[1].isNone() ? self.scalar_type() : args[1].toScalarType();
-  return std::vector<Shape>{Shape(dtype, self.sizes())};
+  return One(Shape(dtype, self.sizes()));
 }
 
 namespace {
@@ -272,7 +273,7 @@ Shapes Resized(const at::Tensor& self, int64_t dim, int64_t group_size, bool gat
   TORCH_CHECK(gather || sizes[d] % group_size == 0, "reduce_scatter: dimension ", dim, " (size ",
               sizes[d], ") does not divide into ", group_size, " shards");
   sizes[d] = gather ? sizes[d] * group_size : sizes[d] / group_size;
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 }  // namespace
@@ -349,9 +350,9 @@ Shapes BinaryElementwise(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   if (args[1].isTensor()) {
     const at::Tensor& other = args[1].toTensor();
-    return std::vector<Shape>{Shape(at::result_type(self, other), at::infer_size(self.sizes(), other.sizes()))};
+    return One(Shape(at::result_type(self, other), at::infer_size(self.sizes(), other.sizes())));
   }
-  return std::vector<Shape>{Shape(at::result_type(self, args[1].toScalar()), self.sizes())};
+  return One(Shape(at::result_type(self, args[1].toScalar()), self.sizes()));
 }
 
 Shapes PowTensorScalar(c10::ArrayRef<c10::IValue> args) {
@@ -371,7 +372,7 @@ Shapes Upsample(c10::ArrayRef<c10::IValue> args) {
   for (int64_t v : out) TORCH_CHECK(v > 0, "upsampling: output sizes must be positive, got ", out);
   std::vector<int64_t> sizes = {self.size(0), self.size(1)};
   sizes.insert(sizes.end(), out.begin(), out.end());
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes UpsampleVec(c10::ArrayRef<c10::IValue> args) {
@@ -392,7 +393,7 @@ Shapes UpsampleVec(c10::ArrayRef<c10::IValue> args) {
       sizes.push_back(static_cast<int64_t>(static_cast<double>(self.size(2 + k)) * scales[k]));
   }
   for (size_t k = 2; k < sizes.size(); ++k) TORCH_CHECK(sizes[k] > 0, "upsampling: output sizes must be positive");
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes NewEmptyStrided(c10::ArrayRef<c10::IValue> args) {
@@ -401,11 +402,11 @@ Shapes NewEmptyStrided(c10::ArrayRef<c10::IValue> args) {
   std::vector<int64_t> sizes = ToInts(args[1]);
   for (int64_t v : sizes) TORCH_CHECK(v >= 0, "Trying to create tensor with negative dimension ", v, ": ", sizes);
   c10::ScalarType dtype = args[3].isNone() ? self.scalar_type() : static_cast<c10::ScalarType>(args[3].toInt());
-  return std::vector<Shape>{Shape(dtype, sizes)};
+  return One(Sized(dtype, std::move(sizes)));
 }
 
 Shapes UpsampleBackward(c10::ArrayRef<c10::IValue> args) {
-  return std::vector<Shape>{Shape(args[0].toTensor().scalar_type(), ToInts(args[2]))};
+  return One(Sized(args[0].toTensor().scalar_type(), ToInts(args[2])));
 }
 
 Shapes CdistForward(c10::ArrayRef<c10::IValue> args) {
@@ -419,7 +420,7 @@ Shapes CdistForward(c10::ArrayRef<c10::IValue> args) {
   auto batch = at::infer_size(x1.sizes().slice(0, x1.dim() - 2), x2.sizes().slice(0, x2.dim() - 2));
   batch.push_back(x1.size(-2));
   batch.push_back(x2.size(-2));
-  return std::vector<Shape>{Shape(x1.scalar_type(), batch)};
+  return One(Sized(x1.scalar_type(), std::move(batch)));
 }
 
 Shapes PdistForward(c10::ArrayRef<c10::IValue> args) {
@@ -427,7 +428,7 @@ Shapes PdistForward(c10::ArrayRef<c10::IValue> args) {
   TORCH_CHECK(self.dim() == 2, "pdist only supports 2D tensors, got: ", self.dim(), "D");
   TORCH_CHECK(args[1].toDouble() >= 0, "pdist only supports non-negative p values");
   const int64_t n = self.size(0);
-  return std::vector<Shape>{Shape(self.scalar_type(), {n > 1 ? n * (n - 1) / 2 : 0})};
+  return One(Shape(self.scalar_type(), {n > 1 ? n * (n - 1) / 2 : 0}));
 }
 
 }  // namespace txla::ir::rules

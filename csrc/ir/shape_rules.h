@@ -2,6 +2,8 @@
 // nullopt for the cases it does not cover, and the Meta kernel decides those.
 #pragma once
 
+#include <utility>
+
 #include "ir/op_table.h"
 
 namespace txla::ir::rules {
@@ -10,6 +12,21 @@ namespace txla::ir::rules {
 using Shapes = std::optional<std::vector<Shape>>;
 inline Shape ShapeOf(const at::Tensor& t) { return Shape(t.scalar_type(), t.sizes()); }
 inline Shape Undefined() { return Shape(c10::ScalarType::Undefined, {}); }
+// A shape that takes `sizes` over instead of copying it.
+inline Shape Sized(c10::ScalarType dtype, std::vector<int64_t>&& sizes) {
+  Shape shape;
+  shape.dtype = dtype;
+  shape.sizes = std::move(sizes);
+  return shape;
+}
+// The one result of most ops. Tracing runs a rule per recorded op, so the result is moved in:
+// `std::vector<Shape>{shape}` copies its element (and its sizes) out of the initializer list.
+inline std::vector<Shape> One(Shape shape) {
+  std::vector<Shape> shapes;
+  shapes.reserve(1);
+  shapes.push_back(std::move(shape));
+  return shapes;
+}
 inline const at::Tensor* OptionalTensor(const c10::IValue& v) {
   return (v.isTensor() && v.toTensor().defined()) ? &v.toTensor() : nullptr;
 }

@@ -54,7 +54,7 @@ Shapes Convolution(c10::ArrayRef<c10::IValue> args) {
     }
     out.push_back(size);
   }
-  return std::vector<Shape>{Shape(input.scalar_type(), out)};
+  return One(Sized(input.scalar_type(), std::move(out)));
 }
 
 Shapes ConvolutionBackward(c10::ArrayRef<c10::IValue> args) {
@@ -145,7 +145,7 @@ Shapes LayerNormBackward(c10::ArrayRef<c10::IValue> args) {
 Shapes EmbeddingDenseBackward(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& grad = args[0].toTensor();
   int64_t num_weights = args[2].isInt() ? args[2].toInt() : args[2].toSymInt().expect_int();
-  return std::vector<Shape>{Shape(grad.scalar_type(), {num_weights, grad.size(-1)})};
+  return One(Shape(grad.scalar_type(), {num_weights, grad.size(-1)}));
 }
 
 Shapes NativeDropout(c10::ArrayRef<c10::IValue> args) {

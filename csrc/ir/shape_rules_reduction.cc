@@ -11,7 +11,7 @@ std::optional<std::vector<Shape>> Sum(c10::ArrayRef<c10::IValue> args) {
   if (!args[with_dims ? 3 : 1].isNone() || c10::isComplexType(self.scalar_type())) return std::nullopt;
   const c10::ScalarType dtype =
       c10::isIntegralType(self.scalar_type(), /*includeBool=*/true) ? c10::kLong : self.scalar_type();
-  if (!with_dims) return std::vector<Shape>{Shape(dtype, {})};
+  if (!with_dims) return One(Shape(dtype, {}));
   const int64_t rank = self.dim();
   // No dims (all of them) or a 0-dim input: the Meta kernel decides.
   if (args[1].isNone() || rank == 0) return std::nullopt;
@@ -29,14 +29,14 @@ std::optional<std::vector<Shape>> Sum(c10::ArrayRef<c10::IValue> args) {
     if (!reduced[i]) sizes.push_back(self.size(i));
     else if (keepdim) sizes.push_back(1);
   }
-  return std::vector<Shape>{Shape(dtype, sizes)};
+  return One(Sized(dtype, std::move(sizes)));
 }
 
 std::optional<std::vector<Shape>> Softmax(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   if (args[2].toBool() || !c10::isFloatingType(self.scalar_type())) return std::nullopt;
   at::maybe_wrap_dim(args[1].toInt(), self.dim());
-  return std::vector<Shape>{Shape(self.scalar_type(), self.sizes())};
+  return One(Shape(self.scalar_type(), self.sizes()));
 }
 
 // _safe_softmax(self, dim, dtype?): in `dtype` when given (self is converted first).
@@ -45,7 +45,7 @@ std::optional<std::vector<Shape>> SafeSoftmax(c10::ArrayRef<c10::IValue> args) {
   const c10::ScalarType dtype = args[2].isNone() ? self.scalar_type() : args[2].toScalarType();
   if (!c10::isFloatingType(dtype)) return std::nullopt;  // the meta kernel raises eager's error
   at::maybe_wrap_dim(args[1].toInt(), self.dim());
-  return std::vector<Shape>{Shape(dtype, self.sizes())};
+  return One(Shape(dtype, self.sizes()));
 }
 
 std::optional<std::vector<Shape>> SoftmaxBackward(c10::ArrayRef<c10::IValue> args) {
@@ -55,7 +55,7 @@ std::optional<std::vector<Shape>> SoftmaxBackward(c10::ArrayRef<c10::IValue> arg
       output.scalar_type() != grad.scalar_type() || output.sizes() != grad.sizes())
     return std::nullopt;
   at::maybe_wrap_dim(args[2].toInt(), grad.dim());
-  return std::vector<Shape>{Shape(grad.scalar_type(), grad.sizes())};
+  return One(Shape(grad.scalar_type(), grad.sizes()));
 }
 
 }  // namespace txla::ir::rules

@@ -10,7 +10,7 @@ namespace txla::ir::rules {
 Shapes ViewCopy(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   auto sizes = at::infer_size(ToInts(args[1]), self.numel());
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes SliceCopy(c10::ArrayRef<c10::IValue> args) {
@@ -32,7 +32,7 @@ Shapes SliceCopy(c10::ArrayRef<c10::IValue> args) {
   end = std::min(std::max(end, start), size);
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes[dim] = (end - start + step - 1) / step;
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes SelectCopy(c10::ArrayRef<c10::IValue> args) {
@@ -45,7 +45,7 @@ Shapes SelectCopy(c10::ArrayRef<c10::IValue> args) {
                     " out of range for tensor of size ", self.sizes(), " at dimension ", dim);
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes.erase(sizes.begin() + dim);
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes TransposeCopy(c10::ArrayRef<c10::IValue> args) {
@@ -54,7 +54,7 @@ Shapes TransposeCopy(c10::ArrayRef<c10::IValue> args) {
   int64_t d1 = c10::maybe_wrap_dim(args[2].toInt(), self.dim());
   std::vector<int64_t> sizes = self.sizes().vec();
   if (!sizes.empty()) std::swap(sizes[d0], sizes[d1]);
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes TCopy(c10::ArrayRef<c10::IValue> args) {
@@ -62,7 +62,7 @@ Shapes TCopy(c10::ArrayRef<c10::IValue> args) {
   TORCH_CHECK(self.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is ",
               self.dim(), "D");
   std::vector<int64_t> sizes(self.sizes().rbegin(), self.sizes().rend());
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes PermuteCopy(c10::ArrayRef<c10::IValue> args) {
@@ -80,7 +80,7 @@ Shapes PermuteCopy(c10::ArrayRef<c10::IValue> args) {
     seen[w] = true;
     sizes.push_back(self.size(w));
   }
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 Shapes ExpandCopy(c10::ArrayRef<c10::IValue> args) {
@@ -88,7 +88,7 @@ Shapes ExpandCopy(c10::ArrayRef<c10::IValue> args) {
   auto target = ToInts(args[1]);
   CheckExpandSizes(self, target);
   auto geometry = at::inferExpandGeometry_dimvector(self.sizes(), self.strides(), target);
-  return std::vector<Shape>{Shape(self.scalar_type(), geometry.sizes)};
+  return One(Shape(self.scalar_type(), geometry.sizes));
 }
 
 Shapes UnsqueezeCopy(c10::ArrayRef<c10::IValue> args) {
@@ -96,7 +96,7 @@ Shapes UnsqueezeCopy(c10::ArrayRef<c10::IValue> args) {
   int64_t dim = c10::maybe_wrap_dim(args[1].toInt(), self.dim() + 1);
   std::vector<int64_t> sizes = self.sizes().vec();
   sizes.insert(sizes.begin() + dim, 1);
-  return std::vector<Shape>{Shape(self.scalar_type(), sizes)};
+  return One(Sized(self.scalar_type(), std::move(sizes)));
 }
 
 }  // namespace txla::ir::rules
