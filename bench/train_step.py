@@ -244,10 +244,11 @@ def main():
     models = [m for name in args.models.split(',') for m in (zoo_models() if name == 'zoo' else [name])]
     systems = args.systems.split(',')
     env = {k: v for k, v in os.environ.items() if k not in ('OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE')}
-    if ALLOCATORS[args.allocator]:
-        if not os.path.exists(ALLOCATORS[args.allocator]):
-            raise SystemExit(f'{ALLOCATORS[args.allocator]} is missing (Debian: apt-get install libjemalloc2)')
-        env['LD_PRELOAD'] = ' '.join(filter(None, [env.get('LD_PRELOAD'), ALLOCATORS[args.allocator]]))
+    preload = ALLOCATORS[args.allocator]
+    if preload:
+        if not os.path.exists(preload):
+            raise SystemExit(f'{preload} is missing (Debian: apt-get install libjemalloc2)')
+        env['LD_PRELOAD'] = ' '.join(filter(None, [env.get('LD_PRELOAD'), preload]))
     pythons = {s: sys.executable for s in systems}
     if any(s.startswith('ptxla') for s in systems):
         ptxla = ptxla_python()

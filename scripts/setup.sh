@@ -14,7 +14,7 @@ PACKAGES=(
   build-essential cmake ccache git python3 python3-dev python3-venv libgtest-dev libopenblas-dev libdnnl-dev
   clang libclang-rt-14-dev iproute2  # the parser fuzzer (libFuzzer); the fault tests' hosts
   graphviz  # XLA_SAVE_TENSORS_FMT=dot dumps are rendered by a test
-  libjemalloc2  # the allocator README's performance section preloads (bench/train_step.py --allocator)
+  libjemalloc2  # the allocator README's "Memory allocator" preloads (bench/train_step.py --allocator)
 )
 missing=()
 for pkg in "${PACKAGES[@]}"; do

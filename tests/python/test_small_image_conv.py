@@ -64,14 +64,19 @@ GEOMETRIES = [
 ]
 
 
-def _passes(x, w, b, kwargs, special_dy):
-    x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
-    y = F.conv2d(x, w, b, **kwargs)
+def _output_gradient(y, special_dy):
+    """dy for y: a ramp, with a NaN and an Inf at two fixed positions when `special_dy`."""
     g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape).to(y.device)
     if special_dy:
         at = torch.arange(y.numel(), device=y.device).reshape(y.shape)
         g = torch.where(at == 5, float('nan'), torch.where(at == 9, float('inf'), g))
-    (y * g).sum().backward()
+    return g
+
+
+def _passes(x, w, b, kwargs, special_dy):
+    x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+    y = F.conv2d(x, w, b, **kwargs)
+    (y * _output_gradient(y, special_dy)).sum().backward()
     return y, x.grad, w.grad
 
 
@@ -123,10 +128,8 @@ def test_small_image_gradients_carry_nan_and_inf_of_the_output_gradient(dev):
     torch.manual_seed(6)
     x, w = torch.randn(xs), torch.randn(ws)
     y = F.conv2d(x, w, **kwargs)
-    g = torch.linspace(-1, 1, y.numel(), dtype=y.dtype).reshape(y.shape)
-    at = torch.arange(y.numel()).reshape(y.shape)
-    g = torch.where(at == 5, float('nan'), torch.where(at == 9, float('inf'), g))
-    want = [y, *(t.float() for t in _taps_inside_the_image(x, w, g, 1, 1))]
+    dy = _output_gradient(y, True)
+    want = [y, *(t.float() for t in _taps_inside_the_image(x, w, dy, 1, kwargs['padding']))]
     assert want[2].isnan().any() and not want[2].isnan().all()
     with CounterDelta(INPUT_GRADIENT, FILTER_GRADIENT) as d:
         got = [t.cpu() for t in _passes(x.to(dev), w.to(dev), None, kwargs, True)]
