@@ -218,10 +218,17 @@
   V(aten__adaptive_avg_pool3d_backward, "aten::_adaptive_avg_pool3d_backward", LikeSelfOfBackward, nullptr, nullptr, 0, nullptr) \
   V(aten__softmax, "aten::_softmax", Softmax, nullptr, nullptr, 0, nullptr)                                           \
   V(aten__softmax_backward_data, "aten::_softmax_backward_data", SoftmaxBackward, nullptr, nullptr, 0, nullptr)       \
-  /* scaled_dot_product_attention's softmax: one node, not the five of its composite kernel. */                    \
+  /* scaled_dot_product_attention's softmax: one node, not the five of its composite kernel. */                       \
   V(aten__safe_softmax, "aten::_safe_softmax", SafeSoftmax, nullptr, nullptr, 0, nullptr)                             \
   V(aten__log_softmax, "aten::_log_softmax", Softmax, nullptr, nullptr, 0, nullptr)                                   \
   V(aten__log_softmax_backward_data, "aten::_log_softmax_backward_data", SoftmaxBackward, nullptr, nullptr, 0, nullptr) \
+  /* scaled_dot_product_attention as one node each way (aten/attention_autograd.cc), not the */                       \
+  /* ~20 forward and ~35 backward ops of its math path; the same math (lower_attention.cc). */                        \
+  V(aten__scaled_dot_product_flash_attention_for_cpu, "aten::_scaled_dot_product_flash_attention_for_cpu",            \
+    FusedAttention, FusedAttentionOutsideLowering, nullptr, 0, nullptr)                                               \
+  V(aten__scaled_dot_product_flash_attention_for_cpu_backward,                                                        \
+    "aten::_scaled_dot_product_flash_attention_for_cpu_backward", FusedAttentionBackward,                             \
+    FusedAttentionBackwardOutsideLowering, nullptr, 0, nullptr)                                                       \
   /* p (1 or 2) chooses the formula; the margin rides along as a constant. */                                         \
   V(aten_multi_margin_loss, "aten::multi_margin_loss", MultiMarginLoss, nullptr, nullptr, kConstantScalars, nullptr)  \
   V(aten_multi_margin_loss_backward, "aten::multi_margin_loss_backward", LikeSelfOfBackward, nullptr, nullptr, kConstantScalars, nullptr) \

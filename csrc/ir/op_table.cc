@@ -53,6 +53,21 @@ bool EmptyIntegerOrUnsortable(c10::ArrayRef<c10::IValue> args) {
 // searchsorted / bucketize: the sequence or the values.
 bool UnsortableSearch(c10::ArrayRef<c10::IValue> args) { return Unsortable(args[0]) || Unsortable(args[1]); }
 
+// Fused attention outside what its lowering computes (dropout, broadcast batches, other head
+// sizes: scaled_dot_product_attention sends none of them, a direct call may): eager's CPU kernel.
+// Arguments q, k, v at `q`..`q`+2, dropout_p and is_causal at `dropout`, `dropout`+1.
+bool AttentionOutsideLowering(c10::ArrayRef<c10::IValue> args, size_t q, size_t dropout, size_t mask) {
+  return !args[dropout].isDouble() || !args[dropout + 1].isBool() ||
+         !FusedAttentionSupports(args[q].toTensor(), args[q + 1].toTensor(), args[q + 2].toTensor(),
+                                 OptionalTensor(args[mask]), args[dropout].toDouble(), args[dropout + 1].toBool());
+}
+// (query, key, value, dropout_p, is_causal, attn_mask, scale)
+bool FusedAttentionOutsideLowering(c10::ArrayRef<c10::IValue> args) { return AttentionOutsideLowering(args, 0, 3, 5); }
+// (grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
+bool FusedAttentionBackwardOutsideLowering(c10::ArrayRef<c10::IValue> args) {
+  return AttentionOutsideLowering(args, 1, 6, 8);
+}
+
 std::vector<int> BatchNormRunningStats(c10::ArrayRef<c10::IValue> args) {
   bool training = args[5].toBool();
   bool has_stats = args[3].isTensor() && args[3].toTensor().defined() && args[4].isTensor() &&

@@ -74,6 +74,16 @@ std::optional<std::vector<Shape>> LayerNorm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> LayerNormBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> GroupNorm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> GroupNormBackward(c10::ArrayRef<c10::IValue> args);
+// _scaled_dot_product_flash_attention_for_cpu: 4-D q, k, v of one floating dtype, one batch and
+// head count, one head size; a mask of q's dtype that broadcasts to [B, H, L, S]; no dropout.
+// Output like q, logsumexp [B, H, L] in the dtype ATen's CPU kernel computes it in.
+std::optional<std::vector<Shape>> FusedAttention(c10::ArrayRef<c10::IValue> args);
+// Whether those arguments are the ones FusedAttention covers (also what decides, for
+// scaled_dot_product_attention on the device, whether it takes that op or its math path).
+bool FusedAttentionSupports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor* mask,
+                            double dropout_p, bool is_causal);
+// Its backward: gradients like q, k and v.
+std::optional<std::vector<Shape>> FusedAttentionBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> EmbeddingDenseBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> NativeDropout(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> ViewCopy(c10::ArrayRef<c10::IValue> args);

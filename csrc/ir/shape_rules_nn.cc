@@ -142,6 +142,39 @@ Shapes LayerNormBackward(c10::ArrayRef<c10::IValue> args) {
   return out;
 }
 
+bool FusedAttentionSupports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor* mask,
+                            double dropout_p, bool is_causal) {
+  const c10::ScalarType dtype = q.scalar_type();
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || k.scalar_type() != dtype || v.scalar_type() != dtype) return false;
+  if (dtype != c10::kFloat && dtype != c10::kDouble && dtype != c10::kBFloat16 && dtype != c10::kHalf) return false;
+  const int64_t batch = q.size(0), heads = q.size(1), target = q.size(2), head_size = q.size(3), source = k.size(2);
+  if (k.size(0) != batch || v.size(0) != batch || k.size(1) != heads || v.size(1) != heads) return false;
+  if (k.size(3) != head_size || v.size(3) != head_size || v.size(2) != source) return false;
+  if (target == 0 || source == 0 || head_size == 0 || dropout_p != 0.0) return false;
+  if (mask == nullptr) return true;
+  if (is_causal || mask->scalar_type() != dtype || mask->dim() > 4) return false;
+  const int64_t full[4] = {batch, heads, target, source};
+  for (int64_t d = 0; d < mask->dim(); ++d) {
+    const int64_t size = mask->size(mask->dim() - 1 - d), want = full[3 - d];
+    if (size != want && size != 1) return false;
+  }
+  return true;
+}
+
+// The op's fallback predicates (op_table.cc) have checked the arguments.
+Shapes FusedAttention(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& q = args[0].toTensor();
+  const c10::ScalarType lse = q.scalar_type() == c10::kDouble ? c10::kDouble : c10::kFloat;  // as ATen's CPU kernel
+  return std::vector<Shape>{ShapeOf(q), Shape(lse, {q.size(0), q.size(1), q.size(2)})};
+}
+
+Shapes FusedAttentionBackward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& grad = args[0].toTensor();
+  const at::Tensor& q = args[1].toTensor();
+  if (grad.sizes() != q.sizes() || grad.scalar_type() != q.scalar_type()) return std::nullopt;  // Meta's error
+  return std::vector<Shape>{ShapeOf(q), ShapeOf(args[2].toTensor()), ShapeOf(args[3].toTensor())};
+}
+
 Shapes EmbeddingDenseBackward(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& grad = args[0].toTensor();
   int64_t num_weights = args[2].isInt() ? args[2].toInt() : args[2].toSymInt().expect_int();

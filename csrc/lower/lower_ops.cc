@@ -265,24 +265,33 @@ Outs Softmax(LoweringContext& c, const ir::Node& n) {
   return {c.Elementwise(Opcode::kDivide, {e, c.Reduce(e, {dim}, RK::kSum, true)}, t)};
 }
 
+}  // namespace
+
 // _safe_softmax: softmax, but 0 across a row whose every entry is -inf (a fully masked row of
 // attention scores), where softmax gives NaN. Those are the rows whose maximum is -inf: a NaN
 // in a row makes neither that nor ATen's test (all entries == -inf) hold.
+SoftmaxParts SafeSoftmaxAlong(LoweringContext& c, Instruction* x, int64_t dim, ElementType t) {
+  Instruction* neg_inf = c.Constant(-std::numeric_limits<double>::infinity(), t);
+  Instruction* max = c.Reduce(x, {dim}, RK::kMax, true);
+  Instruction* e = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, max}, t)}, t);
+  Instruction* sum = c.Reduce(e, {dim}, RK::kSum, true);
+  Instruction* softmax = c.Elementwise(Opcode::kDivide, {e, sum}, t);
+  Instruction* masked = c.Elementwise(Opcode::kCompare, {max, neg_inf}, t, hlo::Comparison::kEq);
+  return {c.Elementwise(Opcode::kSelect, {masked, c.Constant(0, t), softmax}, t), max, sum};
+}
+
+namespace {
+
 Outs SafeSoftmax(LoweringContext& c, const ir::Node& n) {
   ElementType t = OutType(n);
   Instruction* x = c.Convert(c.Operand(n, 0), t);
-  Instruction* neg_inf = c.Constant(-std::numeric_limits<double>::infinity(), t);
   if (x->shape().rank() == 0) {  // as Softmax's, and 0 for -inf
+    Instruction* neg_inf = c.Constant(-std::numeric_limits<double>::infinity(), t);
     Instruction* e = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, x}, t)}, t);
     Instruction* masked = c.Elementwise(Opcode::kCompare, {x, neg_inf}, t, hlo::Comparison::kEq);
     return {c.Elementwise(Opcode::kSelect, {masked, c.Constant(0, t), e}, t)};
   }
-  int64_t dim = WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank());
-  Instruction* max = c.Reduce(x, {dim}, RK::kMax, true);
-  Instruction* e = c.Elementwise(Opcode::kExp, {c.Elementwise(Opcode::kSubtract, {x, max}, t)}, t);
-  Instruction* softmax = c.Elementwise(Opcode::kDivide, {e, c.Reduce(e, {dim}, RK::kSum, true)}, t);
-  Instruction* masked = c.Elementwise(Opcode::kCompare, {max, neg_inf}, t, hlo::Comparison::kEq);
-  return {c.Elementwise(Opcode::kSelect, {masked, c.Constant(0, t), softmax}, t)};
+  return {SafeSoftmaxAlong(c, x, WrapDim(c.ConstArg(n, 1).toInt(), x->shape().rank()), t).result};
 }
 
 // d log_softmax: grad - exp(output) * sum(grad, dim).

@@ -47,6 +47,15 @@ hlo::Instruction* AdaptiveAverageAdjoint(LoweringContext& c, hlo::Instruction* g
 // above every number, as in ATen); the sorted values are x gathered at them (lower_sorted.cc).
 hlo::Instruction* SortPositions(LoweringContext& c, hlo::Instruction* x, int64_t dim, bool descending);
 
+// _safe_softmax of x along `dim` (lower_ops.cc): softmax, but 0 across a row whose every entry is
+// -inf. Also the row maxima and the sums of exp(x - max) it divides by (keeping `dim`).
+struct SoftmaxParts {
+  hlo::Instruction* result;
+  hlo::Instruction* max;
+  hlo::Instruction* sum;
+};
+SoftmaxParts SafeSoftmaxAlong(LoweringContext& c, hlo::Instruction* x, int64_t dim, hlo::ElementType type);
+
 inline hlo::ElementType OutType(const ir::Node& n, size_t i = 0) { return ToHlo(n.shape(i).dtype); }
 
 }  // namespace txla::lower
