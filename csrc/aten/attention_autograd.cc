@@ -30,6 +30,10 @@ namespace {
 bool TakesFusedOp(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::optional<at::Tensor>& mask,
                   double dropout_p, bool is_causal) {
   if (!at::globalContext().userEnabledFlashSDP()) return false;
+  // Symbolic sizes (torch.compile with dynamic shapes) are the composite's: the checks read sizes.
+  for (const at::Tensor* t : {&q, &k, &v})
+    if (t->unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return false;
+  if (mask.has_value() && mask->defined() && mask->unsafeGetTensorImpl()->has_symbolic_sizes_strides()) return false;
   if (k.device() != q.device() || v.device() != q.device()) return false;
   const at::Tensor* m = mask.has_value() && mask->defined() ? &*mask : nullptr;
   if (m != nullptr && (m->device() != q.device() || (at::GradMode::is_enabled() && m->requires_grad()))) return false;

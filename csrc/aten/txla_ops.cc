@@ -1,6 +1,7 @@
 // The schemas of our own operators (namespace txla), declared once for every file that
 // implements them: collectives (collective_ops.cc), the max-pooling gradient read from the input
-// (max_pool_autograd.cc) and recurrent layers (recurrent_layers.cc). On xla tensors each is
+// (max_pool_autograd.cc), linear's gradients (linear_autograd.cc) and recurrent layers
+// (recurrent_layers.cc). On xla tensors each is
 // recorded through the op table like an aten op (ir/op_table.cc) and lowered in lower/.
 #include <torch/library.h>
 
@@ -29,4 +30,11 @@ TORCH_LIBRARY(txla, m) {
   m.def("spmd_shard_to_full_shape(Tensor self, str sharding, int[] full_shape) -> Tensor");
   m.def("max_pool2d_backward_from_input(Tensor grad_output, Tensor self, int[2] kernel_size, "
         "int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode) -> Tensor");
+  // aten::linear as one op (linear_autograd.cc; aten's is a composite, decomposed before any
+  // backend sees it), and its gradients: grad_output @ weight, grad_output^T @ input over
+  // every leading dimension, and grad_output summed to the bias; an undefined tensor for each
+  // that output_mask leaves out.
+  m.def("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor");
+  m.def("linear_backward(Tensor grad_output, Tensor input, Tensor weight, bool[3] output_mask) "
+        "-> (Tensor, Tensor, Tensor)");
 }

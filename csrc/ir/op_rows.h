@@ -183,6 +183,9 @@
   V(aten_bucketize_Scalar, "aten::bucketize.Scalar", BucketizeScalar, UnsortableSearch, nullptr, 0, nullptr)          \
   /* Matrix products. */                                                                                              \
   V(aten_mm, "aten::mm", Mm, nullptr, nullptr, 0, nullptr)                                                            \
+  /* linear as one node each way (aten/linear_autograd.cc), not t, view, mm, view and add. */                         \
+  V(txla_linear, "txla::linear", Linear, LinearOutsideLowering, nullptr, 0, nullptr)                                  \
+  V(txla_linear_backward, "txla::linear_backward", LinearBackward, LinearBackwardOutsideLowering, nullptr, 0, nullptr) \
   V(aten_addmm, "aten::addmm", nullptr, nullptr, nullptr, 0, nullptr)                                                 \
   V(aten_bmm, "aten::bmm", MatrixProduct, nullptr, nullptr, 0, nullptr)                                               \
   V(aten_baddbmm, "aten::baddbmm", nullptr, nullptr, nullptr, 0, nullptr)                                             \

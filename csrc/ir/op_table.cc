@@ -53,6 +53,15 @@ bool EmptyIntegerOrUnsortable(c10::ArrayRef<c10::IValue> args) {
 // searchsorted / bucketize: the sequence or the values.
 bool UnsortableSearch(c10::ArrayRef<c10::IValue> args) { return Unsortable(args[0]) || Unsortable(args[1]); }
 
+// linear(input, weight, bias) and txla::linear_backward(grad_output, input, weight, mask) outside
+// what their lowerings compute (integer tensors, a 1-D weight, a broadcast bias): on the CPU.
+bool LinearOutsideLowering(c10::ArrayRef<c10::IValue> args) {
+  return !LinearSupports(args[0].toTensor(), args[1].toTensor(), OptionalTensor(args[2]));
+}
+bool LinearBackwardOutsideLowering(c10::ArrayRef<c10::IValue> args) {
+  return !LinearSupports(args[1].toTensor(), args[2].toTensor(), nullptr);
+}
+
 // Fused attention outside what its lowering computes (dropout, broadcast batches, other head
 // sizes: scaled_dot_product_attention sends none of them, a direct call may): eager's CPU kernel.
 // Arguments q, k, v at `q`..`q`+2, dropout_p and is_causal at `dropout`, `dropout`+1.

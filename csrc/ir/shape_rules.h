@@ -74,6 +74,13 @@ std::optional<std::vector<Shape>> LayerNorm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> LayerNormBackward(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> GroupNorm(c10::ArrayRef<c10::IValue> args);
 std::optional<std::vector<Shape>> GroupNormBackward(c10::ArrayRef<c10::IValue> args);
+// linear(input [..., in], weight [out, in], bias [out]?) -> [..., out], and txla::linear_backward's
+// gradients (Undefined where output_mask is false), for what LinearSupports covers.
+std::optional<std::vector<Shape>> Linear(c10::ArrayRef<c10::IValue> args);
+std::optional<std::vector<Shape>> LinearBackward(c10::ArrayRef<c10::IValue> args);
+// A floating input of rank >= 1 and a 2-D weight of its dtype whose rows are input's last
+// dimension; no bias, or a 1-D one of the weight's row count and dtype.
+bool LinearSupports(const at::Tensor& input, const at::Tensor& weight, const at::Tensor* bias);
 // _scaled_dot_product_flash_attention_for_cpu: 4-D q, k, v of one floating dtype, one batch and
 // head count, one head size; a mask of q's dtype that broadcasts to [B, H, L, S]; no dropout.
 // Output like q, logsumexp [B, H, L] in the dtype ATen's CPU kernel computes it in.

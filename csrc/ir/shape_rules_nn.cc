@@ -142,6 +142,35 @@ Shapes LayerNormBackward(c10::ArrayRef<c10::IValue> args) {
   return out;
 }
 
+bool LinearSupports(const at::Tensor& input, const at::Tensor& weight, const at::Tensor* bias) {
+  const c10::ScalarType dtype = input.scalar_type();
+  if (!c10::isFloatingType(dtype) || input.dim() < 1 || weight.dim() != 2 || weight.scalar_type() != dtype ||
+      weight.size(1) != input.size(-1))
+    return false;
+  return bias == nullptr || (bias->dim() == 1 && bias->size(0) == weight.size(0) && bias->scalar_type() == dtype);
+}
+
+// Both after LinearSupports (the rows' fallback predicates, op_table.cc).
+Shapes Linear(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& input = args[0].toTensor();
+  std::vector<int64_t> sizes = input.sizes().vec();
+  sizes.back() = args[1].toTensor().size(0);
+  return One(Sized(input.scalar_type(), std::move(sizes)));
+}
+
+Shapes LinearBackward(c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& grad = args[0].toTensor();
+  const at::Tensor& input = args[1].toTensor();
+  const at::Tensor& weight = args[2].toTensor();
+  if (grad.scalar_type() != input.scalar_type() || grad.dim() != input.dim() ||
+      grad.sizes().slice(0, grad.dim() - 1) != input.sizes().slice(0, input.dim() - 1) ||
+      grad.size(-1) != weight.size(0))
+    return std::nullopt;  // the composite's error
+  const auto mask = args[3].toBoolList();
+  return std::vector<Shape>{mask[0] ? ShapeOf(input) : Undefined(), mask[1] ? ShapeOf(weight) : Undefined(),
+                            mask[2] ? Shape(weight.scalar_type(), {weight.size(0)}) : Undefined()};
+}
+
 bool FusedAttentionSupports(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor* mask,
                             double dropout_p, bool is_causal) {
   const c10::ScalarType dtype = q.scalar_type();

@@ -52,21 +52,29 @@ def counter(name):
 
 
 class CounterDelta:
-    """How much named counters grew inside a `with` block."""
+    """How much named counters grew inside a `with` block; without names, every counter that
+    changed (`delta` then holds only those)."""
 
     def __init__(self, *names):
         self.names = names
 
+    def _values(self):
+        import torch_xla.debug.metrics as met
+        return {n: counter(n) for n in self.names} if self.names else {
+            n: met.counter_value(n) for n in met.counter_names()}
+
     def __enter__(self):
-        self.start = {n: counter(n) for n in self.names}
+        self.start = self._values()
         return self
 
     def __exit__(self, *exc):
-        self.delta = {n: counter(n) - self.start[n] for n in self.names}
+        end = self._values()
+        self.delta = {n: v - self.start.get(n, 0) for n, v in end.items()
+                      if self.names or v != self.start.get(n, 0)}
         return False
 
     def __getitem__(self, name):
-        return self.delta[name]
+        return self.delta.get(name, 0)
 
 
 def raises_as_eager(f, dev):

@@ -418,8 +418,9 @@ SPECS += [
     Spec('matmul_2d_1d', torch.matmul, [[rnd(3, 4), rnd(4)]], ops=('aten::mv',)),
     Spec('addmm', lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0),
          [[rnd(5), rnd(3, 4), rnd(4, 5)]], ops=('aten::addmm',)),
-    Spec('linear', F.linear, [[rnd(6, 4), rnd(5, 4), rnd(5)]], ops=('aten::addmm',),
-         grad_ops=('aten::mm',)),
+    # One op each way (aten/linear_autograd.cc), for every input rank.
+    Spec('linear', F.linear, [[rnd(6, 4), rnd(5, 4), rnd(5)], [rnd(2, 3, 4), rnd(5, 4)], [rnd(4), rnd(5, 4), rnd(5)]],
+         ops=('txla::linear',), grad_ops=('txla::linear_backward',)),
     Spec('bmm', torch.bmm, [[rnd(2, 3, 4), rnd(2, 4, 5)]], ops=('aten::bmm',)),
     Spec('baddbmm', lambda b, x, y: torch.baddbmm(b, x, y, alpha=0.5),
          [[rnd(3, 5), rnd(2, 3, 4), rnd(2, 4, 5)]], ops=('aten::baddbmm',)),
@@ -494,6 +495,13 @@ SPECS += [
          ops=('aten::_safe_softmax',), grad_ops=('aten::_softmax_backward_data',)),
     Spec('_safe_softmax.dim0_dtype', lambda x: A._safe_softmax(x, 0, torch.float64), [[_masked_scores]],
          ops=('aten::_safe_softmax',), dtypes=(torch.float32,)),
+    # 4-D attention takes the fused op each way (aten/attention_autograd.cc); a mask that needs
+    # a gradient takes the math path.
+    Spec('scaled_dot_product_attention.fused',
+         lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+         [[rnd(2, 3, 5, 4), rnd(2, 3, 7, 4), rnd(2, 3, 7, 4), rnd(2, 1, 5, 7)]], nograd=(3,),
+         ops=('aten::_scaled_dot_product_flash_attention_for_cpu',),
+         grad_ops=('aten::_scaled_dot_product_flash_attention_for_cpu_backward',)),
     Spec('scaled_dot_product_attention.masked_row',
          lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
          [[rnd(2, 4, 3), rnd(2, 5, 3), rnd(2, 5, 3), fixed(_ROW_MASK)]],

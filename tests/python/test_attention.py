@@ -9,21 +9,12 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import torch_xla.core.xla_model as xm
-import torch_xla.debug.metrics as met
+from conftest import CounterDelta
 
 FUSED = 'xla::_scaled_dot_product_flash_attention_for_cpu'
 FUSED_BACKWARD = 'xla::_scaled_dot_product_flash_attention_for_cpu_backward'
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-12, atol=1e-12),
              torch.bfloat16: dict(rtol=2e-2, atol=2e-2)}
-
-
-def _counts():
-    return {k: met.counter_value(k) for k in met.counter_names()}
-
-
-def _delta(before):
-    after = _counts()
-    return {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
 
 
 def _run(device, q, k, v, mask=None, backend=None, **kwargs):
@@ -32,18 +23,17 @@ def _run(device, q, k, v, mask=None, backend=None, **kwargs):
     m = mask.detach().to(device).requires_grad_(mask.requires_grad) if mask is not None else None
     if m is not None:
         kwargs['attn_mask'] = m
-    before = _counts()
     # The reference is eager's math path (eager's own fused kernel rounds apart from it).
     if device == 'cpu':
         backend = [SDPBackend.MATH]
-    with sdpa_kernel(backend) if backend else contextlib.nullcontext():
+    with CounterDelta() as counts, sdpa_kernel(backend) if backend else contextlib.nullcontext():
         out = F.scaled_dot_product_attention(*ins, **kwargs)
         weights = torch.linspace(-1, 1, out.numel(), dtype=torch.float32).reshape(out.shape).to(out.dtype)
         (out * weights.to(device)).sum().backward()
-    if device != 'cpu':
-        xm.mark_step()
+        if device != 'cpu':
+            xm.mark_step()
     grads = [t.grad.cpu() for t in ins] + ([m.grad.cpu()] if m is not None and m.requires_grad else [])
-    return [out.detach().cpu()] + grads, _delta(before)
+    return [out.detach().cpu()] + grads, counts.delta
 
 
 def _inputs(dtype, batch=2, heads=3, target=5, source=7, head_size=4, kv_heads=None):
@@ -106,13 +96,12 @@ def test_fused_attention_with_a_scale_and_transposed_inputs(dev, scale):
 def test_fused_attention_in_inference(dev):
     q, k, v = _inputs(torch.float32)
     want = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    before = _counts()
-    with torch.inference_mode():
-        got_inference = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), is_causal=True).cpu()
-    with torch.no_grad():
-        got = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), is_causal=True).cpu()
-    counts = _delta(before)
-    assert counts.get(FUSED, 0) >= 1 and FUSED_BACKWARD not in counts, counts
+    with CounterDelta() as counts:
+        with torch.inference_mode():
+            got_inference = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), is_causal=True).cpu()
+        with torch.no_grad():
+            got = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), is_causal=True).cpu()
+    assert counts[FUSED] >= 1 and FUSED_BACKWARD not in counts.delta, counts.delta
     torch.testing.assert_close(got, want, **TOLERANCE[torch.float32])
     torch.testing.assert_close(got_inference, want, **TOLERANCE[torch.float32])
 
@@ -142,11 +131,11 @@ def test_other_attentions_take_the_math_path(dev, case):
 
 def test_dropout_takes_the_math_path(dev):
     q, k, v = _inputs(torch.float32)
-    before = _counts()
-    out = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), dropout_p=0.5)
-    xm.mark_step()
+    with CounterDelta() as delta:
+        out = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), dropout_p=0.5)
+        xm.mark_step()
     assert out.shape == (2, 3, 5, 4)
-    counts = _delta(before)
+    counts = delta.delta
     assert FUSED not in counts and counts.get('xla::_safe_softmax') == 1, counts
 
 

@@ -321,15 +321,26 @@ def _mlp():
     return nn.Sequential(nn.Linear(9, 13), nn.ReLU(), nn.Linear(13, 11), nn.Tanh(), nn.Linear(11, 5))
 
 
+class _MatMulLinear(nn.Linear):
+    """A linear layer written as `x @ w.t() + b` (F.linear itself is one op each way on the device)."""
+
+    def forward(self, x):
+        return x @ self.weight.t() + self.bias
+
+
+def _matmul_mlp():
+    return nn.Sequential(_MatMulLinear(9, 13), nn.ReLU(), _MatMulLinear(13, 11), nn.Tanh(), _MatMulLinear(11, 5))
+
+
 @pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])
 @pytest.mark.parametrize('barrier_before_backward', [False, True])
 def test_transposed_weights_saved_for_backward_stay_views(dev, dtype, tol, barrier_before_backward):
-    """AOT autograd saves the Linear layers' transposed weights for the backward graph: the forward
-    graph returns them as views of the weights and the backward graph reads the weights' data
-    with the transpose inside it (DynamoTransposedInputs), replayed every step without tracing
-    again; losses and parameters stay eager's over steps, also with a barrier between the forward
-    and the backward pass."""
-    ref, mod = _pair(_mlp, dev, dtype)
+    """AOT autograd saves the layers' transposed weights (`w.t()` of `x @ w.t()`) for the backward
+    graph: the forward graph returns them as views of the weights and the backward graph reads
+    the weights' data with the transpose inside it (DynamoTransposedInputs), replayed every step
+    without tracing again; losses and parameters stay eager's over steps, also with a barrier
+    between the forward and the backward pass."""
+    ref, mod = _pair(_matmul_mlp, dev, dtype)
     compiled = torch.compile(mod, backend='openxla')
     opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
     opt_x = torch.optim.SGD(mod.parameters(), lr=0.05, momentum=0.9)
