@@ -51,6 +51,14 @@ def counter(name):
     return value or 0
 
 
+class MatMulLinear(torch.nn.Linear):
+    """A linear layer written as `x @ w.t() + b`: the transposed weight whose views the device
+    handles (deferred views, AOTAutograd's saved transposes). F.linear itself is one op each way."""
+
+    def forward(self, x):
+        return x @ self.weight.t() + self.bias
+
+
 class CounterDelta:
     """How much named counters grew inside a `with` block; without names, every counter that
     changed (`delta` then holds only those)."""

@@ -1,5 +1,5 @@
-"""Transposed views a barrier leaves pending (csrc/graph/deferred_views.h): a Linear layer's
-weight gradient is `mm(...).t()` with the GEMM kept alive as its base, and a barrier computes
+"""Transposed views a barrier leaves pending (csrc/graph/deferred_views.h): a layer computing
+`x @ w.t() + b` has the weight gradient `mm(...).t()` with the GEMM kept alive as its base, and a barrier computes
 one of the two and leaves the other as a transpose of its new data. Values must be those of
 eager wherever the deferred tensor is read or used later."""
 import copy
@@ -10,12 +10,12 @@ import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
 
-from conftest import CounterDelta, counter
+from conftest import CounterDelta, MatMulLinear, counter
 
 
 def _model_pair(dtype=torch.float32):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(7, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3)).to(dtype)
+    model = torch.nn.Sequential(MatMulLinear(7, 5), torch.nn.ReLU(), MatMulLinear(5, 3)).to(dtype)
     return model, copy.deepcopy(model)
 
 

@@ -321,15 +321,9 @@ def _mlp():
     return nn.Sequential(nn.Linear(9, 13), nn.ReLU(), nn.Linear(13, 11), nn.Tanh(), nn.Linear(11, 5))
 
 
-class _MatMulLinear(nn.Linear):
-    """A linear layer written as `x @ w.t() + b` (F.linear itself is one op each way on the device)."""
-
-    def forward(self, x):
-        return x @ self.weight.t() + self.bias
-
-
 def _matmul_mlp():
-    return nn.Sequential(_MatMulLinear(9, 13), nn.ReLU(), _MatMulLinear(13, 11), nn.Tanh(), _MatMulLinear(11, 5))
+    from conftest import MatMulLinear
+    return nn.Sequential(MatMulLinear(9, 13), nn.ReLU(), MatMulLinear(13, 11), nn.Tanh(), MatMulLinear(11, 5))
 
 
 @pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])

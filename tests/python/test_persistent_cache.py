@@ -10,7 +10,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# A small training step of an MLP; prints its result and the cache counters as JSON.
+# Two training steps of an MLP (two graphs: the second step's momentum buffers exist); prints its
+# result and the cache counters as JSON.
 SCRIPT = r'''
 import json, os, sys
 import torch, torch.nn as nn
@@ -21,7 +22,7 @@ if os.environ.get('CACHE_DIR'):
 torch.manual_seed(0)
 dev = xm.xla_device()
 model = nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)).to(dev)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 x, y = torch.randn(4, 6).to(dev), torch.randint(0, 3, (4,)).to(dev)
 for _ in range(2):
     opt.zero_grad()
@@ -106,6 +107,7 @@ def test_bad_entry_is_counted_rebuilt_and_never_loaded(tmp_path, reference, dama
         flipped[-100] ^= 0xFF  # inside the shared object, past the header
         victim.write_bytes(bytes(flipped))
     else:  # a whole, valid-looking entry stored under the wrong name
+        assert len(names) >= 2, names
         (tmp_path / names[0]).write_bytes((tmp_path / names[-1]).read_bytes())
     second = run(tmp_path)
     assert second['error'] == 1 and second['cpp_compiles'] == 1

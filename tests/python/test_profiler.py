@@ -57,7 +57,7 @@ def test_regions_host_tracing_compilation_execution_transfers_and_fallbacks_on_o
     # Leaving a StepTrace is a barrier: each step holds its MarkStep and graph cut.
     assert all(any(inside(m, s) for m in by_name('MarkStep')) for s in steps)
     # Host tracing: the recorded ops, inside the forward regions.
-    assert any(e['cat'] == 'lazy' and e['name'] == 'aten::addmm' and inside(e, forwards[0]) for e in events)
+    assert any(e['cat'] == 'lazy' and e['name'] == 'txla::linear' and inside(e, forwards[0]) for e in events)
     # Compilation (the first step) with its phases inside it.
     compiles = by_name('CompileTime')
     assert len(compiles) >= 1
