@@ -51,7 +51,7 @@ Instruction* BatchedMatMul(LoweringContext& c, Instruction* lhs, Instruction* rh
 Scores MaskedScores(LoweringContext& c, const ir::Node& n, const AttentionArgs& a) {
   Scores s;
   const ElementType t = ToHlo(n.operands()[n.args()[a.q].operand].shape().dtype);
-  s.acc = (t == ElementType::kBF16 || t == ElementType::kF16) ? ElementType::kF32 : t;
+  s.acc = hlo::Is16BitFloat(t) ? ElementType::kF32 : t;
   Instruction* q = c.Convert(c.Operand(n, a.q), s.acc);
   Instruction* k = c.Convert(c.Operand(n, a.k), s.acc);
   const int64_t head_size = q->shape().dims[3];

@@ -27,7 +27,7 @@ Instruction* Rows(LoweringContext& c, Instruction* x) {
 // A sum in float for half and bfloat16 (ATen accumulates them so), rounded back.
 Instruction* SumRows(LoweringContext& c, Instruction* x) {
   const ElementType t = x->shape().type;
-  const ElementType acc = (t == ElementType::kBF16 || t == ElementType::kF16) ? ElementType::kF32 : t;
+  const ElementType acc = hlo::Is16BitFloat(t) ? ElementType::kF32 : t;
   return c.Convert(c.Reduce(c.Convert(x, acc), {0}, RK::kSum), t);
 }
 
