@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "aten/cpu_fallback.h"
+#include "aten/foreach_args.h"
 #include "aten/memory_bound.h"
 #include "aten/meta_shapes.h"
 #include "debug/config.h"
@@ -186,6 +187,24 @@ class NodeBuilder {
     args_.push_back(std::move(arg));
   }
 
+  // Each entry a parameter as AddScalar makes it, or a constant when it is 0 or 1 (a foreach
+  // op's per-tensor factors: Adam's bias corrections change every step, the graph does not).
+  void AddScalarList(const c10::IValue& v) {
+    if (constant_scalars_) {
+      AddOther(v);
+      return;
+    }
+    ir::Arg arg;
+    arg.kind = ir::Arg::Kind::kScalarList;
+    arg.operand = static_cast<uint32_t>(operands_.size());
+    for (const c10::IValue& e : v.toListRef()) {
+      c10::Scalar s = e.toScalar();
+      operands_.push_back(ScalarValue(s, ScalarTypeOf(s), device_, /*allow_constant=*/true));
+      ++arg.count;
+    }
+    args_.push_back(std::move(arg));
+  }
+
   // Random ops draw a seed now, from the generator given or the default CPU one (so
   // torch.manual_seed governs them): re-running the graph reproduces the same numbers.
   void AddGenerator(const c10::IValue& v) {
@@ -287,6 +306,40 @@ const std::vector<ArgClass>& RowArgClasses(const ir::OpInfo& info, const c10::Op
   return classes;
 }
 
+namespace {
+
+// The op's result shapes: its shape rule's, else its Meta kernel's.
+std::vector<ir::Shape> Shapes(const ir::OpInfo& info, const c10::OperatorHandle& op,
+                              c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass>& classes) {
+  if (info.shape_rule) {
+    if (auto ruled = info.shape_rule(args); ruled && !ruled->empty()) return std::move(*ruled);
+  }
+  return CachedMetaShapes(info, op, args, classes);
+}
+
+// A foreach op's shapes, its element's at each position (with the element's checks), into
+// `shapes`; false when a position needs the CPU fallback. Counted as its element ops, as
+// PyTorch/XLA counts the per-tensor ops its foreach decomposition records.
+bool ForeachShapes(const ir::OpInfo& info, c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass>& classes,
+                   std::vector<ir::Shape>* shapes) {
+  const ir::OpInfo& element = *info.element;
+  const size_t n = ForeachLength(args, classes);
+  const std::vector<ArgClass>& element_classes = RowArgClasses(element, element.handle());
+  std::vector<c10::IValue> element_args;
+  shapes->reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ElementArguments(info, args, classes, i, &element_args);
+    if (element.needs_fallback && element.needs_fallback(element_args)) return false;
+    std::vector<ir::Shape> one = Shapes(element, element.handle(), element_args, element_classes);
+    TORCH_INTERNAL_ASSERT(one.size() == 1, element.name, " has ", one.size(), " results, not one");
+    shapes->push_back(std::move(one.front()));
+  }
+  OpCounter(element)->Add(n);
+  return true;
+}
+
+}  // namespace
+
 metrics::Metric* LazyTracingMetric() {
   static metrics::Metric* const metric = metrics::GetMetric("LazyTracing");
   return metric;
@@ -305,20 +358,21 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
     CpuFallback(op, stack);
     return;
   }
-  OpCounter(info)->Add(1);
-
   std::vector<ir::Shape> shapes;
-  if (info.shape_rule) {
-    if (auto ruled = info.shape_rule(args)) shapes = std::move(*ruled);
-  }
-  if (shapes.empty()) {
-    try {
-      shapes = CachedMetaShapes(info, op, args, classes);
-    } catch (const c10::NotImplementedError&) {
-      // No Meta kernel in this PyTorch: still correct, through the CPU.
-      CpuFallback(op, stack);
-      return;
+  bool traceable = true;
+  try {
+    if (info.element) {
+      traceable = ForeachShapes(info, args, classes, &shapes);
+    } else {
+      OpCounter(info)->Add(1);
+      shapes = Shapes(info, op, args, classes);
     }
+  } catch (const c10::NotImplementedError&) {
+    traceable = false;  // no Meta kernel in this PyTorch: still correct, through the CPU
+  }
+  if (!traceable) {
+    CpuFallback(op, stack);
+    return;
   }
   std::vector<int> written;
   if (info.written_args) written = info.written_args(args);
@@ -353,6 +407,9 @@ void RecordOp(const ir::OpInfo& info, const c10::OperatorHandle& op, torch::jit:
         break;
       case ArgClass::kScalar:
         builder.AddScalar(v);
+        break;
+      case ArgClass::kScalarList:
+        builder.AddScalarList(v);
         break;
       case ArgClass::kGenerator:
         builder.AddGenerator(v);

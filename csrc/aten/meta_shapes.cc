@@ -25,6 +25,7 @@ ArgClass Classify(const c10::TypePtr& type) {
   if (auto list = t->cast<c10::ListType>()) {
     c10::TypePtr e = list->getElementType();
     if (e->kind() == c10::TypeKind::TensorType) return ArgClass::kTensorList;
+    if (e->kind() == c10::TypeKind::NumberType) return ArgClass::kScalarList;
     if (auto opt = e->cast<c10::OptionalType>()) {
       if (opt->getElementType()->kind() == c10::TypeKind::TensorType)
         return ArgClass::kOptionalTensorList;

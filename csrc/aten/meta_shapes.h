@@ -18,6 +18,7 @@ enum class ArgClass : uint8_t {
   kTensorList,          // Tensor[]
   kOptionalTensorList,  // Tensor?[]
   kScalar,              // Scalar or Scalar?
+  kScalarList,          // Scalar[] (a foreach op's per-tensor factors)
   kGenerator,           // Generator?
   kOther,
 };

@@ -167,6 +167,13 @@ void RunInstruction(const Instruction& instr, std::vector<at::Tensor>& slots) {
       case ir::Arg::Kind::kScalar:
         stack.emplace_back(operand(a.operand).item());
         break;
+      case ir::Arg::Kind::kScalarList: {
+        c10::impl::GenericList list(c10::NumberType::get());
+        list.reserve(a.count);
+        for (uint32_t i = 0; i < a.count; ++i) list.push_back(operand(a.operand + i).item());
+        stack.emplace_back(std::move(list));
+        break;
+      }
       case ir::Arg::Kind::kGenerator:
         stack.emplace_back(at::make_generator<at::CPUGeneratorImpl>(
             static_cast<uint64_t>(operand(a.operand).item<int64_t>())));

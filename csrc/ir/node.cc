@@ -71,6 +71,7 @@ hash_t Arg::Hash() const {
     case Kind::kGenerator:
       return Mix(h, operand);
     case Kind::kTensorList:
+    case Kind::kScalarList:
       return Mix(Mix(h, operand), count);
     case Kind::kOptionalTensorList:
       h = Mix(Mix(h, operand), count);

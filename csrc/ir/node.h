@@ -42,6 +42,7 @@ struct Arg {
     kTensorList,          // operands[operand, operand + count)
     kOptionalTensorList,  // as kTensorList, `present` marks the entries that are not None
     kScalar,              // a Scalar argument read from the 0-dim parameter operands[operand]
+    kScalarList,          // a Scalar[] argument, as kScalar from operands[operand, operand + count)
     kGenerator,           // a generator seeded from the 0-dim int64 parameter operands[operand]
   };
   Kind kind = Kind::kConst;

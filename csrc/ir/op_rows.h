@@ -426,4 +426,51 @@
   V(aten_eye, "aten::eye", Eye, nullptr, nullptr, 0, nullptr)                                                         \
   V(aten_eye_m, "aten::eye.m", Eye, nullptr, nullptr, 0, nullptr)                                                     \
   V(aten_copy, "aten::copy", SameAsFirst, nullptr, nullptr, kEdgeKernel, nullptr)                                     \
-  V(aten__to_copy, "aten::_to_copy", ToCopy, nullptr, nullptr, kEdgeKernel, nullptr)
+  V(aten__to_copy, "aten::_to_copy", ToCopy, nullptr, nullptr, kEdgeKernel, nullptr)                                 \
+  TXLA_FOREACH_ROWS(TXLA_FOREACH_AS_OP_ROW, V)
+
+// Foreach ops (what optimizers run with foreach=True) recorded as one node per call, not one per
+// tensor through ATen's per-tensor loop: each is its element op applied position by position.
+// Columns: F(V, identifier, "qualified name", element row). The element op takes the foreach
+// op's arguments, a list giving each position its own entry, its further arguments at their
+// defaults; shapes, checks and lowering are the element's (aten/lazy_kernel.cc,
+// lower/lower_foreach.cc).
+#define TXLA_FOREACH_ROWS(F, V)                                                \
+  F(V, aten__foreach_add_Scalar, "aten::_foreach_add.Scalar", aten_add_Scalar)             \
+  F(V, aten__foreach_add_List, "aten::_foreach_add.List", aten_add_Tensor)                 \
+  F(V, aten__foreach_add_ScalarList, "aten::_foreach_add.ScalarList", aten_add_Scalar)     \
+  F(V, aten__foreach_add_Tensor, "aten::_foreach_add.Tensor", aten_add_Tensor)             \
+  F(V, aten__foreach_sub_Scalar, "aten::_foreach_sub.Scalar", aten_sub_Scalar)             \
+  F(V, aten__foreach_sub_List, "aten::_foreach_sub.List", aten_sub_Tensor)                 \
+  F(V, aten__foreach_sub_ScalarList, "aten::_foreach_sub.ScalarList", aten_sub_Scalar)     \
+  F(V, aten__foreach_mul_Scalar, "aten::_foreach_mul.Scalar", aten_mul_Scalar)             \
+  F(V, aten__foreach_mul_List, "aten::_foreach_mul.List", aten_mul_Tensor)                 \
+  F(V, aten__foreach_mul_ScalarList, "aten::_foreach_mul.ScalarList", aten_mul_Scalar)     \
+  F(V, aten__foreach_mul_Tensor, "aten::_foreach_mul.Tensor", aten_mul_Tensor)             \
+  F(V, aten__foreach_div_Scalar, "aten::_foreach_div.Scalar", aten_div_Scalar)             \
+  F(V, aten__foreach_div_List, "aten::_foreach_div.List", aten_div_Tensor)                 \
+  F(V, aten__foreach_div_ScalarList, "aten::_foreach_div.ScalarList", aten_div_Scalar)     \
+  F(V, aten__foreach_div_Tensor, "aten::_foreach_div.Tensor", aten_div_Tensor)             \
+  F(V, aten__foreach_addcmul_Scalar, "aten::_foreach_addcmul.Scalar", aten_addcmul)         \
+  F(V, aten__foreach_addcmul_ScalarList, "aten::_foreach_addcmul.ScalarList", aten_addcmul) \
+  F(V, aten__foreach_addcdiv_Scalar, "aten::_foreach_addcdiv.Scalar", aten_addcdiv)         \
+  F(V, aten__foreach_addcdiv_ScalarList, "aten::_foreach_addcdiv.ScalarList", aten_addcdiv) \
+  F(V, aten__foreach_lerp_Scalar, "aten::_foreach_lerp.Scalar", aten_lerp_Scalar)           \
+  F(V, aten__foreach_lerp_List, "aten::_foreach_lerp.List", aten_lerp_Tensor)               \
+  F(V, aten__foreach_lerp_ScalarList, "aten::_foreach_lerp.ScalarList", aten_lerp_Scalar)   \
+  F(V, aten__foreach_maximum_List, "aten::_foreach_maximum.List", aten_maximum)             \
+  F(V, aten__foreach_clamp_min_Scalar, "aten::_foreach_clamp_min.Scalar", aten_clamp_min)   \
+  F(V, aten__foreach_clamp_max_Scalar, "aten::_foreach_clamp_max.Scalar", aten_clamp_max)   \
+  F(V, aten__foreach_pow_Scalar, "aten::_foreach_pow.Scalar", aten_pow_Tensor_Scalar)       \
+  F(V, aten__foreach_pow_ScalarList, "aten::_foreach_pow.ScalarList", aten_pow_Tensor_Scalar) \
+  F(V, aten__foreach_pow_List, "aten::_foreach_pow.List", aten_pow_Tensor_Tensor)           \
+  F(V, aten__foreach_sqrt, "aten::_foreach_sqrt", aten_sqrt)                               \
+  F(V, aten__foreach_neg, "aten::_foreach_neg", aten_neg)                                  \
+  F(V, aten__foreach_exp, "aten::_foreach_exp", aten_exp)                                  \
+  F(V, aten__foreach_abs, "aten::_foreach_abs", aten_abs)                                  \
+  F(V, aten__foreach_sign, "aten::_foreach_sign", aten_sign)                               \
+  F(V, aten__foreach_reciprocal, "aten::_foreach_reciprocal", aten_reciprocal)             \
+  F(V, aten__foreach_zero, "aten::_foreach_zero", aten_zero)
+
+// A foreach row as an op row: its shape rule, checks and flags come from its element row.
+#define TXLA_FOREACH_AS_OP_ROW(V, id, name, element) V(id, name, nullptr, nullptr, nullptr, kForeach, nullptr)

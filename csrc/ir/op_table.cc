@@ -119,6 +119,21 @@ struct Table {
       ops.push_back(std::move(info));
     }
     for (const OpInfo& info : ops) by_name.emplace(info.name, &info);
+    struct ForeachDecl {
+      const char* name;
+      const char* element;
+    };
+    const ForeachDecl foreach_rows[] = {
+#define TXLA_FOREACH_DECL(V, id, name, element) {name, op::element},
+        TXLA_FOREACH_ROWS(TXLA_FOREACH_DECL, _)
+#undef TXLA_FOREACH_DECL
+    };
+    for (const ForeachDecl& decl : foreach_rows) {
+      OpInfo& info = ops[by_name.at(decl.name)->index];
+      info.element = by_name.at(decl.element);
+      // The element's scalars are the foreach op's: constants of the graph or parameters.
+      info.flags |= info.element->flags & (kConstantScalars | kScalarKindOnly);
+    }
   }
 };
 

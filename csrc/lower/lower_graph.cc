@@ -20,9 +20,9 @@ constexpr LowerFn kRuleByRow[] = {
 #undef TXLA_RULE_OF_ROW
 };
 
-LowerFn RuleFor(const ir::OpInfo& op) { return kRuleByRow[op.index]; }
-
 }  // namespace
+
+LowerFn RuleFor(const ir::OpInfo& op) { return kRuleByRow[op.index]; }
 
 std::vector<std::string> LoweredOps() {
   std::vector<std::string> names;

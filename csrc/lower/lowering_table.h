@@ -29,6 +29,9 @@ TXLA_OP_ROWS(TXLA_DECLARE_LOWERING)
 #undef TXLA_DECLARE_LOWERING
 }  // namespace rules
 
+// The rule of an op row (lower_graph.cc's table).
+LowerFn RuleFor(const ir::OpInfo& op);
+
 // In a family's file (lower_*.cc, after its rules): row `id` lowers through the rule that
 // follows, a function (or a template's instance) of (LoweringContext&, const ir::Node&).
 #define TXLA_LOWER(id, ...)                                                              \

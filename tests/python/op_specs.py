@@ -757,3 +757,87 @@ SPECS += [
     Spec('reduce_scatter_first_dim', lambda x: _TXLA.reduce_scatter(x + 1, 0, 0, [0], 1), COLLECTIVE_CASES,
          ops=('txla::reduce_scatter',), dtypes=FLOAT + INTS, grad=False),
 ]
+
+# Foreach ops (one node per call, each position lowered as its element op): every overload the
+# device records, on lists of several shapes (0-dim and empty included), a list broadcasting
+# against the first, scalar lists holding the constants 0 and 1 beside parameters.
+_FE_SAME = [rnd(3, 4), rnd(5), rnd(), rnd(0, 2)]
+_FE_POS = [pos(3, 4), pos(5), pos(), pos(0, 2)]
+
+
+def _fe_cases(lists, positive=(), broadcast=True):
+    """Cases of `lists` tensor lists (the positions of list k positive when k is in `positive`)."""
+    same = [m for k in range(lists) for m in (_FE_POS if k in positive else _FE_SAME)]
+    cases = [same]
+    if broadcast and lists > 1:  # the other lists' entries broadcast against self's
+        make = [pos if k in positive else rnd for k in range(lists)]
+        cases.append([make[0](2, 3)] + [make[k](3) for k in range(1, lists)])
+    return cases
+
+
+def _foreach(op, lists, *extra, scalars=None, **kwargs):
+    """fn over a case's tensors split into `lists` lists; `scalars(n)` appends a Scalar list."""
+    def fn(*ts):
+        n = len(ts) // lists
+        split = [list(ts[k * n:(k + 1) * n]) for k in range(lists)]
+        more = (scalars(n),) if scalars else ()
+        return op(*split, *extra, *more, **kwargs)
+    return fn
+
+
+def _factors(n):
+    return [(1.0, 0.0, 2.5, -0.5)[i % 4] for i in range(n)]
+
+
+def _zeroed(*ts):
+    """_foreach_zero_, what Python reaches (functionalization records the functional op)."""
+    ts = [t.clone() for t in ts]
+    torch._foreach_zero_(ts)
+    return ts
+
+
+def _fe_spec(name, fn, cases, **kw):
+    return Spec(f'foreach.{name}', fn, cases, ops=(f'aten::_foreach_{name}',), **kw)
+
+
+SPECS += [
+    _fe_spec('add.Scalar', _foreach(torch._foreach_add, 1, 0.75), _fe_cases(1)),
+    _fe_spec('add.List', _foreach(torch._foreach_add, 2, alpha=-1.5), _fe_cases(2)),
+    _fe_spec('add.ScalarList', _foreach(torch._foreach_add, 1, scalars=_factors), _fe_cases(1)),
+    _fe_spec('add.Tensor', lambda *ts: torch._foreach_add(list(ts), torch.tensor(0.5), alpha=2), _fe_cases(1)),
+    _fe_spec('sub.Scalar', _foreach(torch._foreach_sub, 1, 0.75), _fe_cases(1)),
+    _fe_spec('sub.List', _foreach(torch._foreach_sub, 2, alpha=0.5), _fe_cases(2)),
+    _fe_spec('sub.ScalarList', _foreach(torch._foreach_sub, 1, scalars=_factors), _fe_cases(1)),
+    _fe_spec('mul.Scalar', _foreach(torch._foreach_mul, 1, -1.25), _fe_cases(1)),
+    _fe_spec('mul.List', _foreach(torch._foreach_mul, 2), _fe_cases(2)),
+    _fe_spec('mul.ScalarList', _foreach(torch._foreach_mul, 1, scalars=_factors), _fe_cases(1)),
+    _fe_spec('mul.Tensor', lambda *ts: torch._foreach_mul(list(ts), torch.tensor(-0.5)), _fe_cases(1)),
+    _fe_spec('div.Scalar', _foreach(torch._foreach_div, 1, 3.0), _fe_cases(1)),
+    _fe_spec('div.List', _foreach(torch._foreach_div, 2), _fe_cases(2, positive=(1,))),
+    _fe_spec('div.ScalarList', _foreach(torch._foreach_div, 1, scalars=lambda n: [0.5 + i for i in range(n)]),
+             _fe_cases(1)),
+    _fe_spec('div.Tensor', lambda *ts: torch._foreach_div(list(ts), torch.tensor(4.0)), _fe_cases(1)),
+    _fe_spec('addcmul.Scalar', _foreach(torch._foreach_addcmul, 3, 0.3), _fe_cases(3)),
+    _fe_spec('addcmul.ScalarList', _foreach(torch._foreach_addcmul, 3, scalars=_factors), _fe_cases(3)),
+    # torch's own backward of foreach addcdiv fails on these lists (IndexError in select).
+    _fe_spec('addcdiv.Scalar', _foreach(torch._foreach_addcdiv, 3, -0.3), _fe_cases(3, positive=(2,)), grad=False),
+    _fe_spec('addcdiv.ScalarList', _foreach(torch._foreach_addcdiv, 3, scalars=_factors),
+             _fe_cases(3, positive=(2,)), grad=False),
+    _fe_spec('lerp.Scalar', _foreach(torch._foreach_lerp, 2, 0.3), _fe_cases(2)),
+    _fe_spec('lerp.List', _foreach(torch._foreach_lerp, 3), _fe_cases(3, positive=(2,))),
+    _fe_spec('lerp.ScalarList', _foreach(torch._foreach_lerp, 2, scalars=_factors), _fe_cases(2)),
+    _fe_spec('maximum.List', _foreach(torch._foreach_maximum, 2), _fe_cases(2)),
+    _fe_spec('clamp_min.Scalar', _foreach(torch._foreach_clamp_min, 1, 0.25), _fe_cases(1)),
+    _fe_spec('clamp_max.Scalar', _foreach(torch._foreach_clamp_max, 1, -0.25), _fe_cases(1)),
+    _fe_spec('pow.Scalar', _foreach(torch._foreach_pow, 1, 3.0), _fe_cases(1)),
+    _fe_spec('pow.ScalarList', _foreach(torch._foreach_pow, 1, scalars=lambda n: [(2.0, 0.5, -1.0, 3.0)[i % 4] for i in range(n)]),
+             [_FE_POS]),
+    _fe_spec('pow.List', _foreach(torch._foreach_pow, 2), _fe_cases(2, positive=(0,))),
+    _fe_spec('sqrt', _foreach(torch._foreach_sqrt, 1), [_FE_POS]),
+    _fe_spec('neg', _foreach(torch._foreach_neg, 1), [_FE_SAME]),
+    _fe_spec('exp', _foreach(torch._foreach_exp, 1), [_FE_SAME]),
+    _fe_spec('abs', _foreach(torch._foreach_abs, 1), [_FE_SAME]),
+    _fe_spec('sign', _foreach(torch._foreach_sign, 1), [_FE_SAME], grad=False),
+    _fe_spec('reciprocal', _foreach(torch._foreach_reciprocal, 1), [_FE_POS]),
+    _fe_spec('zero', _zeroed, [_FE_SAME], grad=False),
+]

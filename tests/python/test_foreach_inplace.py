@@ -254,3 +254,84 @@ def test_clip_grad_norm_without_gradients_returns_zero_on_the_device(dev):
     assert total.device.type == 'xla'
     torch.testing.assert_close(total.cpu(), torch.tensor(48.0).sqrt())
     assert torch.nn.utils.clip_grad_norm_(torch.ones(2, requires_grad=True), 1.0).device.type == 'cpu'
+
+
+def _ir(tensors):
+    import torch_xla
+    return torch_xla._XLAC._get_xla_tensors_text(list(tensors))
+
+
+def test_a_foreach_call_records_one_node_counted_per_tensor(dev):
+    """A foreach call is one node with an output per tensor (not one op per tensor through ATen's
+    loop); the per-op counters count its tensors, as PyTorch/XLA's decomposition counts them."""
+    xs = [torch.randn(s).to(dev) for s in SHAPES]
+    gs = [torch.randn(s).to(dev) for s in SHAPES]
+    with CounterDelta('xla::mul', 'xla::addcdiv') as delta:
+        torch._foreach_mul_(xs, 0.9)
+        torch._foreach_addcdiv_(xs, gs, [g.abs() + 1 for g in gs], [-0.1 * i for i in range(len(SHAPES))])
+    text = _ir(xs)
+    assert text.count('aten::_foreach_mul.Scalar(') == 1 and text.count('aten::_foreach_addcdiv.ScalarList(') == 1
+    assert 'aten::mul.Scalar(' not in text and 'aten::addcdiv(' not in text
+    assert delta['xla::mul'] == len(SHAPES) and delta['xla::addcdiv'] == len(SHAPES)
+
+
+def test_changing_scalar_lists_do_not_recompile(dev):
+    """Adam's per-tensor step sizes change every step: they are graph parameters (0 and 1 are
+    constants, so a list holding them is a graph of its own), and the graph compiles once."""
+    xs = [torch.randn(4, 3).to(dev), torch.randn(5).to(dev)]
+    gs = [torch.randn(4, 3).to(dev), torch.randn(5).to(dev)]
+    compiles = []
+    for step in range(1, 5):
+        with CounterDelta('UncachedCompile') as delta:
+            torch._foreach_addcdiv_(xs, gs, [g.abs() + 1 for g in gs], [-0.01 * step, -0.02 * step])
+            torch._foreach_div_(xs, [1.0 + 0.1 * step, 2.0 + 0.1 * step])
+            [x.cpu() for x in xs]
+        compiles.append(delta['UncachedCompile'])
+    assert compiles[1:] == [0, 0, 0], compiles
+
+
+@pytest.mark.parametrize('interpreted', [False, True], ids=['compiled', 'interpreted'])
+def test_foreach_lists_of_mixed_dtypes_promote_per_position(dev, xla_env, interpreted):
+    """Each position promotes as its element op does (an integer tensor times a float scalar is
+    float), compiled and on the reference interpreter."""
+    if interpreted:
+        xla_env(SYNC_TENSORS_OPBYOP='1', GET_TENSORS_OPBYOP='1')
+    selves = [torch.arange(6).reshape(2, 3), torch.randn(4, dtype=torch.float64), torch.randn(3).bfloat16()]
+    others = [torch.randn(3), torch.randn(4, dtype=torch.float64), torch.randn(3).bfloat16()]
+    for op, args in [(torch._foreach_mul, (2.5,)), (torch._foreach_add, (others,)),
+                     (torch._foreach_mul, ([0.5, 3.0, 1.0],)), (torch._foreach_sub, (others,))]:
+        expected = op(selves, *args)
+        got = op([t.to(dev) for t in selves], *[[o.to(dev) for o in a] if isinstance(a, list) and
+                                                 isinstance(a[0], torch.Tensor) else a for a in args])
+        for g, e in zip(got, expected):
+            assert g.dtype == e.dtype and g.shape == e.shape
+            torch.testing.assert_close(g.cpu(), e)
+
+
+FUNCTIONAL_ERRORS = [
+    lambda d: torch._foreach_add([torch.zeros(3, device=d), torch.zeros(2, device=d)], [torch.ones(3, device=d)]),
+    lambda d: torch._foreach_mul([torch.zeros(3, device=d)], [1.0, 2.0]),
+    lambda d: torch._foreach_addcmul([torch.zeros(3, device=d)], [torch.ones(3, device=d)],
+                                     [torch.ones(3, device=d), torch.ones(1, device=d)]),
+    lambda d: torch._foreach_lerp([torch.zeros(3, device=d)], [torch.ones(3, device=d)], [0.5, 0.5]),
+]
+
+
+@pytest.mark.parametrize('case', range(len(FUNCTIONAL_ERRORS)))
+def test_functional_foreach_errors_match_eager(dev, case):
+    raises_as_eager(FUNCTIONAL_ERRORS[case], dev)
+
+
+def test_a_positions_error_is_its_element_ops(dev):
+    """Shapes that do not broadcast at one position raise what the element op raises there."""
+    with pytest.raises(RuntimeError) as single:
+        torch.mul(torch.zeros(3, device=dev), torch.ones(4, device=dev))
+    with pytest.raises(RuntimeError) as foreach:
+        torch._foreach_mul([torch.zeros(2, device=dev), torch.zeros(3, device=dev)],
+                           [torch.ones(2, device=dev), torch.ones(4, device=dev)])
+    assert str(foreach.value) == str(single.value)
+
+
+def test_foreach_over_cpu_and_xla_tensors_names_the_cpu_tensor(dev):
+    with pytest.raises(RuntimeError, match='not an XLA tensor|same device'):
+        torch._foreach_add([torch.zeros(3, device=dev)], [torch.ones(3)])
