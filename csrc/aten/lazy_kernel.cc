@@ -43,6 +43,18 @@ bool IsSpecialScalar(const c10::Scalar& s) {
   return false;
 }
 
+// The same kind and bits (so 0.0 and -0.0, or 1 and 1.0, differ; NaN matches its own bits).
+bool SameScalar(const c10::Scalar& a, const c10::Scalar& b) {
+  if (a.type() != b.type()) return false;
+  if (a.isFloatingPoint()) {
+    const double x = a.toDouble(), y = b.toDouble();
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  }
+  if (a.isBoolean()) return a.toBool() == b.toBool();
+  if (a.isIntegral(/*includeBool=*/false)) return a.toLong() == b.toLong();
+  return false;
+}
+
 c10::ScalarType ScalarTypeOf(const c10::Scalar& s) {
   if (s.isBoolean()) return c10::kBool;
   if (s.isIntegral(false)) return c10::kLong;
@@ -197,9 +209,17 @@ class NodeBuilder {
     ir::Arg arg;
     arg.kind = ir::Arg::Kind::kScalarList;
     arg.operand = static_cast<uint32_t>(operands_.size());
+    c10::Scalar previous;
     for (const c10::IValue& e : v.toListRef()) {
       c10::Scalar s = e.toScalar();
-      operands_.push_back(ScalarValue(s, ScalarTypeOf(s), device_, /*allow_constant=*/true));
+      // An entry equal to the one before shares its parameter (Adam's step sizes are one value
+      // per parameter group): the device's cached buffer of a value is one parameter anyway.
+      if (arg.count > 0 && SameScalar(s, previous)) {
+        operands_.push_back(operands_.back());
+      } else {
+        operands_.push_back(ScalarValue(s, ScalarTypeOf(s), device_, /*allow_constant=*/true));
+      }
+      previous = s;
       ++arg.count;
     }
     args_.push_back(std::move(arg));
