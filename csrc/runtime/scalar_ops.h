@@ -88,7 +88,11 @@ __attribute__((always_inline)) static inline float txla_tanh(float x) {
   p = __builtin_fma(p, r, 1.0 / 6.0);
   p = __builtin_fma(p, r, 0.5);
   const double em1_r = __builtin_fma(p * r, r, r);  // e^r - 1
-  const double scale = __builtin_bit_cast(double, (long long)(n + 1023.0) << 52);  // 2^n
+  // 2^n from the exponent bits. n + 1023 is put in the low bits of a double's mantissa by adding
+  // 1.5 * 2^52, not by a double -> int64 conversion, which AVX2 has no vector form of: with it
+  // this loop stayed scalar on AVX2 machines (an LSTM step's cells 5x slower than on AVX-512).
+  const double biased = n + (1023.0 + 6755399441055744.0);
+  const double scale = __builtin_bit_cast(double, __builtin_bit_cast(long long, biased) << 52);
   const double em1 = __builtin_fma(scale, em1_r, scale - 1.0);
   const float result = (float)(em1 / (em1 + 2.0));
   return __builtin_copysignf(result, x);

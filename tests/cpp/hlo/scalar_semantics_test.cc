@@ -156,6 +156,25 @@ TEST(ScalarSemanticsTest, FloatExpUnderflowsToZeroAndReachesTheDenormals) {
   }
 }
 
+TEST(ScalarSemanticsTest, FloatTanhIsTheCorrectlyRoundedDoubleTanhAcrossItsScaledRange) {
+  // Every power 2^n its range reduction builds (|2x| <= 40: n in [-58, 58]) and the clamped ends:
+  // within an ulp of tanh computed in double and rounded once, the sign x's.
+  for (int n = -58; n <= 58; ++n) {
+    for (float frac : {-0.34f, -0.1f, 0.0f, 0.2f, 0.34f}) {
+      const float x = (static_cast<float>(n) + frac) * 0.34657359f;  // 2x = (n + frac) ln2
+      const float want = static_cast<float>(std::tanh(static_cast<double>(x)));
+      const float got = txla_tanh(x);
+      EXPECT_LE(std::fabs(got - want), std::fabs(std::nextafter(want, 2.0f) - want)) << x;
+      EXPECT_EQ(std::signbit(got), std::signbit(x)) << x;
+    }
+  }
+  for (float x : {1e-30f, 1e-7f, 25.0f, 1e30f, INFINITY}) {
+    EXPECT_EQ(txla_tanh(x), static_cast<float>(std::tanh(static_cast<double>(x)))) << x;
+    EXPECT_EQ(txla_tanh(-x), -txla_tanh(x)) << x;
+  }
+  EXPECT_TRUE(std::isnan(txla_tanh(NAN)));
+}
+
 TEST(ScalarSemanticsTest, MaximumAndMinimumPropagateNaNFromEitherSide) {
   EXPECT_TRUE(std::isnan(txla_max(1.0f, NAN)));
   EXPECT_TRUE(std::isnan(txla_max(NAN, 1.0f)));
