@@ -17,6 +17,32 @@ FORWARD, INPUT_GRADIENT, FILTER_GRADIENT = ('ConvSmallImageKernels', 'ConvSmallI
                                             'ConvSmallImageFilterGradientKernels')
 
 
+@pytest.fixture(autouse=True)
+def small_image_kernels_on(xla_env):
+    """The kernels on every machine (by default only CPUs with AVX-512 take them): they are
+    checked where they would be slow too."""
+    xla_env(TXLA_SMALL_IMAGE_CONV='on')
+
+
+def _has_avx512():
+    with open('/proc/cpuinfo') as f:
+        return ' avx512f' in f.read()
+
+
+@pytest.mark.parametrize('mode', ['auto', 'off'])
+def test_the_kernels_are_taken_on_avx512_cpus_only_unless_asked(dev, xla_env, mode):
+    """Their accumulators need AVX-512's 32 registers of 16 floats: elsewhere oneDNN takes the
+    convolution (auto), and off leaves it to oneDNN everywhere; the values are eager's either way."""
+    xla_env(TXLA_SMALL_IMAGE_CONV=mode)
+    torch.manual_seed(3)
+    x, w = torch.randn(16, 32, 2, 2), torch.randn(32, 32, 3, 3)
+    with CounterDelta(FORWARD) as d:
+        y = F.conv2d(x.to(dev), w.to(dev), padding=1)
+        torch_xla.sync()
+    assert d[FORWARD] == (1 if mode == 'auto' and _has_avx512() else 0)
+    torch.testing.assert_close(y.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+
+
 def _out_size(size, k, stride, pad, dilation):
     return (size + 2 * pad - dilation * (k - 1) - 1) // stride + 1
 
