@@ -83,10 +83,10 @@ namespace txla::debug {
     "torch.set_float32_matmul_precision, torch.backends.mkldnn.conv.fp32_precision), float32 "    \
     "3x3 stride-1 convolutions with outputs at least this wide and high run oneDNN's Winograd "   \
     "kernels where the CPU has them (AVX-512); 0: never")                                          \
-  V(std::string, small_image_conv, "TXLA_SMALL_IMAGE_CONV", "auto", true,                         \
-    "convolutions of images of at most 4x4 pixels (ResNet's last stages) as loop kernels: on, "    \
-    "off, or auto: on CPUs with AVX-512, whose 32 registers of 16 floats hold their accumulators "  \
-    "(oneDNN takes them elsewhere)")                                                               \
+  V(std::string, conv_loop_kernels, "TXLA_CONV_LOOP_KERNELS", "auto", true,                       \
+    "the convolution loop kernels that hold AVX-512's register file (gradients of convolutions "  \
+    "of few input channels, every pass on images of at most 4x4): on, off, or auto: on CPUs with " \
+    "AVX-512 (oneDNN takes those convolutions elsewhere)")                                         \
   V(std::string, gemm_library, "TXLA_GEMM_LIBRARY", "auto", false,                                \
     "float32 products: mkl (PyPI's MKL), onednn, openblas, or auto: mkl on CPUs without AVX-512 "  \
     "(fastest measured on an EPYC Milan), onednn on those with it; each falls back when absent")   \

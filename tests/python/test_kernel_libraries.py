@@ -16,6 +16,13 @@ import torch_xla.core.xla_model as xm
 
 from conftest import CounterDelta, cpu_flags, deviation_from_largest
 
+
+@pytest.fixture(autouse=True)
+def conv_loop_kernels_on(xla_env):
+    """The convolutions' loop kernels on every machine (by default only CPUs with AVX-512 take
+    most of them): each is checked exactly where its conditions hold, fast there or not."""
+    xla_env(TXLA_CONV_LOOP_KERNELS='on')
+
 GEOMETRIES = [
     # (input shape, weight shape, conv kwargs)
     ((2, 3, 9, 9), (4, 3, 3, 3), dict(padding=1)),

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 import torch_xla
 
-from conftest import CounterDelta
+from conftest import CounterDelta, cpu_flags
 
 FORWARD, INPUT_GRADIENT, FILTER_GRADIENT = ('ConvSmallImageKernels', 'ConvSmallImageInputGradientKernels',
                                             'ConvSmallImageFilterGradientKernels')
@@ -21,26 +21,32 @@ FORWARD, INPUT_GRADIENT, FILTER_GRADIENT = ('ConvSmallImageKernels', 'ConvSmallI
 def small_image_kernels_on(xla_env):
     """The kernels on every machine (by default only CPUs with AVX-512 take them): they are
     checked where they would be slow too."""
-    xla_env(TXLA_SMALL_IMAGE_CONV='on')
+    xla_env(TXLA_CONV_LOOP_KERNELS='on')
 
 
-def _has_avx512():
-    with open('/proc/cpuinfo') as f:
-        return ' avx512f' in f.read()
-
-
-@pytest.mark.parametrize('mode', ['auto', 'off'])
+@pytest.mark.parametrize('mode', ['auto', 'on', 'off'])
 def test_the_kernels_are_taken_on_avx512_cpus_only_unless_asked(dev, xla_env, mode):
     """Their accumulators need AVX-512's 32 registers of 16 floats: elsewhere oneDNN takes the
-    convolution (auto), and off leaves it to oneDNN everywhere; the values are eager's either way."""
-    xla_env(TXLA_SMALL_IMAGE_CONV=mode)
+    convolution (auto), on and off force the choice; so for the few-input-channel kernels'
+    input gradient; the values are eager's either way."""
+    xla_env(TXLA_CONV_LOOP_KERNELS=mode)
+    taken = 1 if mode == 'on' or (mode == 'auto' and 'avx512f' in cpu_flags()) else 0
     torch.manual_seed(3)
     x, w = torch.randn(16, 32, 2, 2), torch.randn(32, 32, 3, 3)
     with CounterDelta(FORWARD) as d:
         y = F.conv2d(x.to(dev), w.to(dev), padding=1)
         torch_xla.sync()
-    assert d[FORWARD] == (1 if mode == 'auto' and _has_avx512() else 0)
+    assert d[FORWARD] == taken
     torch.testing.assert_close(y.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+    x = torch.randn(16, 2, 12, 12, requires_grad=True)
+    xd = x.detach().to(dev).requires_grad_()
+    w = torch.randn(4, 2, 5, 5)
+    F.conv2d(x, w).sum().backward()
+    with CounterDelta('ConvDirectInputGradientKernels') as d:
+        F.conv2d(xd, w.to(dev)).sum().backward()
+        torch_xla.sync()
+    assert d['ConvDirectInputGradientKernels'] == taken
+    torch.testing.assert_close(xd.grad.cpu(), x.grad, rtol=1e-4, atol=1e-4)
 
 
 def _out_size(size, k, stride, pad, dilation):

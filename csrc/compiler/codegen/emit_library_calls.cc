@@ -10,6 +10,7 @@
 #include "compiler/library/recurrent.h"
 #include "hlo/shape_inference.h"
 #include "compiler/spmd/tile_map.h"
+#include "debug/config.h"
 #include "runtime/collectives.h"
 #include "runtime/shards.h"
 #include "runtime/element_type.h"
@@ -152,6 +153,21 @@ bool IsSupportSlot(const std::string& name) {
   return slots.count(name) > 0;
 }
 
+// Most of the convolutions' loop kernels (emit_direct_conv.cc's gradients, every pass of
+// emit_small_image_conv.cc) keep 16-float vectors, up to 28 of them, in registers: AVX-512's
+// register file (32 of 16 floats). On AVX2's 16 registers of 8 floats they spill on every
+// multiply-add and ran 1.5-6x slower than oneDNN (a Zen 3: ResNet-18's 4x4 stage 3-4x, the MNIST
+// CNN's second input gradient 4.7x), which takes them there (TXLA_CONV_LOOP_KERNELS=auto; on and
+// off force the choice). The few-channel forward kernel still beat oneDNN 2.6 on AVX2 (the
+// MNIST CNN's second layer: 1.3 against 3.4 ms) and is taken everywhere.
+bool ConvLoopKernelsEnabled() {
+  const std::string& mode = debug::GetConfig().conv_loop_kernels;
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512;
+}
+
 }  // namespace
 
 void LibraryCallEmitter::EmitLibraryCall(const Instruction& i) {
@@ -167,13 +183,14 @@ void LibraryCallEmitter::EmitLibraryCall(const Instruction& i) {
       break;
     case CustomCallTarget::kConv2dBias:
     case CustomCallTarget::kNone:  // kConvolution
-      if (EmitDirectConv(i) || EmitSmallImageConv(i, false)) return;
+      if (EmitDirectConv(i) || (ConvLoopKernelsEnabled() && EmitSmallImageConv(i, false))) return;
       break;
     case CustomCallTarget::kConv2dBackwardInput:
-      if (EmitDirectConvInputGradient(i) || EmitSmallImageConv(i, true)) return;
+      if (ConvLoopKernelsEnabled() && (EmitDirectConvInputGradient(i) || EmitSmallImageConv(i, true))) return;
       break;
     case CustomCallTarget::kConv2dBackwardFilter:
-      if (EmitDirectConvFilterGradient(i) || EmitSmallImageConvFilterGradient(i)) return;
+      if (ConvLoopKernelsEnabled() && (EmitDirectConvFilterGradient(i) || EmitSmallImageConvFilterGradient(i)))
+        return;
       break;
     default: break;
   }

@@ -15,7 +15,6 @@
 // vectors once and multiplies them into R x positions accumulator registers by broadcast weights.
 #include "compiler/codegen/library_call_emitter.h"
 
-#include "debug/config.h"
 #include "metrics/metrics.h"
 
 namespace txla::compiler::emitter {
@@ -34,18 +33,6 @@ constexpr int64_t kMaxInputPositions = 16;
 static_assert(kMaxForwardOutputPositions <= kMaxAccumulators && kMaxInputPositions <= kMaxAccumulators);
 // The group's images-last copy, on the kernel's stack (64 bytes a position and channel).
 constexpr int64_t kMaxImagesLastBytes = 512 * 1024;
-
-// The kernels keep their accumulators in 16-float vectors, 24-28 of them: the register file of
-// AVX-512 (32 registers of 16 floats). With AVX2's 16 registers of 8 floats they spill on every
-// multiply-add: 256 channels of 4x4 ran 3-4x slower than oneDNN's AVX2 kernels (Zen 3), which
-// then take these convolutions (TXLA_SMALL_IMAGE_CONV=auto; on and off force the choice).
-bool SmallImageKernelsEnabled() {
-  const std::string& mode = debug::GetConfig().small_image_conv;
-  if (mode == "on") return true;
-  if (mode == "off") return false;
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512;
-}
 
 struct Triple {
   int64_t out_position, in_position, tap;
@@ -192,7 +179,7 @@ bool LibraryCallEmitter::EmitSmallImageConv(const Instruction& i, bool input_gra
   const hlo::Shape& x = input_gradient ? i.shape() : i.operand(0)->shape();
   const hlo::Shape& y = input_gradient ? i.operand(0)->shape() : i.shape();
   // whole vectors of images, few positions
-  if (!SmallImageKernelsEnabled() || !IsFloatSingleGroupConv2d(i, x.rank())) return false;
+  if (!IsFloatSingleGroupConv2d(i, x.rank())) return false;
   if (x.dims[0] == 0 || x.dims[0] % kImagesPerVector != 0 || y.dims[2] * y.dims[3] > kMaxForwardOutputPositions ||
       x.dims[2] * x.dims[3] > kMaxInputPositions || x.element_count() == 0 || y.element_count() == 0)
     return false;
@@ -233,7 +220,7 @@ bool LibraryCallEmitter::EmitSmallImageConvFilterGradient(const Instruction& i) 
   const hlo::Shape& dy = i.operand(0)->shape();
   const hlo::Shape& x = i.operand(1)->shape();
   const hlo::Shape& dw = i.shape();
-  if (!SmallImageKernelsEnabled() || !IsFloatSingleGroupConv2d(i, x.rank())) return false;
+  if (!IsFloatSingleGroupConv2d(i, x.rank())) return false;
   SmallImageFilterGradient g{x.dims[0], x.dims[1], dw.dims[0], dy.dims[2] * dy.dims[3], x.dims[2] * x.dims[3],
                              dw.dims[2] * dw.dims[3]};
   if (g.n == 0 || g.c == 0 || g.c % kChannelsPerVector != 0 || g.o == 0 || g.out_positions > kMaxFilterGradientOutputPositions ||
