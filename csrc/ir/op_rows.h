@@ -473,4 +473,4 @@
   F(V, aten__foreach_zero, "aten::_foreach_zero", aten_zero)
 
 // A foreach row as an op row: its shape rule, checks and flags come from its element row.
-#define TXLA_FOREACH_AS_OP_ROW(V, id, name, element) V(id, name, nullptr, nullptr, nullptr, kForeach, nullptr)
+#define TXLA_FOREACH_AS_OP_ROW(V, id, name, element) V(id, name, nullptr, nullptr, nullptr, 0, nullptr)

@@ -50,8 +50,6 @@ enum OpFlag : unsigned {
   // Its index tensors (the Tensor?[] argument) may be on the CPU, as PyTorch/XLA's index and
   // index_put take them (x[torch.tensor([1, 3])]): they are copied to the op's device.
   kHostIndices = 1u << 7,
-  // A foreach op (ir/op_rows.h's TXLA_FOREACH_ROWS): OpInfo::element, position by position.
-  kForeach = 1u << 8,
 };
 
 struct OpInfo {
@@ -66,7 +64,8 @@ struct OpInfo {
   std::string inplace;
   hash_t name_hash = 0;
   size_t index = 0;  // the row's position in OpTable()
-  // kForeach: the op applied at each position of the lists; its flags are the element's too.
+  // A foreach op's (ir/op_rows.h's TXLA_FOREACH_ROWS): the op applied at each position of its
+  // lists, whose scalar flags it shares; nullptr for every other op.
   const OpInfo* element = nullptr;
 
   // Resolved on first use, after the ATen library has registered its schemas.
