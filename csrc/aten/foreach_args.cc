@@ -30,7 +30,9 @@ void CheckElementSchema(const ir::OpInfo& foreach) {
 
 }  // namespace
 
-size_t ForeachLength(c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass>& classes) {
+size_t ForeachLength(const ir::OpInfo& foreach, c10::ArrayRef<c10::IValue> args,
+                     const std::vector<ArgClass>& classes) {
+  CheckElementSchema(foreach);
   size_t n = 0;
   bool first = true;
   for (size_t j = 0; j < args.size(); ++j) {
@@ -51,7 +53,6 @@ size_t ForeachLength(c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass
 
 void ElementArguments(const ir::OpInfo& foreach, c10::ArrayRef<c10::IValue> args,
                       const std::vector<ArgClass>& classes, size_t position, std::vector<c10::IValue>* out) {
-  CheckElementSchema(foreach);
   const auto& inner = foreach.element->schema().arguments();
   out->clear();
   out->reserve(inner.size());

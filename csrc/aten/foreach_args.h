@@ -13,11 +13,12 @@
 namespace txla::aten {
 
 // The number of positions of a foreach op's lists, with eager's checks: no list empty, all of
-// one length.
-size_t ForeachLength(c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass>& classes);
+// one length. (The first call of a row also checks that its element takes its arguments.)
+size_t ForeachLength(const ir::OpInfo& foreach, c10::ArrayRef<c10::IValue> args,
+                     const std::vector<ArgClass>& classes);
 
-// The element op's arguments at `position`: each list argument's entry there, the other
-// arguments as they are, the element's further arguments at their defaults.
+// The element op's arguments at `position` (< ForeachLength): each list argument's entry there,
+// the other arguments as they are, the element's further arguments at their defaults.
 void ElementArguments(const ir::OpInfo& foreach, c10::ArrayRef<c10::IValue> args,
                       const std::vector<ArgClass>& classes, size_t position, std::vector<c10::IValue>* out);
 

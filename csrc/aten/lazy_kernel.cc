@@ -343,7 +343,7 @@ std::vector<ir::Shape> Shapes(const ir::OpInfo& info, const c10::OperatorHandle&
 bool ForeachShapes(const ir::OpInfo& info, c10::ArrayRef<c10::IValue> args, const std::vector<ArgClass>& classes,
                    std::vector<ir::Shape>* shapes) {
   const ir::OpInfo& element = *info.element;
-  const size_t n = ForeachLength(args, classes);
+  const size_t n = ForeachLength(info, args, classes);
   const std::vector<ArgClass>& element_classes = RowArgClasses(element, element.handle());
   std::vector<c10::IValue> element_args;
   shapes->reserve(n);

@@ -5,6 +5,7 @@ xla device); the replacement calls the functional foreach op once and checks eac
 values, write-through to views and the errors must match eager CPU, and no Meta kernel runs."""
 import pytest
 import torch
+import torch_xla
 
 from conftest import CounterDelta, raises_as_eager, run_python
 
@@ -256,11 +257,6 @@ def test_clip_grad_norm_without_gradients_returns_zero_on_the_device(dev):
     assert torch.nn.utils.clip_grad_norm_(torch.ones(2, requires_grad=True), 1.0).device.type == 'cpu'
 
 
-def _ir(tensors):
-    import torch_xla
-    return torch_xla._XLAC._get_xla_tensors_text(list(tensors))
-
-
 def test_a_foreach_call_records_one_node_counted_per_tensor(dev):
     """A foreach call is one node with an output per tensor (not one op per tensor through ATen's
     loop); the per-op counters count its tensors, as PyTorch/XLA's decomposition counts them."""
@@ -269,7 +265,7 @@ def test_a_foreach_call_records_one_node_counted_per_tensor(dev):
     with CounterDelta('xla::mul', 'xla::addcdiv') as delta:
         torch._foreach_mul_(xs, 0.9)
         torch._foreach_addcdiv_(xs, gs, [g.abs() + 1 for g in gs], [-0.1 * i for i in range(len(SHAPES))])
-    text = _ir(xs)
+    text = torch_xla._XLAC._get_xla_tensors_text(xs)
     assert text.count('aten::_foreach_mul.Scalar(') == 1 and text.count('aten::_foreach_addcdiv.ScalarList(') == 1
     assert 'aten::mul.Scalar(' not in text and 'aten::addcdiv(' not in text
     assert delta['xla::mul'] == len(SHAPES) and delta['xla::addcdiv'] == len(SHAPES)
