@@ -13,8 +13,8 @@ and gradients, odd and empty shapes, NaN/Inf), with the counter that shows the p
   (GemmBatchSplitAcrossThreads), and that read a batch of transposed matrices through the
   GEMM's transpose flags instead of a copy (BatchedTransposesReadByGemm);
 - reshapes that GEMMs read in their operand's buffer instead of a copy (ReshapesReadInPlace);
-- expensive values (GELU's backward, a concatenation) computed once for several consumers
-  instead of again in each (FusionExpensiveValuesComputedOnce);
+- expensive values (GELU's backward, a concatenation, a large softmax's exponential) computed
+  once for several consumers instead of again in each (FusionExpensiveValuesComputedOnce);
 - loop kernels that also write the values they read at their own index (an optimizer's state
   update written by the parameter update's kernel: MultiOutputKernelExtraOutputs);
 - sibling reductions, two sums over the same loops of a tensor they both read, computed by one
@@ -382,6 +382,26 @@ def test_gelu_backward_is_computed_once_for_the_bias_and_weight_gradients(dev, d
     assert d['FusionExpensiveValuesComputedOnce'] >= 1
 
 
+@pytest.mark.parametrize('dtype', FLOATS)
+@pytest.mark.parametrize('shape,once', [((4, 33, 65), True), ((2, 3, 5), False), ((3, 0, 7), False)])
+def test_softmax_exponential_is_computed_once_when_large(dev, dtype, shape, once):
+    """Softmax's exp(x - max) feeds its sum and the normalizing division. On a large tensor it is
+    computed once and read by both (FusionExpensiveValuesComputedOnce); on a small one each
+    computes it again, which costs less than a kernel of its own. Rows of NaN, -inf and +inf
+    keep eager's values either way."""
+    torch.manual_seed(13)
+    x = torch.randn(*shape, dtype=dtype) * 4
+    if x.numel():
+        x[0, 0, 0] = float('nan')
+        x[-1, -1, :] = float('-inf')
+        x[0, -1, 1] = float('inf')
+
+    with CounterDelta('FusionExpensiveValuesComputedOnce') as d:
+        want, got = run_both(lambda t: torch.softmax(t, -1), x, dev=dev, grad=False)
+    assert_same(got, want, dtype)
+    assert (d['FusionExpensiveValuesComputedOnce'] >= 1) == once
+
+
 OPTIMIZERS = {
     'sgd_momentum': lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=1e-2),
     'adamw': lambda p: torch.optim.AdamW(p, lr=1e-2),
@@ -539,8 +559,10 @@ def test_one_elementwise_body_at_many_lengths_is_one_flat_kernel(dev, dtype):
     threads split."""
     xs = _flat_inputs(FLAT_SHAPES, dtype, 31)
 
+    # No transcendental: one that the forward and the gradient both read is, at the length the
+    # threads split, computed once in a kernel of its own, whose body is then that length's alone.
     def fn(x):
-        return torch.tanh(x) * 0.75 - x * torch.sigmoid(x) + 2.5
+        return torch.clamp(x, -2, 3) * 0.75 - x * x.abs() + 2.5
 
     with CounterDelta('KernelsFlat') as d:
         want, got = _each_on_both(fn, xs, dev)

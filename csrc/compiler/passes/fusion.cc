@@ -62,6 +62,12 @@ constexpr size_t kMaxDuplication = 3;  // consumer fusions one producer may be c
 // in the bias gradient's reduction and in the GEMMs' operand took 0.27 ms each on GPT's
 // 512x512 activations, where reading it back costs a few hundredths.
 constexpr int kExpensiveCone = 40;
+// A single transcendental's cone is computed once where the value is large: recomputing softmax's
+// exp in its sum's reduction and again in the normalizing loop costs far more per element than
+// storing it and reading it back. Below kLargeValueElements the difference is about what a
+// kernel of its own costs to start, so the value stays duplicated.
+constexpr int kTranscendentalCone = 20;
+constexpr int64_t kLargeValueElements = 1 << 12;
 
 // Rough work per element, in multiply-adds: a transcendental is a polynomial or rational
 // function (runtime/scalar_ops.h) or a libm call; a division or square root a long-latency
@@ -124,7 +130,9 @@ int ConeCost(const Instruction& i) {
 // Whether `i` is cheap to duplicate in kind but costs too much per element to compute again in
 // each consumer.
 bool IsExpensive(const Instruction& i) {
-  return IsDuplicable(i) && i.opcode() != Opcode::kBroadcast && ConeCost(i) >= kExpensiveCone;
+  if (!IsDuplicable(i) || i.opcode() == Opcode::kBroadcast) return false;
+  int cost = ConeCost(i);
+  return cost >= kExpensiveCone || (cost >= kTranscendentalCone && i.shape().element_count() >= kLargeValueElements);
 }
 
 // How many consumer fusions may each compute `i` again. A broadcast reads one small operand per
