@@ -29,6 +29,9 @@ namespace txla::hlo {
   V(kLstmLayerBackward, "txla.lstm_layer_backward", rnn_layer_backward, Recurrent)                       \
   V(kGruLayer, "txla.gru_layer", rnn_layer, Recurrent)                                                   \
   V(kGruLayerBackward, "txla.gru_layer_backward", rnn_layer_backward, Recurrent)                         \
+  /* (q, k, v) [B, H, ., .], q and k scaled: [B, H, L, Ev + 1], each query's output and its */          \
+  /* logsumexp; index=1 for the causal mask */                                                          \
+  V(kAttention, "txla.attention", attention, Attention)                                                  \
   /* running scans along dimensions={d} */                                                              \
   V(kCumsum, "txla.cumsum", loop, Scan)                                                                  \
   V(kCumprod, "txla.cumprod", loop, Scan)                                                                \

@@ -1,17 +1,20 @@
 // Scaled dot-product attention as one node each way (the fused ops that
-// scaled_dot_product_attention takes on the device, aten/attention_autograd.cc), computed as
-// PyTorch's math path computes it, so the values are that path's: q and k each scaled by
-// sqrt(scale), the mask added to the scores, a softmax that is 0 across a fully masked row
-// (_safe_softmax), half and bfloat16 inputs computed in float. The backward finds the
-// probabilities again from q and k (not from the saved logsumexp: exp(s - lse) rounds apart
-// from the forward's softmax) and takes the math path's gradients through them.
+// scaled_dot_product_attention takes on the device, aten/attention_autograd.cc). Without a mask
+// the forward is one library call over blocks of keys (OnePassAttention); otherwise both ways
+// are computed as PyTorch's math path computes them: q and k each scaled by sqrt(scale), the
+// mask added to the scores, a softmax that is 0 across a fully masked row (_safe_softmax), half
+// and bfloat16 inputs computed in float. The backward finds the probabilities again from q and k
+// (not from the saved logsumexp: exp(s - lse) rounds apart from the forward's softmax) and takes
+// the math path's gradients through them.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "lower/lowering.h"
 
 #include "lower/lowering_context.h"
 #include "lower/lowering_table.h"
+#include "metrics/metrics.h"
 
 namespace txla::lower {
 namespace {
@@ -48,7 +51,8 @@ Instruction* BatchedMatMul(LoweringContext& c, Instruction* lhs, Instruction* rh
   return c.Reshape(product, {l[0], l[1], l[lhs_contracting == 2 ? 3 : 2], r[rhs_contracting == 2 ? 3 : 2]});
 }
 
-Scores MaskedScores(LoweringContext& c, const ir::Node& n, const AttentionArgs& a) {
+// q and k, each scaled by sqrt(|scale|), in the type the math runs in.
+Scores ScaledQueryKey(LoweringContext& c, const ir::Node& n, const AttentionArgs& a) {
   Scores s;
   const ElementType t = ToHlo(n.operands()[n.args()[a.q].operand].shape().dtype);
   s.acc = hlo::Is16BitFloat(t) ? ElementType::kF32 : t;
@@ -61,6 +65,11 @@ Scores MaskedScores(LoweringContext& c, const ir::Node& n, const AttentionArgs& 
   s.q_factor = scale < 0 ? -s.k_factor : s.k_factor;
   s.q_scaled = c.Elementwise(Opcode::kMultiply, {q, c.Constant(s.q_factor, s.acc)}, s.acc);
   s.k_scaled = c.Elementwise(Opcode::kMultiply, {k, c.Constant(s.k_factor, s.acc)}, s.acc);
+  return s;
+}
+
+Scores MaskedScores(LoweringContext& c, const ir::Node& n, const AttentionArgs& a) {
+  Scores s = ScaledQueryKey(c, n, a);
   Instruction* scores = BatchedMatMul(c, s.q_scaled, s.k_scaled, 3, 3);  // [B, H, L, S]
   const std::vector<int64_t> dims = scores->shape().dims;
   Instruction* zero = c.Constant(0, s.acc);
@@ -81,8 +90,33 @@ Scores MaskedScores(LoweringContext& c, const ir::Node& n, const AttentionArgs& 
   return s;
 }
 
+// Without an explicit mask the forward is one library call (library/attention.h) that never
+// stores the [L, S] scores: the same scaled scores, the softmax taken online over blocks of keys
+// as eager's CPU kernel takes it. (output, logsumexp), or nothing where the call does not apply.
+std::optional<Outs> OnePassAttention(LoweringContext& c, const ir::Node& n) {
+  if (!c.IsNone(n, kForwardArgs.mask)) return std::nullopt;
+  const Scores s = ScaledQueryKey(c, n, kForwardArgs);
+  Instruction* v = c.Convert(c.Operand(n, kForwardArgs.v), s.acc);
+  const std::vector<int64_t>& q = s.q_scaled->shape().dims;
+  const std::vector<int64_t>& k = s.k_scaled->shape().dims;
+  const std::vector<int64_t>& vd = v->shape().dims;
+  if (vd.size() != 4 || k[0] != q[0] || k[1] != q[1] || vd[0] != q[0] || vd[1] != q[1] || vd[2] != k[2])
+    return std::nullopt;
+  hlo::Attributes a;
+  a.custom_call_target = hlo::CustomCallTarget::kAttention;
+  a.index = c.ConstArg(n, kForwardArgs.is_causal).toBool() ? 1 : 0;
+  TXLA_COUNTER("AttentionOnePass", 1);
+  const int64_t ev = vd[3];
+  Instruction* call = c.Add(Opcode::kCustomCall, hlo::Shape::Array(s.acc, {q[0], q[1], q[2], ev + 1}),
+                            {s.q_scaled, s.k_scaled, v}, a);
+  Instruction* out = c.Slice(call, 3, 0, ev);
+  Instruction* lse = c.Reshape(c.Slice(call, 3, ev, ev + 1), n.shape(1).sizes);
+  return Outs{c.Convert(out, OutType(n, 0)), c.Convert(lse, OutType(n, 1))};
+}
+
 // (output, logsumexp)
 Outs FusedAttention(LoweringContext& c, const ir::Node& n) {
+  if (std::optional<Outs> one_pass = OnePassAttention(c, n)) return *one_pass;
   const Scores s = MaskedScores(c, n, kForwardArgs);
   Instruction* v = c.Convert(c.Operand(n, kForwardArgs.v), s.acc);
   Instruction* out = BatchedMatMul(c, s.probs.result, v, 3, 2);  // [B, H, L, E]

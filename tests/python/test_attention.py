@@ -1,6 +1,7 @@
 """F.scaled_dot_product_attention on the device: one fused node each way where eager's CPU takes
-its fused kernel, computed as PyTorch's math path computes (values and q/k/v gradients against
-eager's math path); ATen's composite, with its checks, everywhere else."""
+its fused kernel, computed as PyTorch's math path computes, the forward without a mask in one
+pass over the keys (values and q/k/v gradients against eager's math path); ATen's composite, with
+its checks, everywhere else."""
 import contextlib
 
 import pytest
@@ -79,6 +80,53 @@ def test_fused_attention_matches_the_math_path(dev, dtype, mask):
         torch.testing.assert_close(g, w, **TOLERANCE[dtype])
     if mask == 'rows_fully_masked':  # zeros, with zero gradients, as the math path has them
         assert (got[0][1, :, 2] == 0).all() and (got[1][1, :, 2] == 0).all()
+
+
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize('causal', [False, True])
+@pytest.mark.parametrize('shape', [(2, 3, 70, 150, 16), (1, 2, 1, 65, 64), (2, 1, 33, 5, 4)])
+def test_unmasked_attention_runs_in_one_pass_over_the_keys(dev, dtype, causal, shape):
+    """Without a mask the forward is one library call (AttentionOnePass) that takes the softmax
+    online over blocks of keys and never stores the scores: values and gradients as the math
+    path's across query and key blocks, a tail of each, one query; a NaN in q makes its row NaN,
+    an infinite key weighs as there."""
+    batch, heads, target, source, head_size = shape
+    torch.manual_seed(4)
+    q = torch.randn(batch, heads, target, head_size).to(dtype)
+    k = torch.randn(batch, heads, source, head_size).to(dtype)
+    v = torch.randn(batch, heads, source, head_size).to(dtype)
+    q[0, 0, -1, 0] = float('nan')
+    k[-1, -1, 0, 1] = float('inf')
+    want, _ = _run('cpu', q, k, v, is_causal=causal)
+    with CounterDelta('AttentionOnePass') as one_pass:
+        got, counts = _run(dev, q, k, v, is_causal=causal)
+    assert counts.get(FUSED) == 1 and counts.get(FUSED_BACKWARD) == 1, counts
+    assert one_pass['AttentionOnePass'] >= 1
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, equal_nan=True, **TOLERANCE[dtype])
+    assert got[0][0, 0, -1].isnan().all()
+
+
+def test_a_row_of_minus_infinite_scores_attends_to_nothing_in_one_pass(dev):
+    """A query whose every score is -inf (no mask) gets zeros, as _safe_softmax gives them; the
+    other rows are the math path's."""
+    q, k, v = _inputs(torch.float32)
+    k = k.abs() + 0.1
+    q[1, 2, 3] = float('-inf')
+    want = F.scaled_dot_product_attention(q, k, v)
+    with CounterDelta('AttentionOnePass') as one_pass:
+        got = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v))).cpu()
+    assert one_pass['AttentionOnePass'] >= 1
+    assert (got[1, 2, 3] == 0).all()
+    torch.testing.assert_close(got, want.nan_to_num(0.0), **TOLERANCE[torch.float32])
+
+
+def test_masked_attention_keeps_the_math_path(dev):
+    q, k, v = _inputs(torch.float32, source=9)
+    with CounterDelta('AttentionOnePass') as one_pass:
+        out = F.scaled_dot_product_attention(*(t.to(dev) for t in (q, k, v)), attn_mask=_mask('bool', None, source=9).to(dev))
+        xm.mark_step()
+    assert out.shape == (2, 3, 5, 4) and one_pass['AttentionOnePass'] == 0
 
 
 @pytest.mark.parametrize('scale', [0.3, -0.7])

@@ -72,6 +72,15 @@ std::vector<int64_t> RecurrentGeometry(const Instruction& i) {
           i.attrs().dimensions == std::vector<int64_t>{0} ? 1 : 0};
 }
 
+// The batch's matrices (batch * heads), queries, keys, q's and v's head sizes, and 1 for the
+// causal mask (index=1).
+std::vector<int64_t> AttentionGeometry(const Instruction& i) {
+  const hlo::Shape &q = i.operand(0)->shape(), &k = i.operand(1)->shape(), &v = i.operand(2)->shape();
+  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+    throw std::invalid_argument("codegen: " + i.name() + " needs [batch, heads, ., .] operands");
+  return {q.dims[0] * q.dims[1], q.dims[2], k.dims[2], q.dims[3], v.dims[3], i.attrs().index == 1 ? 1 : 0};
+}
+
 // Lines along dimensions={d}: the product of the dimensions before d, d's length, the product of
 // those after it.
 std::vector<int64_t> ScanGeometry(const Instruction& i) {

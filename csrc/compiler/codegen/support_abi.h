@@ -75,6 +75,11 @@
                                    const double* w_hh, const double* h0, const double* c0, const double* forward, \
                                    double* backward, const int64_t* geometry),                                    \
                                    library::RnnLayerBackward<double>)                                             \
+  /* scaled dot-product attention's forward, one pass over the keys (library/attention.h) */                     \
+  V(void, attention_f32, (const float* q, const float* k, const float* v, float* out, const int64_t* geometry),   \
+                          library::AttentionForward<float>)                                                       \
+  V(void, attention_f64, (const double* q, const double* k, const double* v, double* out,                         \
+                          const int64_t* geometry), library::AttentionForward<double>)                            \
   /* Runs fn(ctx, lo, hi) over [0, count) split across the runtime's threads. */                                  \
   V(void, parallel_for, (void (*fn)(void* ctx, int64_t lo, int64_t hi), void* ctx, int64_t count), ParallelFor)   \
   /* Kernel profiling (TXLA_PROFILE_KERNELS=1): a token from begin is handed back to end. */                      \

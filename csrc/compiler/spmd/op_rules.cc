@@ -274,6 +274,7 @@ Plan LibraryCall(const Instruction& i, const std::vector<TileMap>& ops, int64_t 
     case CustomCallTarget::kConv2dBackwardInput: return BatchLocal(i, ops, {true, false}, true, batch);     // dy, w
     case CustomCallTarget::kConv2dBackwardFilter: return BatchLocal(i, ops, {true, true}, false, batch);    // dy, x
     case CustomCallTarget::kMaxPool2dIndices: return BatchLocal(i, ops, {true}, true, batch);               // x
+    case CustomCallTarget::kAttention: return BatchLocal(i, ops, {true, true, true}, true, batch);         // q, k, v
     case CustomCallTarget::kMaxPool2dBackward:                                                       // dy, idx
     case CustomCallTarget::kMaxPool2dBackwardFromInput: return BatchLocal(i, ops, {true, true}, true, batch);  // dy, x
     case CustomCallTarget::kSharding:
