@@ -20,7 +20,9 @@ first use under ~/.cache/txla-bench/ptxla-venv (torch 2.9.0, torchvision 0.24.0,
 
 Models: mlp (784-512-512-10, batch 128, SGD momentum), cnn (the MNIST CNN of the seeds, batch 128,
 SGD momentum), resnet18 (torchvision, batch 16 of 3x64x64, SGD momentum), gpt (a 2-layer decoder,
-dim 128, 4 heads, 64 tokens, batch 8, AdamW).
+dim 128, 4 heads, 64 tokens, batch 8, AdamW); `zoo` adds the models of tests/python/model_zoo.py,
+each with its own optimizer, and the zoo's diffusion loop (unet: a UNet2DConditionModel through 4
+DDIM steps), whose "step" is that loop under torch.no_grad() with a scalar of its output read.
 
 Columns: first step (compilation included), steady-state ms/step with the loss read every
 step, "piped" (barriers only, the loss read once at the end of a block of 5 steps; blocks of
@@ -87,14 +89,14 @@ def workload(name, batch):
         # zoo's clipping and schedule.
         entry = zoo[name]()
         torch.manual_seed(0)
-        return entry.build(), entry.batch(), None, entry.loss, entry.optimizer
+        return entry.build(), entry.batch(), None, entry.loss, entry.optimizer if entry.train else None
     raise SystemExit(f'unknown model {name}')
 
 
 def zoo_models():
     sys.path.insert(0, os.path.join(ROOT, 'tests', 'python'))
     import model_zoo
-    return {name: make for name, make in model_zoo.ZOO.items() if make().train}
+    return dict(model_zoo.ZOO)
 
 
 def child(system, model_name, steps, batch, autocast=''):
@@ -114,8 +116,9 @@ def child(system, model_name, steps, batch, autocast=''):
         import torch_xla.core.xla_model as xm
         device, barrier, wait = xm.xla_device(), xm.mark_step, xm.wait_device_ops
     model, data, target, loss_fn, make_opt = workload(model_name, batch)
-    model = model.train().to(device)
-    opt = make_opt(model.parameters())
+    evaluated = make_opt is None  # an inference loop (the zoo's diffusion denoiser): no gradients
+    model = (model.eval() if evaluated else model.train()).to(device)
+    opt = None if evaluated else make_opt(model.parameters())
     run = model
     if compiled:
         run = torch.compile(model) if system == 'inductor' else torch.compile(model, backend='openxla')
@@ -131,6 +134,11 @@ def child(system, model_name, steps, batch, autocast=''):
         return loss_fn(run(data.to(device)), target.to(device))
 
     def step():
+        if evaluated:
+            with torch.no_grad(), mixed():
+                loss = forward_loss()
+            barrier()
+            return loss
         opt.zero_grad()
         with mixed():
             loss = forward_loss()
@@ -224,7 +232,8 @@ def cpu_name():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--models', default=','.join(MODELS),
-                        help="comma-separated; 'zoo' adds every trained model of tests/python/model_zoo.py")
+                        help="comma-separated; 'zoo' adds every model of tests/python/model_zoo.py "
+                             "(an evaluated one, the diffusion denoiser, runs its forward pass only)")
     parser.add_argument('--systems', default=','.join(SYSTEMS))
     parser.add_argument('--rounds', type=int, default=1)
     # 60: twelve blocks of each kind per process. With 20, the piped median was one of four
