@@ -19,28 +19,71 @@ constexpr int64_t kKeys = 64;
 // One copy a vector width: the library is built for any x86-64 (recurrent.cc does the same).
 #define TXLA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
+// Vectors of 32 bytes (AVX2's; the AVX-512 clone runs them as they are, the baseline one in
+// halves), named in the source so that the products below keep their accumulators in registers:
+// left as arrays indexed by query, the scores and outputs went to the stack and back at every
+// step, and the call ran slower than the math path's GEMMs for heads of 32.
+template <typename T>
+struct VecOf;
+template <>
+struct VecOf<float> {
+  typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct VecOf<double> {
+  typedef double type __attribute__((vector_size(32)));
+};
+template <typename T>
+using Vec = typename VecOf<T>::type;
+template <typename T>
+constexpr int64_t kLanes = 32 / sizeof(T);
+
+template <typename T>
+__attribute__((always_inline)) inline Vec<T> Load(const T* p) {
+  Vec<T> x;
+  __builtin_memcpy(&x, p, sizeof(x));
+  return x;
+}
+template <typename T>
+__attribute__((always_inline)) inline void Store(T* p, Vec<T> x) {
+  __builtin_memcpy(p, &x, sizeof(x));
+}
+
 // One block of keys for one block of queries: the block's scores (st, [keys][kQueries]), the
 // running maximum m and sum l of each query's row, and its output accumulated in acc
 // ([Ev][kQueries]), rescaled by exp(old max - new max) as the maximum grows. A row whose scores
-// so far are all -inf keeps m = -inf, l = 0 and acc = 0.
+// so far are all -inf keeps m = -inf, l = 0 and acc = 0. Scores are taken two keys at a time and
+// outputs two columns at a time, so each vector of q or of probabilities loaded feeds two
+// products.
 #define TXLA_ATTENTION_KEY_BLOCK(T)                                                                            \
   TXLA_VECTOR_CLONES void KeyBlock(int64_t e_size, int64_t ev_size, int64_t keys, const T* __restrict__ k,      \
                                    const T* __restrict__ v, const T* __restrict__ qt, T* __restrict__ st,       \
                                    T* __restrict__ acc, T* __restrict__ m, T* __restrict__ l, int64_t first_key, \
                                    int64_t first_query, bool causal) {                                          \
-    constexpr int64_t Q = kQueries;                                                                            \
+    constexpr int64_t Q = kQueries, W = kLanes<T>, N = Q / W;                                                  \
     const T neg_inf = -std::numeric_limits<T>::infinity();                                                     \
-    for (int64_t j = 0; j < keys; ++j) {                                                                       \
-      T* __restrict__ s = st + j * Q;                                                                          \
-      for (int64_t i = 0; i < Q; ++i) s[i] = 0;                                                                \
+    for (int64_t j = 0; j < keys; j += 2) {                                                                    \
+      const bool pair = j + 1 < keys;                                                                          \
+      const T* k0 = k + j * e_size;                                                                            \
+      const T* k1 = pair ? k0 + e_size : k0;                                                                   \
+      Vec<T> s0[N] = {}, s1[N] = {};                                                                           \
       for (int64_t e = 0; e < e_size; ++e) {                                                                   \
-        const T kj = k[j * e_size + e];                                                                        \
-        const T* __restrict__ qe = qt + e * Q;                                                                 \
-        for (int64_t i = 0; i < Q; ++i) s[i] += kj * qe[i];                                                    \
+        const T a = k0[e], b = k1[e];                                                                          \
+        for (int64_t w = 0; w < N; ++w) {                                                                      \
+          const Vec<T> q = Load(qt + e * Q + w * W);                                                           \
+          s0[w] += a * q;                                                                                      \
+          s1[w] += b * q;                                                                                      \
+        }                                                                                                      \
       }                                                                                                        \
-      if (causal)                                                                                              \
-        for (int64_t i = 0; i < Q; ++i) s[i] = first_key + j > first_query + i ? neg_inf : s[i];              \
+      for (int64_t w = 0; w < N; ++w) {                                                                        \
+        Store(st + j * Q + w * W, s0[w]);                                                                      \
+        if (pair) Store(st + (j + 1) * Q + w * W, s1[w]);                                                      \
+      }                                                                                                        \
     }                                                                                                          \
+    if (causal)                                                                                                \
+      for (int64_t j = 0; j < keys; ++j)                                                                       \
+        for (int64_t i = 0; i < Q; ++i)                                                                        \
+          st[j * Q + i] = first_key + j > first_query + i ? neg_inf : st[j * Q + i];                          \
     T top[Q], alpha[Q], sum[Q];                                                                                \
     for (int64_t i = 0; i < Q; ++i) top[i] = m[i];                                                             \
     for (int64_t j = 0; j < keys; ++j)                                                                         \
@@ -59,15 +102,29 @@ constexpr int64_t kKeys = 64;
       l[i] = l[i] * alpha[i] + sum[i];                                                                         \
       m[i] = top[i];                                                                                           \
     }                                                                                                          \
-    for (int64_t e = 0; e < ev_size; ++e)                                                                      \
-      for (int64_t i = 0; i < Q; ++i) acc[e * Q + i] *= alpha[i];                                              \
-    for (int64_t j = 0; j < keys; ++j)                                                                         \
-      for (int64_t e = 0; e < ev_size; ++e) {                                                                  \
-        const T ve = v[j * ev_size + e];                                                                       \
-        const T* __restrict__ p = st + j * Q;                                                                  \
-        T* __restrict__ a = acc + e * Q;                                                                       \
-        for (int64_t i = 0; i < Q; ++i) a[i] += ve * p[i];                                                     \
+    for (int64_t e = 0; e < ev_size; e += 2) {                                                                 \
+      const bool pair = e + 1 < ev_size;                                                                       \
+      T* a0 = acc + e * Q;                                                                                     \
+      T* a1 = pair ? a0 + Q : a0;                                                                              \
+      Vec<T> o0[N], o1[N];                                                                                     \
+      for (int64_t w = 0; w < N; ++w) {                                                                        \
+        const Vec<T> scale = Load(alpha + w * W);                                                              \
+        o0[w] = Load(a0 + w * W) * scale;                                                                      \
+        o1[w] = Load(a1 + w * W) * scale;                                                                      \
       }                                                                                                        \
+      for (int64_t j = 0; j < keys; ++j) {                                                                     \
+        const T x = v[j * ev_size + e], y = pair ? v[j * ev_size + e + 1] : T(0);                              \
+        for (int64_t w = 0; w < N; ++w) {                                                                      \
+          const Vec<T> p = Load(st + j * Q + w * W);                                                           \
+          o0[w] += x * p;                                                                                      \
+          o1[w] += y * p;                                                                                      \
+        }                                                                                                      \
+      }                                                                                                        \
+      for (int64_t w = 0; w < N; ++w) {                                                                        \
+        Store(a0 + w * W, o0[w]);                                                                              \
+        if (pair) Store(a1 + w * W, o1[w]);                                                                    \
+      }                                                                                                        \
+    }                                                                                                          \
   }
 
 TXLA_ATTENTION_KEY_BLOCK(float)
