@@ -20,7 +20,8 @@ first use under ~/.cache/txla-bench/ptxla-venv (torch 2.9.0, torchvision 0.24.0,
 
 Models: mlp (784-512-512-10, batch 128, SGD momentum), cnn (the MNIST CNN of the seeds, batch 128,
 SGD momentum), resnet18 (torchvision, batch 16 of 3x64x64, SGD momentum), gpt (a 2-layer decoder,
-dim 128, 4 heads, 64 tokens, batch 8, AdamW); `zoo` adds the models of tests/python/model_zoo.py,
+dim 128, 4 heads, 64 tokens, batch 8, AdamW); encoder (inference: nn.TransformerEncoder, 4 layers of
+d_model 256, 8 heads, 128 tokens, batch 8, under torch.no_grad()); `zoo` adds the models of tests/python/model_zoo.py,
 each with its own optimizer, and the zoo's diffusion loop (unet: a UNet2DConditionModel through 4
 DDIM steps), whose "step" is that loop under torch.no_grad() with a scalar of its output read.
 
@@ -82,6 +83,11 @@ def workload(name, batch):
         tokens = torch.randint(0, 512, (batch or 8, 64))
         return (Decoder(), tokens, tokens, lambda logits, t: next_token_loss(logits, t),
                 lambda p: torch.optim.AdamW(p, lr=1e-3))
+    if name == 'encoder':
+        # Inference (no optimizer): eager takes its fused fast path (_transformer_encoder_layer_fwd).
+        layer = nn.TransformerEncoderLayer(d_model=256, nhead=8, dim_feedforward=1024, dropout=0.0, batch_first=True)
+        return (nn.TransformerEncoder(layer, num_layers=4), torch.randn(batch or 8, 128, 256), None,
+                lambda out, _: out.square().mean(), None)
     zoo = zoo_models()
     if name in zoo:
         # A model of the test zoo (tests/python/model_zoo.py): its batch is the model's keyword
@@ -116,7 +122,7 @@ def child(system, model_name, steps, batch, autocast=''):
         import torch_xla.core.xla_model as xm
         device, barrier, wait = xm.xla_device(), xm.mark_step, xm.wait_device_ops
     model, data, target, loss_fn, make_opt = workload(model_name, batch)
-    evaluated = make_opt is None  # an inference loop (the zoo's diffusion denoiser): no gradients
+    evaluated = make_opt is None  # inference (the encoder, the zoo's diffusion loop): no gradients
     model = (model.eval() if evaluated else model.train()).to(device)
     opt = None if evaluated else make_opt(model.parameters())
     run = model
@@ -131,7 +137,7 @@ def child(system, model_name, steps, batch, autocast=''):
         if isinstance(data, dict):  # a zoo model: keyword inputs, the loss reads them
             inputs = {k: v.to(device) for k, v in data.items()}
             return loss_fn(run(**inputs), inputs)
-        return loss_fn(run(data.to(device)), target.to(device))
+        return loss_fn(run(data.to(device)), None if target is None else target.to(device))
 
     def step():
         if evaluated:
