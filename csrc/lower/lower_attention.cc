@@ -95,13 +95,13 @@ Scores MaskedScores(LoweringContext& c, const ir::Node& n, const AttentionArgs& 
 // as eager's CPU kernel takes it. (output, logsumexp), or nothing where the call does not apply.
 std::optional<Outs> OnePassAttention(LoweringContext& c, const ir::Node& n) {
   if (!c.IsNone(n, kForwardArgs.mask)) return std::nullopt;
+  auto dims = [&](size_t arg) { return n.operands()[n.args()[arg].operand].shape().sizes; };
+  const std::vector<int64_t> q = dims(kForwardArgs.q), k = dims(kForwardArgs.k), vd = dims(kForwardArgs.v);
+  if (q.size() != 4 || k.size() != 4 || vd.size() != 4 || k[0] != q[0] || k[1] != q[1] || vd[0] != q[0] ||
+      vd[1] != q[1] || vd[2] != k[2])
+    return std::nullopt;
   const Scores s = ScaledQueryKey(c, n, kForwardArgs);
   Instruction* v = c.Convert(c.Operand(n, kForwardArgs.v), s.acc);
-  const std::vector<int64_t>& q = s.q_scaled->shape().dims;
-  const std::vector<int64_t>& k = s.k_scaled->shape().dims;
-  const std::vector<int64_t>& vd = v->shape().dims;
-  if (vd.size() != 4 || k[0] != q[0] || k[1] != q[1] || vd[0] != q[0] || vd[1] != q[1] || vd[2] != k[2])
-    return std::nullopt;
   hlo::Attributes a;
   a.custom_call_target = hlo::CustomCallTarget::kAttention;
   a.index = c.ConstArg(n, kForwardArgs.is_causal).toBool() ? 1 : 0;
