@@ -30,6 +30,7 @@ TXLA_KERNEL void k_H(float* __restrict__ buf0, const float* __restrict__ buf1) {
       for (int j = 0; j < 16; ++j) part[j] = 0;
       {
       for (int64_t b = 0; b < 64; b += 16)
+#pragma GCC unroll 16
       for (int64_t r1 = b; r1 < b + 16; ++r1) {
       const float v0 = buf1[(o0*64 + r1)];
         part[r1 - b] = txla_add(part[r1 - b], v0);

@@ -71,11 +71,11 @@ TEST(CodegenTest, TrailingDimensionReductionKeepsPartialAccumulators) {
   text.replace(text.find("dimensions={0}"), 14, "dimensions={1}");
   text.replace(text.find("(f32[512]) tuple"), 16, "(f32[128]) tuple");
   std::string code = Emit(text);
-  // 16 double partial sums, each taking every 16th element (the loop vectorizes), folded in
-  // halves into the total.
+  // 16 double partial sums, each taking every 16th element (the loop vectorizes, each block
+  // unrolled whole so the partials stay in registers), folded in halves into the total.
   EXPECT_NE(code.find("double acc = "), std::string::npos) << code;
   EXPECT_NE(code.find("double part[16];"), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t b = 0; b < 512; b += 16)\n      for (int64_t r1 = b; r1 < b + 16; ++r1)"),
+  EXPECT_NE(code.find("for (int64_t b = 0; b < 512; b += 16)\n#pragma GCC unroll 16\n      for (int64_t r1 = b; r1 < b + 16; ++r1)"),
             std::string::npos) << code;
   EXPECT_NE(code.find("part[r1 - b] = txla_add(part[r1 - b], v"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int j = 0; j < 8; ++j) part[j] = txla_add(part[j], part[j + 8]);\n"
@@ -271,7 +271,7 @@ TEST(CodegenTest, TrailingReducedDimensionsRunAsOneLoopWithPartialSums) {
   std::string code = Emit(text);
   EXPECT_EQ(merged->Value() - before, 1);
   EXPECT_NE(code.find("for (int64_t r0 = 0; r0 < 8; ++r0)\n      {\n      for (int64_t b = 0; b < 256; b += 16)\n"
-                      "      for (int64_t r2 = b; r2 < b + 16; ++r2) {"),
+                      "#pragma GCC unroll 16\n      for (int64_t r2 = b; r2 < b + 16; ++r2) {"),
             std::string::npos) << code;
   EXPECT_NE(code.find("buf1[(o1*256 + r0*4096 + r2)]"), std::string::npos) << code;
   // A kept dimension between reduced ones stays a loop of its own: only trailing ones merge.
