@@ -16,7 +16,8 @@ Systems:
   ptxla         PyTorch/XLA 2.9 (torch-xla==2.9.0 from PyPI, PJRT_DEVICE=CPU), lazily
   ptxla_dynamo  PyTorch/XLA 2.9 through torch.compile(model, backend='openxla')
 PyTorch/XLA installs a package named torch_xla too, so it runs from a venv of its own, made on
-first use under ~/.cache/txla-bench/ptxla-venv (torch 2.9.0, torchvision 0.24.0, torch-xla 2.9.0).
+first use under ~/.cache/txla-bench/ptxla-venv (torch 2.9.0, torchvision 0.24.0, torch-xla 2.9.0, and
+the zoo's transformers, timm and diffusers at the test extras' pins).
 
 Models: mlp (784-512-512-10, batch 128, SGD momentum), cnn (the MNIST CNN of the seeds, batch 128,
 SGD momentum), resnet18 (torchvision, batch 16 of 3x64x64, SGD momentum), gpt (a 2-layer decoder,
@@ -54,7 +55,9 @@ MODELS = ['mlp', 'cnn', 'resnet18', 'gpt']
 PTXLA_VENV = os.path.expanduser('~/.cache/txla-bench/ptxla-venv')
 # --allocator: the system's glibc malloc, or jemalloc preloaded into every system's process alike
 ALLOCATORS = {'system': None, 'jemalloc': '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2'}
-PTXLA_PINS = ['torch==2.9.0', 'torchvision==0.24.0', 'torch-xla==2.9.0', 'numpy']
+# The zoo's libraries at the test extras' pins (pyproject.toml), so the zoo runs there too.
+PTXLA_PINS = ['torch==2.9.0', 'torchvision==0.24.0', 'torch-xla==2.9.0', 'numpy', 'transformers==4.57.1',
+              'timm==1.0.20', 'diffusers==0.35.2']
 
 
 def workload(name, batch):
@@ -211,7 +214,7 @@ def child(system, model_name, steps, batch, autocast=''):
 def ptxla_python():
     """The PyTorch/XLA venv's python, made on first use (a few minutes, from pip's cache faster)."""
     python = os.path.join(PTXLA_VENV, 'bin', 'python')
-    probe = [python, '-c', 'import torch_xla, torchvision']
+    probe = [python, '-c', 'import torch_xla, torchvision, transformers, timm, diffusers']
     if os.path.exists(python) and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
     print(f'making {PTXLA_VENV} with {" ".join(PTXLA_PINS)} ...', file=sys.stderr)
