@@ -4,12 +4,12 @@
 #include <mutex>
 #include <string>
 
+#include "compiler/library/attention.h"
 #include "compiler/library/conv2d.h"
 #include "compiler/library/gemm.h"
 #include "compiler/library/gemm_bf16.h"
 #include "compiler/library/parallel.h"
 #include "compiler/library/pool2d.h"
-#include "compiler/library/attention.h"
 #include "compiler/library/recurrent.h"
 #include "compiler/library/sort.h"
 #include "metrics/metrics.h"

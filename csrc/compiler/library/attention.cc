@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/library/parallel.h"
+#include "compiler/library/vector_clones.h"
 #include "runtime/scalar_ops.h"
 
 namespace txla::compiler::library {
@@ -15,9 +16,6 @@ namespace {
 // probabilities of one block of queries against them stay in L1.
 constexpr int64_t kQueries = 32;
 constexpr int64_t kKeys = 64;
-
-// One copy a vector width: the library is built for any x86-64 (recurrent.cc does the same).
-#define TXLA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 // Vectors of 32 bytes (AVX2's; the AVX-512 clone runs them as they are, the baseline one in
 // halves), named in the source so that the products below keep their accumulators in registers:

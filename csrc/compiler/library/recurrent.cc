@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/library/gemm.h"
+#include "compiler/library/vector_clones.h"
 #include "runtime/scalar_ops.h"
 
 namespace txla::compiler::library {
@@ -20,7 +21,6 @@ namespace {
 // Each row's columns are passed as pointers of their own, restrict: written through one pointer
 // at offsets h, 2h, ... GCC cannot rule out that they overlap within a vector and leaves the
 // loop scalar.
-#define TXLA_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define TXLA_ROW __attribute__((always_inline)) inline void
 
 // One batch row of an LSTM step: gates (hidden + input) -> h, c and the activated gates.
