@@ -38,7 +38,10 @@ def main():
             'optimizer', lambda: optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum))
         model.train()
         last = None
-        for _, (data, target) in loader:
+        # A device's loop gets its batches; without devices (--cpu) PyTorch/XLA 2.9 hands the
+        # loop enumerate(loader).
+        for batch in loader:
+            data, target = batch[1] if device.type == 'cpu' else batch
             optimizer.zero_grad()
             output = model(data)
             loss = loss_fn(output, target)

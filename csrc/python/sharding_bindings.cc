@@ -317,14 +317,15 @@ void RegisterShardingBindings(py::module& m) {
     return MakeEntryXlaTensor(t);
   }, py::arg("shards"), py::arg("sharding"), py::arg("global_shape") = py::none());
   m.def("_get_xla_tensor_debug_info", [](const at::Tensor& tensor) {
-    LazyTensorPtr t = GetLazyTensor(tensor, "_get_xla_tensor_debug_info");
+    LazyTensorPtr t = TryGetLazyTensor(tensor);
+    if (!t) return std::string("Not a XLATensor\n");
     std::string info = "XLATensor {\nTensorID: " + std::to_string(t->id()) + "\nDevice: " +
                        (runtime::SpmdEnabled() ? std::string("SPMD:0") : runtime::DeviceName(t->device())) +
                        "\nXLA Shape: " + t->shape().ToString() + "\n";
     const std::string spec = t->EffectiveSharding();
     if (!spec.empty()) info += "ShardingSpec: " + spec + "\n";
     info += std::string("IR: ") +
-            (t->pending() ? t->pending().node->OpName() : t->on_device() ? "xla::device_data" : "None") + "\n";
+            (t->pending() ? t->pending().node->OpName() : "None") + "\n";
     if (t->host().defined()) {
       std::string sizes;
       for (int64_t d : t->host().sizes()) sizes += (sizes.empty() ? "" : ", ") + std::to_string(d);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,20 @@ void RegisterTensorInfoBindings(py::module& m) {
     std::vector<std::string> ops = OpenLogs().back()->ops();
     OpenLogs().pop_back();
     return ops;
+  });
+
+  // The size of one dimension as a device scalar (s32), as PyTorch/XLA gives the bound of a
+  // dynamic dimension; shapes here are static, so it is the tensor's size.
+  m.def("_get_xla_tensor_dimension_size", [](const at::Tensor& tensor, int64_t dim) {
+    GetLazyTensor(tensor, "_get_xla_tensor_dimension_size");  // raises for a tensor not on the device
+    const int64_t d = c10::maybe_wrap_dim(dim, tensor.dim());
+    return at::scalar_tensor(tensor.size(d), tensor.options().dtype(at::kInt));
+  }, py::arg("tensor"), py::arg("dim"));
+  // The kernels are registered with the dispatcher when the library loads; the first call counts
+  // that registration once (RegisterXLAFunctions), as PyTorch/XLA's backend initialization does.
+  m.def("_init_xla_lazy_backend", [] {
+    static std::once_flag counted;
+    std::call_once(counted, [] { metrics::GetCounter("RegisterXLAFunctions")->Add(1); });
   });
 
   // The revisions this build was made from: this project's checkout and the torch it is for.

@@ -25,7 +25,9 @@ def train(steps, batches, devices):
         optimizer = context.getattr_or('optimizer', lambda: torch.optim.SGD(model.parameters(), lr=0.05))
         model.train()
         seen = []
-        for step, (data, target) in loader:
+        # PyTorch/XLA 2.9 hands a device's loop its batches, and a loop without devices
+        # (device_ids=[]) enumerate(loader).
+        for step, (data, target) in (loader if device.type == 'cpu' else enumerate(loader)):
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
@@ -43,7 +45,7 @@ def fail():
     model_parallel = dp.DataParallel(torch.nn.Linear(3, 1), device_ids=xm.get_xla_supported_devices())
 
     def loop_fn(model, loader, device, context):
-        for step, (x,) in loader:
+        for step, (x,) in enumerate(loader):
             if xm.get_ordinal() == 1 and step == 1:
                 raise ValueError('replica one gave up')
             y = xm.all_reduce(xm.REDUCE_SUM, model(x).sum())
@@ -63,7 +65,7 @@ def barrier():
 
     def loop_fn(model, loader, device, context):
         in_time = None
-        for step, (x,) in loader:
+        for step, (x,) in enumerate(loader):
             if xm.get_ordinal() == 1:
                 in_time = returned.wait(5)
             y = xm.all_reduce(xm.REDUCE_SUM, model(x).sum())

@@ -2,8 +2,9 @@
 
 `DataParallel(network, device_ids)` keeps one copy of the network per device of this process;
 calling it with `(loop_fn, loader)` runs `loop_fn(model, device_loader, device, context)` in one
-thread per device, each on its own share of the loader's batches (a `ParallelLoader`; the loop
-gets `(step, batch)` pairs). Inside, `xm.optimizer_step(optimizer)` all-reduces the gradients
+thread per device, each on its own share of the loader's batches (its `ParallelLoader`'s
+per-device loader, which yields the batches). As in PyTorch/XLA 2.9, `device_ids=[]` hands the loop
+`enumerate(loader)` instead: `(step, batch)` pairs. Inside, `xm.optimizer_step(optimizer)` all-reduces the gradients
 across the devices: the replicas meet in memory inside their compiled graphs. `device_ids=[]`
 runs the network on plain CPU PyTorch in the calling thread.
 """
@@ -30,19 +31,6 @@ class Context:
             value = defval() if callable(defval) else defval
             setattr(self, name, value)
         return value
-
-
-class _Enumerated:
-    """(step, batch) pairs of a per-device loader, keeping its length."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def __iter__(self):
-        return enumerate(self._loader)
-
-    def __len__(self):
-        return len(self._loader)
 
 
 class DataParallel:
@@ -87,7 +75,7 @@ class DataParallel:
             device = self._device_ids[index]
             try:
                 xm.set_replication(device, replication)
-                results[index] = loop_fn(self._models[index], _Enumerated(para_loader.per_device_loader(device)),
+                results[index] = loop_fn(self._models[index], para_loader.per_device_loader(device),
                                          torch.device(device), self._contexts[index])
                 xm.wait_device_ops([device])
             except BaseException as e:  # noqa: B902  re-raised by the caller
