@@ -131,10 +131,10 @@
   V(aten_prod_dim_int, "aten::prod.dim_int", nullptr, nullptr, nullptr, 0, nullptr)                                   \
   V(aten_amax, "aten::amax", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
   V(aten_amin, "aten::amin", nullptr, nullptr, nullptr, 0, nullptr)                                                   \
-  V(aten_max, "aten::max", nullptr, nullptr, nullptr, 0, nullptr)                                                     \
-  V(aten_min, "aten::min", nullptr, nullptr, nullptr, 0, nullptr)                                                     \
-  V(aten_max_dim, "aten::max.dim", nullptr, nullptr, nullptr, 0, nullptr)                                             \
-  V(aten_min_dim, "aten::min.dim", nullptr, nullptr, nullptr, 0, nullptr)                                             \
+  V(aten_max, "aten::max", Max, nullptr, nullptr, 0, nullptr)                                                         \
+  V(aten_min, "aten::min", Min, nullptr, nullptr, 0, nullptr)                                                         \
+  V(aten_max_dim, "aten::max.dim", Max, nullptr, nullptr, 0, nullptr)                                                 \
+  V(aten_min_dim, "aten::min.dim", Min, nullptr, nullptr, 0, nullptr)                                                 \
   V(aten_argmax, "aten::argmax", nullptr, nullptr, nullptr, 0, nullptr)                                               \
   V(aten_argmin, "aten::argmin", nullptr, nullptr, nullptr, 0, nullptr)                                               \
   V(aten_var_correction, "aten::var.correction", nullptr, nullptr, nullptr, 0, nullptr)                               \

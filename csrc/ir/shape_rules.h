@@ -45,6 +45,9 @@ Shapes Cat(c10::ArrayRef<c10::IValue> args);
 Shapes DivTensorMode(c10::ArrayRef<c10::IValue> args);
 Shapes Flip(c10::ArrayRef<c10::IValue> args);
 Shapes Full(c10::ArrayRef<c10::IValue> args);
+// max/min and max.dim/min.dim: elements to reduce over.
+Shapes Max(c10::ArrayRef<c10::IValue> args);
+Shapes Min(c10::ArrayRef<c10::IValue> args);
 Shapes Gather(c10::ArrayRef<c10::IValue> args);
 Shapes Mm(c10::ArrayRef<c10::IValue> args);
 Shapes RandomFrom(c10::ArrayRef<c10::IValue> args);

@@ -107,7 +107,13 @@ Shapes Flip(c10::ArrayRef<c10::IValue> args) {
   const at::Tensor& self = args[0].toTensor();
   const std::vector<int64_t> dims = args[1].toIntVector();
   std::map<int64_t, int> count;
-  for (int64_t d : dims) ++count[c10::maybe_wrap_dim(d, self.dim())];
+  const int64_t rank = std::max<int64_t>(self.dim(), 1);
+  for (int64_t d : dims) {
+    // A RuntimeError with the dim wrapping's message, as PyTorch/XLA raises it.
+    TORCH_CHECK(d >= -rank && d < rank, "Dimension out of range (expected to be in range of [", -rank, ", ",
+                rank - 1, "], but got ", d, ")");
+    ++count[c10::maybe_wrap_dim(d, self.dim())];
+  }
   std::ostringstream repeated;
   for (const auto& [d, n] : count)
     if (n > 1) repeated << (repeated.tellp() > 0 ? ", " : "") << d << " (" << n << " times)";
@@ -119,6 +125,28 @@ Shapes Flip(c10::ArrayRef<c10::IValue> args) {
   }
   return std::nullopt;
 }
+
+namespace {
+
+// max()/min() of every element, and max.dim/min.dim: a reduction without identity needs
+// elements. Eager's messages; RuntimeError for both forms, as PyTorch/XLA raises them (eager
+// raises IndexError for the dim form).
+Shapes NonEmptyExtremum(const char* op, c10::ArrayRef<c10::IValue> args) {
+  const at::Tensor& self = args[0].toTensor();
+  if (args.size() == 1 || !args[1].isInt()) {
+    TORCH_CHECK(self.numel() > 0, op, "(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument.");
+  } else if (self.dim() > 0) {
+    const int64_t d = c10::maybe_wrap_dim(args[1].toInt(), self.dim());
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected reduction dim ", d, " to have non-zero size.");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Shapes Max(c10::ArrayRef<c10::IValue> args) { return NonEmptyExtremum("max", args); }
+Shapes Min(c10::ArrayRef<c10::IValue> args) { return NonEmptyExtremum("min", args); }
 
 Shapes Full(c10::ArrayRef<c10::IValue> args) {
   const std::vector<int64_t> sizes = ToInts(args[0]);

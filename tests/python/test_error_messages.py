@@ -52,6 +52,27 @@ def test_flip_of_repeated_dimensions():
             torch.rand(2, 3, 4))
 
 
+def test_flip_of_a_dimension_out_of_range():
+    for dims in ([3], [0, 1, 2, 3], [-4]):
+        _raises(lambda a: torch.flip(a, dims), 'Dimension out of range (expected to be in range of [-3, 2], but got '
+                f'{dims[-1]})', torch.rand(2, 3, 4))
+
+
+def test_max_and_min_of_nothing():
+    empty = torch.rand(2, 0, 4)
+    for op in ('max', 'min'):
+        fn = getattr(torch, op)
+        _raises(fn, f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction "
+                "dim with the 'dim' argument.", empty)
+        _raises(lambda a: fn(a, dim=1), f'{op}(): Expected reduction dim 1 to have non-zero size.', empty)
+        _raises(lambda a: fn(a, dim=-2, keepdim=True), f'{op}(): Expected reduction dim 1 to have non-zero size.',
+                empty)
+        # Reducing a dimension that has elements leaves an empty result, as eager does.
+        values, indices = fn(empty.to('xla'), dim=2)
+        assert values.shape == indices.shape == (2, 0)
+        assert fn(torch.full((3,), float('nan')).to('xla')).isnan().item()
+
+
 def test_full_of_a_negative_size():
     with pytest.raises(RuntimeError) as info:
         torch.full([3, -1], 2.0, device='xla')
