@@ -112,6 +112,8 @@ bool InputBuffers(const std::vector<at::Tensor>& inputs, const std::vector<ir::h
     lazy->push_back(std::move(lt));
   }
   if (!pending.empty()) {
+    // PyTorch/XLA's name: the graph's pending inputs are computed first, in a run of their own.
+    TXLA_COUNTER("DynamoSyncInputExecuteTime", 1);
     py::gil_scoped_release no_gil;
     graph::SyncTensors(pending, /*for_read=*/false);
   }
@@ -153,7 +155,8 @@ class DynamoGraph {
 
   // The outputs of one run, or None when an input's shape or dtype differs from the trace (the
   // Python side then traces again for the new signature).
-  py::object Run(const std::vector<at::Tensor>& inputs);
+  // join_lazy_graph: a call may join the caller's lazy graph (Inline) instead of running now.
+  py::object Run(const std::vector<at::Tensor>& inputs, bool join_lazy_graph);
   // Each input's value for an inlined run (see InputBuffers); false as there.
   bool InputValues(const std::vector<at::Tensor>& inputs, std::vector<ir::Value>* values) const;
   bool AnyPending(const std::vector<at::Tensor>& inputs) const;
@@ -293,7 +296,7 @@ bool DynamoGraph::AnyPending(const std::vector<at::Tensor>& inputs) const {
   return false;
 }
 
-py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
+py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs, bool join_lazy_graph) {
   TORCH_CHECK(inputs.size() == input_shapes_.size(), "compiled graph: ", input_shapes_.size(),
               " tensor inputs expected, ", inputs.size(), " given");
   bool first = first_run_;
@@ -314,40 +317,45 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
   // barriers), so calls without barriers never grow one graph call after call.
   const uint64_t step = graph::StepEpoch();
   const bool pending = AnyPending(inputs);
-  const bool inlined = graph_ && graph_->inlinable() && (pending || step != inlined_data_step_);
+  const bool inlined =
+      join_lazy_graph && graph_ && graph_->inlinable() && (pending || step != inlined_data_step_);
   if (inlined && !pending) inlined_data_step_ = step;
   std::vector<runtime::BufferPtr> buffers, seeds;
   std::vector<ir::Value> values;  // inlined: what each input is now
-  if (first) {
-    first_run_ = false;
-    // The trace left its own values in the inputs it mutated; the first run starts from the
-    // values the trace began with. Inputs traced as stand-ins have theirs still: pending, or
-    // materialized now for a graph that cannot join the caller's.
-    buffers = std::move(first_run_inputs_);
-    seeds = std::move(first_run_seeds_);
-    if (inlined) {
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        if (stand_in_[i]) {
-          values.push_back(TryGetLazyTensor(inputs[i])->GetIrValue());
-        } else {
-          ir::Shape shape(input_shapes_[i].dtype, buffers[i]->dims());
-          values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], std::move(shape)), 0});
+  {
+    // PyTorch/XLA's names for a cached graph's input gathering and output wrapping.
+    TXLA_TIMED("RunCachedGraphInputData");
+    if (first) {
+      first_run_ = false;
+      // The trace left its own values in the inputs it mutated; the first run starts from the
+      // values the trace began with. Inputs traced as stand-ins have theirs still: pending, or
+      // materialized now for a graph that cannot join the caller's.
+      buffers = std::move(first_run_inputs_);
+      seeds = std::move(first_run_seeds_);
+      if (inlined) {
+        for (size_t i = 0; i < buffers.size(); ++i) {
+          if (stand_in_[i]) {
+            values.push_back(TryGetLazyTensor(inputs[i])->GetIrValue());
+          } else {
+            ir::Shape shape(input_shapes_[i].dtype, buffers[i]->dims());
+            values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], std::move(shape)), 0});
+          }
         }
+      } else if (AnyStandIn(stand_in_)) {
+        std::vector<LazyTensorPtr> lazy;
+        std::vector<runtime::BufferPtr> now;
+        if (!InputBuffers(inputs, transposes_, &lazy, &now)) return py::none();
+        for (size_t i = 0; i < buffers.size(); ++i)
+          if (stand_in_[i]) buffers[i] = now[i];
       }
-    } else if (AnyStandIn(stand_in_)) {
+    } else if (inlined) {
+      if (!InputValues(inputs, &values)) return py::none();
+    } else {
       std::vector<LazyTensorPtr> lazy;
-      std::vector<runtime::BufferPtr> now;
-      if (!InputBuffers(inputs, transposes_, &lazy, &now)) return py::none();
+      if (!InputBuffers(inputs, transposes_, &lazy, &buffers)) return py::none();
       for (size_t i = 0; i < buffers.size(); ++i)
-        if (stand_in_[i]) buffers[i] = now[i];
+        if (buffers[i] != buffers[same_buffer_as_[i]]) return py::none();
     }
-  } else if (inlined) {
-    if (!InputValues(inputs, &values)) return py::none();
-  } else {
-    std::vector<LazyTensorPtr> lazy;
-    if (!InputBuffers(inputs, transposes_, &lazy, &buffers)) return py::none();
-    for (size_t i = 0; i < buffers.size(); ++i)
-      if (buffers[i] != buffers[same_buffer_as_[i]]) return py::none();
   }
   TXLA_COUNTER("DynamoRunCapturedGraph", 1);
 
@@ -379,6 +387,7 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
     }
   }
 
+  TXLA_TIMED("RunCachedGraphOutputData");
   py::list out;
   for (const Output& o : outputs_) {
     switch (o.kind) {
@@ -402,7 +411,7 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs) {
 void RegisterDynamoBridge(py::module& m) {
   py::class_<TraceStart>(m, "_XlaDynamoTrace");
   py::class_<DynamoGraph>(m, "_XlaDynamoGraph")
-      .def("__call__", &DynamoGraph::Run)
+      .def("__call__", &DynamoGraph::Run, py::arg("inputs"), py::arg("join_lazy_graph"))
       .def_property_readonly("mutated_input_count", &DynamoGraph::mutated_count)
       .def_property_readonly("seed_count", &DynamoGraph::seed_count)
       .def_property_readonly("graph_hash", &DynamoGraph::hash);

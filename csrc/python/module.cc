@@ -244,6 +244,20 @@ PYBIND11_MODULE(_XLAC, m) {
       },
       py::arg("tensors"), py::arg("devices") = std::vector<std::string>{},
       py::arg("wait") = true, py::arg("sync_xla_data") = true);
+  // Drops the pending computations of the device's tensors (dynamo's bridge discards what a
+  // trace recorded): a tensor whose value was still to be computed becomes a placeholder, which
+  // raises when read until it is assigned; one that reads device data holds that data.
+  m.def("_clear_pending_irs", [](const std::string& device) {
+    for (const LazyTensorPtr& t : registry::PendingTensors(ParseDevice(device))) {
+      const ir::Node* node = t->pending().node.get();
+      if (node->kind() == ir::NodeKind::kDeviceData) {
+        t->SetData(node->data());
+      } else {
+        t->SetData(std::make_shared<runtime::Buffer>(ir::ToElementType(t->dtype()), t->shape().sizes, t->device(),
+                                                     runtime::Buffer::Placeholder{}));
+      }
+    }
+  });
   // Buffer donation (graph/buffer_donation.h), as PyTorch/XLA spells it ("placecholder" too).
   m.def("_set_buffer_donation", [](const at::Tensor& tensor, bool donate) {
     return graph::SetBufferDonation(GetLazyTensor(tensor, "_set_buffer_donation"), donate);
@@ -412,6 +426,14 @@ PYBIND11_MODULE(_XLAC, m) {
   m.def("_xla_get_rng_seed", [](const std::string& device) {
     return aten::GetDeviceRngState(ParseDevice(device));
   }, py::arg("device") = "");
+  // The device's seed as a device scalar (s64), and the id PyTorch/XLA's dynamo bridge gives the
+  // seed among a graph's inputs.
+  m.def("_get_base_seed_as_tensor", [](const std::string& device) {
+    const int d = ParseDevice(device);
+    return at::scalar_tensor(static_cast<int64_t>(aten::GetDeviceRngState(d)),
+                             at::TensorOptions().dtype(at::kLong).device(c10::DeviceType::XLA, d));
+  }, py::arg("device") = "");
+  m.def("_get_seed_info_id", [] { return -127389; });
   // PyTorch/XLA's f32 matmul/convolution precision ('default', 'high', 'highest'): below
   // 'highest', convolutions may run algorithms that round differently (graph/numerics.h).
   m.def("_xla_set_mat_mul_precision", &graph::SetMatMulPrecision);

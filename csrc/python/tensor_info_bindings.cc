@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aten/lazy_kernel.h"
+#include "ir/node.h"
 #include "ir/shape.h"
 #include "metrics/metrics.h"
 #include "python/device_arg.h"
@@ -83,6 +84,16 @@ void RegisterTensorInfoBindings(py::module& m) {
     return ops;
   });
 
+  // Per tensor, whether reading it would run a graph: a pending computation, not just data
+  // sent from the host (CPU tensors need none).
+  m.def("_check_tensor_need_materialization", [](const std::vector<at::Tensor>& tensors) {
+    std::vector<bool> need;
+    for (const at::Tensor& tensor : tensors) {
+      LazyTensorPtr t = TryGetLazyTensor(tensor);
+      need.push_back(t && t->pending().node && t->pending().node->kind() != ir::NodeKind::kDeviceData);
+    }
+    return need;
+  });
   // The size of one dimension as a device scalar (s32), as PyTorch/XLA gives the bound of a
   // dynamic dimension; shapes here are static, so it is the tensor's size.
   m.def("_get_xla_tensor_dimension_size", [](const at::Tensor& tensor, int64_t dim) {

@@ -207,6 +207,9 @@ def functional_collectives(index, out_dir):
         return funcol.all_reduce(a * 2, 'sum', group) + b
 
     torch._dynamo.reset()
+    # Calls may join the caller's lazy graph; a graph with collectives still does not.
+    from torch_xla._dynamo import config as dynamo_config
+    dynamo_config.join_lazy_graph = True
     compiled = torch.compile(step, backend='openxla_eval')
     results = []
     for k in range(3):

@@ -25,6 +25,15 @@ def fresh_dynamo():
     torch._dynamo.reset()
 
 
+@pytest.fixture
+def join_lazy_graph():
+    """Calls may join the caller's lazy graph (torch_xla._dynamo.config.join_lazy_graph)."""
+    from torch_xla._dynamo import config
+    config.join_lazy_graph = True
+    yield
+    config.join_lazy_graph = False
+
+
 def _pair(make, dev, dtype=torch.float32):
     torch.manual_seed(0)
     ref = make().to(dtype)
@@ -36,6 +45,33 @@ def _pair(make, dev, dtype=torch.float32):
 @pytest.mark.parametrize('dtype,tol', [(torch.float32, 1e-5), (torch.float64, 1e-12)])
 def test_inference_traces_once_then_replays(dev, dtype, tol):
     ref, mod = _pair(lambda: nn.Sequential(nn.Linear(10, 20), nn.GELU(), nn.Linear(20, 3)), dev, dtype)
+    compiled = torch.compile(mod, backend='openxla_eval')
+    names = ('DynamoExtractCompiledGraph', 'DynamoCapturedGraph', 'DynamoRunCapturedGraph',
+             'UncachedCompile', 'CachedCompile')
+    with torch.no_grad():
+        x = torch.randn(4, 10, dtype=dtype)
+        with CounterDelta(*names, 'DynamoInlinedCapturedGraph') as first:
+            out = compiled(x.to(dev))
+            torch.testing.assert_close(out.cpu(), ref(x), rtol=tol, atol=tol)
+        assert first['DynamoExtractCompiledGraph'] == 1 and first['DynamoCapturedGraph'] == 1
+        # The call runs its graph when it is made (as PyTorch/XLA's bridge does).
+        assert first['DynamoRunCapturedGraph'] == 1 and first['DynamoInlinedCapturedGraph'] == 0
+        assert first['UncachedCompile'] == 1 and first['CachedCompile'] == 0
+        with CounterDelta(*names, 'DynamoInlinedCapturedGraph') as later:
+            for _ in range(3):
+                x = torch.randn(4, 10, dtype=dtype)
+                torch.testing.assert_close(compiled(x.to(dev)).cpu(), ref(x), rtol=tol, atol=tol)
+    # Later calls replay the captured graph: no new trace, nothing compiled, no graph hashed.
+    assert later['DynamoRunCapturedGraph'] == 3 and later['DynamoInlinedCapturedGraph'] == 0
+    assert later['DynamoExtractCompiledGraph'] == 0 and later['DynamoCapturedGraph'] == 0
+    assert later['UncachedCompile'] == 0 and later['CachedCompile'] == 0
+
+
+@pytest.mark.usefixtures('join_lazy_graph')
+@pytest.mark.parametrize('dtype,tol', [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+def test_a_joining_call_compiles_with_the_callers_graph_then_replays(dev, dtype, tol):
+    # (Tanh, not the test above's GELU: a graph of its own in the compile cache)
+    ref, mod = _pair(lambda: nn.Sequential(nn.Linear(10, 20), nn.Tanh(), nn.Linear(20, 3)), dev, dtype)
     compiled = torch.compile(mod, backend='openxla_eval')
     names = ('DynamoExtractCompiledGraph', 'DynamoCapturedGraph', 'DynamoRunCapturedGraph',
              'UncachedCompile', 'CachedCompile')
@@ -208,8 +244,11 @@ def _small_cnn():
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8 * 4 * 4, 10))
 
 
+@pytest.mark.parametrize('join', [False, True])
 @pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])
-def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
+def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol, join, request):
+    if join:
+        request.getfixturevalue('join_lazy_graph')
     ref, mod = _pair(_small_cnn, dev, dtype)
     compiled = torch.compile(mod, backend='openxla')
     opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
@@ -233,13 +272,13 @@ def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
         # forward and backward replay; both were captured on the first step only
         assert d['DynamoRunCapturedGraph'] == 2 and d['DynamoLazyGraph'] == 0
         assert d['DynamoCapturedGraph'] == (2 if step == 0 else 0)
-        # Both join the barrier's graph with the loss and the optimizer's update: the forward as
-        # the step's first call of its graph, the backward because its input (the loss's
-        # gradient) is pending. One execution a step, as on the lazy path, not four (the
+        # Joining, both join the barrier's graph with the loss and the optimizer's update: the
+        # forward as the step's first call of its graph, the backward because its input (the
+        # loss's gradient) is pending. One execution a step, as on the lazy path, not four (the
         # forward, a graph for the loss's gradient, the backward, the update).
-        assert d['DynamoInlinedCapturedGraph'] == 2, d.delta
+        assert d['DynamoInlinedCapturedGraph'] == (2 if join else 0), d.delta
         if step > 0:
-            assert d['ExecuteTime'] == 1, d.delta
+            assert d['ExecuteTime'] == (1 if join else 4), d.delta
         # The step's graph is the same every step once SGD's momentum exists (step 2): nothing
         # compiles after it.
         if step > 1:
@@ -249,6 +288,7 @@ def test_training_forward_and_backward_through_aot_autograd(dev, dtype, tol):
 
 
 
+@pytest.mark.usefixtures('join_lazy_graph')
 @pytest.mark.parametrize('dtype,tol', [(torch.float32, 2e-5), (torch.float64, 1e-10)])
 def test_a_backward_graph_inlined_twice_in_one_step(dev, dtype, tol):
     """Two micro-batches accumulate their gradients before one update, and the model runs twice
@@ -401,6 +441,7 @@ def test_a_transposed_input_that_is_no_longer_a_transpose_traces_again(dev):
     torch.testing.assert_close(graph(xd, wd.t()).cpu(), x @ (w + 1.5).t())
 
 
+@pytest.mark.usefixtures('join_lazy_graph')
 @pytest.mark.parametrize('pending', [False, True])
 def test_an_input_passed_twice_in_the_trace_and_apart_later(dev, pending):
     """Traced with one tensor as both inputs, the graph read one buffer for both; called with two
@@ -426,6 +467,7 @@ def test_an_input_passed_twice_in_the_trace_and_apart_later(dev, pending):
         assert d['DynamoCapturedGraph'] == 0 and d['DynamoInlinedCapturedGraph'] == 1, d.delta
 
 
+@pytest.mark.usefixtures('join_lazy_graph')
 @pytest.mark.parametrize('dtype,tol', [(torch.float32, 1e-5), (torch.float64, 1e-12)])
 def test_a_graph_called_with_pending_inputs_joins_the_callers_graph(dev, dtype, tol):
     """A graph traced on pending inputs is inlined on every call: its ops join the caller's lazy
@@ -454,6 +496,7 @@ def test_a_graph_called_with_pending_inputs_joins_the_callers_graph(dev, dtype, 
         torch.testing.assert_close(s.cpu(), (a + 1).sum(0), rtol=tol, atol=tol)
 
 
+@pytest.mark.usefixtures('join_lazy_graph')
 def test_a_graph_traced_on_data_joins_the_callers_graph_once_a_step(dev):
     """A graph whose inputs are data joins the caller's graph on its first call of a step (from
     one barrier to the next) and runs on its own on later calls of the step, so a loop without
@@ -481,6 +524,7 @@ def test_a_graph_traced_on_data_joins_the_callers_graph_once_a_step(dev):
         torch.testing.assert_close(out.cpu(), torch.tanh(ref) + ref.mean())
 
 
+@pytest.mark.usefixtures('join_lazy_graph')
 def test_an_inlined_graph_writes_back_in_place_updates_and_draws_fresh_seeds(dev):
     """Inlined, a graph's in-place updates become its inputs' new pending values (a view
     follows), and its random ops draw a seed per call as a run does."""
@@ -536,10 +580,11 @@ def test_an_inlined_graph_keeps_the_traces_source_frames_under_ir_debug(tmp_path
     (the compiled function's line), as the trace's own nodes did, for dumps and compile reasons."""
     script = tmp_path / 'script.py'
     script.write_text(textwrap.dedent("""
-        import torch, torch_xla, torch_xla.core.xla_model as xm
+        import torch, torch_xla, torch_xla._dynamo.config, torch_xla.core.xla_model as xm
         dev = xm.xla_device()
         def f(x):
             return torch.tanh(x) * 3
+        torch_xla._dynamo.config.join_lazy_graph = True
         compiled = torch.compile(f, backend='openxla_eval')
         for k in range(3):
             out = compiled(torch.randn(4).to(dev) + 1)

@@ -84,10 +84,10 @@ class CompiledGraph:
                 # The user promised device data (PyTorch/XLA's switch): a pending input is an error.
                 raise RuntimeError('input data to dynamo graph can not be a pending ir (torch_xla._dynamo.'
                                    'config.skip_input_data_check is set)')
-            outputs = graph(tensors)
+            outputs = graph(tensors, _config.join_lazy_graph)
             if outputs is not None:
                 return template.assemble(outputs, args)
-        return self._trace(args, tensors, entries)
+        return self._trace(args, tensors, entries, stand_ins=_config.join_lazy_graph)
 
     @staticmethod
     def _signature(tensors):
@@ -98,7 +98,7 @@ class CompiledGraph:
         with torch.no_grad():
             return self._gm(*args)
 
-    def _trace(self, args, tensors, entries, stand_ins=True):
+    def _trace(self, args, tensors, entries, stand_ins):
         try:
             start = _XLAC._xla_dynamo_begin_trace(tensors, stand_ins)
         except RuntimeError as e:
@@ -145,7 +145,7 @@ class CompiledGraph:
             self._give_up(entries, tensors, graph, None)
             return result
         entries.insert(0, (graph, template))
-        return template.assemble(graph(tensors), args)
+        return template.assemble(graph(tensors, _config.join_lazy_graph), args)
 
     def _give_up(self, entries, tensors, reason, args):
         entries.append((_Lazy(reason), self._signature(tensors)))
