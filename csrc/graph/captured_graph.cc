@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "graph/debug_analysis.h"
 #include "graph/executor_internal.h"
 #include "ir/op_table.h"
 #include "metrics/metrics.h"
@@ -41,7 +42,11 @@ std::shared_ptr<CapturedGraph> CapturedGraph::Capture(const std::vector<ir::Valu
     graph->parameters_.push_back(std::move(p));
   }
   graph->Record(cut);
-  if (!inline_first || !graph->inlinable_) graph->executable_ = GetOrCompile(cut, /*op_by_op=*/false);
+  if (!inline_first || !graph->inlinable_) {
+    bool compiled = false;
+    graph->executable_ = GetOrCompile(cut, /*op_by_op=*/false, &compiled);
+    if (compiled) analysis::OnDynamoCompile(cut, device, graph->executable_->footprint());
+  }
   return graph;
 }
 
@@ -125,7 +130,7 @@ std::vector<ir::Value> CapturedGraph::Inline(const std::vector<ir::Value>& input
 
 std::shared_ptr<runtime::Executable> CapturedGraph::GetExecutable(
     const std::vector<runtime::BufferPtr>& parameters) const {
-  std::lock_guard<std::mutex> lock(executable_mutex_);
+  std::unique_lock<std::mutex> lock(executable_mutex_);
   if (!executable_) {
     // One device-data node per recorded one, as the trace had: the cut has the trace's
     // parameters in the trace's order, and its hash.
@@ -135,7 +140,14 @@ std::shared_ptr<runtime::Executable> CapturedGraph::GetExecutable(
     GraphCut cut = CutGraph(values, nullptr, precision_);
     TORCH_CHECK(cut.hash == hash_ && cut.parameters.size() == parameters.size(),
                 "captured graph: the recorded nodes do not make the traced graph again");
-    executable_ = GetOrCompile(cut, /*op_by_op=*/false);
+    bool compiled = false;
+    executable_ = GetOrCompile(cut, /*op_by_op=*/false, &compiled);
+    if (compiled) {
+      std::shared_ptr<runtime::Executable> executable = executable_;
+      lock.unlock();  // the report takes the GIL
+      analysis::OnDynamoCompile(cut, device_, executable->footprint());
+      return executable;
+    }
   }
   return executable_;
 }
@@ -155,6 +167,7 @@ void CapturedGraph::Run(
     }
   }
   std::shared_ptr<runtime::Executable> executable = GetExecutable(parameters);
+  analysis::OnDynamoExecute(hash_, parameters.size(), roots_.size(), device_);
   std::lock_guard<std::mutex> device_lock(DeviceSyncMutex(device_));
   AdvanceExecutionEpoch();
   if (runtime::AsyncExecution()) {

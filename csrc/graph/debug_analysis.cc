@@ -56,7 +56,7 @@ std::string Cause(const std::vector<debug::Frame>& frames) {
     }
     if (f.file.find("torch_xla/_dynamo") != std::string::npos || f.function.find("dynamo") != std::string::npos ||
         f.file.find("torch_xla/core/dynamo_bridge") != std::string::npos)
-      return "dynamo compiling or running a graph";
+      return "torch_xla.sync when dynamo processing input graphs";
     if (EndsWith(f.file, "torch_xla/__init__.py") && f.function == "step") return "a torch_xla.step() block";
     if (EndsWith(f.file, "torch_xla/core/xla_model.py") && f.function == "optimizer_step")
       return "xm.optimizer_step(barrier=True)";
@@ -243,81 +243,112 @@ std::string CurrentGraphName() {
   return graph_name;
 }
 
+namespace {
+
+// One analysis block: its cause, the graph's identity and the Python frames that ran it.
+std::ostringstream Block(const char* prefix, const char* what, const std::string& cause, ir::hash_t hash,
+                         size_t inputs, size_t outputs, int device, const std::vector<debug::Frame>& frames) {
+  const std::string name = CurrentGraphName();
+  std::ostringstream out;
+  out << prefix << kRule << "\n" << prefix << what << " Cause\n" << prefix << "  " << cause << "\n"
+      << prefix << "Graph Info:\n";
+  if (!name.empty()) out << prefix << "  Graph Name: " << name << "\n";
+  out << prefix << "  Graph Hash: " << compiler::Hex(hash) << "\n"
+      << prefix << "  Number of Graph Inputs: " << inputs << "\n"
+      << prefix << "  Number of Graph Outputs: " << outputs << "\n"
+      << prefix << "  Device: xla:" << device << "\n"
+      << prefix << "Python Frame Triggered Execution:\n";
+  // The API the user called (the outermost of the innermost library frames: torch_xla.sync,
+  // not the helper it calls), then from the user's innermost frame outwards.
+  const size_t most = static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().pt_xla_debug_max_frame));
+  auto user_start = std::find_if(frames.begin(), frames.end(), [](const debug::Frame& f) { return !f.library; });
+  auto first = user_start == frames.begin() || user_start == frames.end() ? frames.begin() : user_start - 1;
+  const auto end = first + static_cast<std::ptrdiff_t>(std::min<size_t>(most, frames.end() - first));
+  for (auto f = first; f != end; ++f) out << prefix << "  " << f->ToString() << "\n";
+  if (end != frames.end()) out << prefix << "  ..........\n";  // as PyTorch/XLA marks the frames left out
+  if (frames.empty()) out << prefix << "  (no Python frame: called from C++)\n";
+  return out;
+}
+
+void ReportCompile(const std::string& cause, const GraphCut& cut, size_t outputs, int device,
+                   const std::vector<debug::Frame>& frames, const runtime::Executable::Footprint& footprint,
+                   State& state) {
+  debug::Frame user = debug::InnermostUserFrame(frames);
+  GraphRecord record = Record(cut, user.ToString());
+  std::ostringstream out =
+      Block("Compilation Analysis: ", "Compilation", cause, cut.hash, cut.parameters.size(), outputs, device, frames);
+  // After the frames' closing rule, where PyTorch/XLA's readers stop taking frame lines.
+  out << "Compilation Analysis: " << kThinRule << "\n";
+  ExplainRecompile(record, state.compiled, out, "Compilation Analysis: ");
+  out << "Compilation Analysis: " << kRule << "\n\n";
+  size_t input_bytes = 0, output_bytes = 0;
+  for (const runtime::BufferPtr& p : cut.parameters) input_bytes += p ? p->size_bytes() : 0;
+  for (const ir::Value& v : cut.roots)
+    output_bytes += static_cast<size_t>(v.shape().numel()) * c10::elementSize(v.shape().dtype);
+  char sizes[640];
+  const char* unknown = footprint.known ? "" : " (not known for this executable)";
+  std::snprintf(sizes, sizeof(sizes),
+                "Post Compilation Analysis: Graph input size: %f GB\n"
+                "Post Compilation Analysis: Graph output size: %f GB\n"
+                "Post Compilation Analysis: Aliased Input size: %f GB%s\n"
+                "Post Compilation Analysis: Intermediate tensor size: %f GB%s\n"
+                "Post Compilation Analysis: Compiled program size: %f GB%s\n",
+                Gigabytes(input_bytes), Gigabytes(output_bytes),
+                Gigabytes(static_cast<size_t>(footprint.aliasable_input_bytes)), unknown,
+                Gigabytes(static_cast<size_t>(footprint.intermediate_bytes)), unknown,
+                Gigabytes(static_cast<size_t>(footprint.program_bytes)), unknown);
+  out << "Post Compilation Analysis: " << kRule << "\n" << sizes;
+  // Under SPMD: what the partitioner had to move, and for which op (resharding is where a
+  // sharded program loses its time).
+  if (runtime::SpmdEnabled()) {
+    const std::string& report = LastPartitionReport();
+    out << "Post Compilation Analysis: SPMD resharding in this graph:"
+        << (report.empty() ? " none\n" : "\n");
+    std::istringstream lines(report);
+    for (std::string line; std::getline(lines, line);) out << "Post Compilation Analysis:   " << line << "\n";
+  }
+  out << "Post Compilation Analysis: " << kThinRule
+      << "\nPost Compilation Analysis: " << kRule << "\n\n";
+  Emit(out.str());
+  state.compiled.push_back(std::move(record));
+  if (state.compiled.size() > kGraphsRemembered) state.compiled.erase(state.compiled.begin());
+}
+
+void ReportExecution(const std::string& cause, ir::hash_t hash, size_t inputs, size_t outputs, int device,
+                     const std::vector<debug::Frame>& frames) {
+  std::ostringstream out = Block("Execution Analysis: ", "Execution", cause, hash, inputs, outputs, device, frames);
+  out << "Execution Analysis: " << kThinRule << "\nExecution Analysis: " << kRule << "\n\n";
+  Emit(out.str());
+}
+
+}  // namespace
+
 void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled,
              const std::vector<debug::Frame>& frames, const runtime::Executable::Footprint& footprint) {
   int level = Level();
   if (level == 0 || (!compiled && level < 2 && current_kind != SyncKind::kRead)) return;
   std::string cause = Cause(frames);
-  const std::string name = CurrentGraphName();
   debug::Frame user = debug::InnermostUserFrame(frames);
   State& state = GetState();
   std::lock_guard<std::mutex> lock(state.mu);
   if (current_kind == SyncKind::kRead) ++state.step_reads[cause + " at " + user.ToString()];
-  auto block = [&](const char* prefix, const char* what) {
-    std::ostringstream out;
-    out << prefix << kRule << "\n" << prefix << what << " Cause\n" << prefix << "  " << cause << "\n"
-        << prefix << "Graph Info:\n";
-    if (!name.empty()) out << prefix << "  Graph Name: " << name << "\n";
-    out << prefix << "  Graph Hash: " << compiler::Hex(cut.hash) << "\n"
-        << prefix << "  Number of Graph Inputs: " << cut.parameters.size() << "\n"
-        << prefix << "  Number of Graph Outputs: " << outputs << "\n"
-        << prefix << "  Device: xla:" << device << "\n"
-        << prefix << "Python Frame Triggered Execution:\n";
-    // The API the user called (the outermost of the innermost library frames: torch_xla.sync,
-    // not the helper it calls), then from the user's innermost frame outwards.
-    const size_t most = static_cast<size_t>(std::max<int64_t>(1, debug::GetConfig().pt_xla_debug_max_frame));
-    auto user_start = std::find_if(frames.begin(), frames.end(), [](const debug::Frame& f) { return !f.library; });
-    auto first = user_start == frames.begin() || user_start == frames.end() ? frames.begin() : user_start - 1;
-    const auto end = first + static_cast<std::ptrdiff_t>(std::min<size_t>(most, frames.end() - first));
-    for (auto f = first; f != end; ++f) out << prefix << "  " << f->ToString() << "\n";
-    if (end != frames.end()) out << prefix << "  ..........\n";  // as PyTorch/XLA marks the frames left out
-    if (frames.empty()) out << prefix << "  (no Python frame: called from C++)\n";
-    return out;
-  };
-  if (compiled) {
-    GraphRecord record = Record(cut, user.ToString());
-    std::ostringstream out = block("Compilation Analysis: ", "Compilation");
-    // After the frames' closing rule, where PyTorch/XLA's readers stop taking frame lines.
-    out << "Compilation Analysis: " << kThinRule << "\n";
-    ExplainRecompile(record, state.compiled, out, "Compilation Analysis: ");
-    out << "Compilation Analysis: " << kRule << "\n\n";
-    size_t input_bytes = 0, output_bytes = 0;
-    for (const runtime::BufferPtr& p : cut.parameters) input_bytes += p ? p->size_bytes() : 0;
-    for (const ir::Value& v : cut.roots)
-      output_bytes += static_cast<size_t>(v.shape().numel()) * c10::elementSize(v.shape().dtype);
-    char sizes[640];
-    const char* unknown = footprint.known ? "" : " (not known for this executable)";
-    std::snprintf(sizes, sizeof(sizes),
-                  "Post Compilation Analysis: Graph input size: %f GB\n"
-                  "Post Compilation Analysis: Graph output size: %f GB\n"
-                  "Post Compilation Analysis: Aliased Input size: %f GB%s\n"
-                  "Post Compilation Analysis: Intermediate tensor size: %f GB%s\n"
-                  "Post Compilation Analysis: Compiled program size: %f GB%s\n",
-                  Gigabytes(input_bytes), Gigabytes(output_bytes),
-                  Gigabytes(static_cast<size_t>(footprint.aliasable_input_bytes)), unknown,
-                  Gigabytes(static_cast<size_t>(footprint.intermediate_bytes)), unknown,
-                  Gigabytes(static_cast<size_t>(footprint.program_bytes)), unknown);
-    out << "Post Compilation Analysis: " << kRule << "\n" << sizes;
-    // Under SPMD: what the partitioner had to move, and for which op (resharding is where a
-    // sharded program loses its time).
-    if (runtime::SpmdEnabled()) {
-      const std::string& report = LastPartitionReport();
-      out << "Post Compilation Analysis: SPMD resharding in this graph:"
-          << (report.empty() ? " none\n" : "\n");
-      std::istringstream lines(report);
-      for (std::string line; std::getline(lines, line);) out << "Post Compilation Analysis:   " << line << "\n";
-    }
-    out << "Post Compilation Analysis: " << kThinRule
-        << "\nPost Compilation Analysis: " << kRule << "\n\n";
-    Emit(out.str());
-    state.compiled.push_back(std::move(record));
-    if (state.compiled.size() > kGraphsRemembered) state.compiled.erase(state.compiled.begin());
-  }
-  if (level >= 2) {
-    std::ostringstream out = block("Execution Analysis: ", "Execution");
-    out << "Execution Analysis: " << kThinRule << "\nExecution Analysis: " << kRule << "\n\n";
-    Emit(out.str());
-  }
+  if (compiled) ReportCompile(cause, cut, outputs, device, frames, footprint, state);
+  if (level >= 2) ReportExecution(cause, cut.hash, cut.parameters.size(), outputs, device, frames);
+}
+
+void OnDynamoCompile(const GraphCut& cut, int device, const runtime::Executable::Footprint& footprint) {
+  if (Level() == 0) return;
+  const std::vector<debug::Frame> frames = debug::CurrentFrameList();
+  State& state = GetState();
+  std::lock_guard<std::mutex> lock(state.mu);
+  ReportCompile("dynamo is compiling a FX graph to HLO", cut, cut.roots.size(), device, frames, footprint, state);
+}
+
+void OnDynamoExecute(ir::hash_t hash, size_t inputs, size_t outputs, int device) {
+  if (Level() < 2) return;
+  const std::vector<debug::Frame> frames = debug::CurrentFrameList();
+  std::lock_guard<std::mutex> lock(GetState().mu);
+  ReportExecution("dynamo is executing a compiled program", hash, inputs, outputs, device, frames);
 }
 
 void OnStepEnd() {

@@ -257,3 +257,25 @@ def test_frames_start_at_the_api_called_and_mark_what_is_left_out(tmp_path):
     assert frames[0].startswith('sync (') and 'torch_xla/__init__.py' in frames[0], frames
     assert frames[1] == f'deep ({tmp_path / "script.py"}:{line_of("SYNC HERE")})', frames
     assert len(frames) == 5 and frames[4] == '..........', frames
+
+
+def test_a_compiled_call_reports_its_input_sync_its_compilation_and_each_run(tmp_path):
+    err, _ = run(tmp_path, """
+        x = torch.randn(4, 4, device=dev) + 1  # pending: computed before the graph runs
+        compiled = torch.compile(lambda t: torch.tanh(t) * 3, backend='openxla_eval')
+        compiled(x)
+        mark('replay')
+        compiled(torch.randn(4, 4).to(dev))
+        """, PT_XLA_DEBUG='1', PT_XLA_DEBUG_LEVEL='2')
+    causes = lambda text, what: re.findall(what + r' Analysis: ' + what + r' Cause\n.*?:   (.*)\n', text)  # noqa: E731
+    first, replay = err.split('@@replay\n')
+    assert causes(first, 'Compilation') == ['torch_xla.sync when dynamo processing input graphs',
+                                            'dynamo is compiling a FX graph to HLO']
+    assert causes(first, 'Execution') == ['torch_xla.sync when dynamo processing input graphs',
+                                          'dynamo is executing a compiled program']
+    # The replay compiles nothing; its run is reported with the graph's hash, inputs and outputs.
+    assert causes(replay, 'Compilation') == []
+    assert causes(replay, 'Execution') == ['dynamo is executing a compiled program']
+    graph = re.findall(r'Execution Analysis:   Graph Hash: (\w+)\nExecution Analysis:   Number of Graph Inputs: (\d+)\n'
+                       r'Execution Analysis:   Number of Graph Outputs: (\d+)', err)
+    assert graph[-1] == graph[-2] and graph[-1][2] == '1', graph
