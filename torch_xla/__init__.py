@@ -105,6 +105,11 @@ def devices():
     return [_torch.device(d) for d in _XLAC._xla_get_all_devices()]
 
 
+def real_devices():
+    """The runtime's own names of this process's devices ('CPU:0', ...)."""
+    return _XLAC._xla_real_devices([str(d) for d in devices()])
+
+
 def device_count():
     """How many xla devices this process has (CPU_NUM_DEVICES)."""
     return len(_XLAC._xla_get_all_devices())

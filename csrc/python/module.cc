@@ -346,8 +346,8 @@ PYBIND11_MODULE(_XLAC, m) {
     if (!error.empty()) throw std::runtime_error(error);
     runtime::Devices();
   });
-  // The CPU runtime starts with the package (its devices are registered at import).
-  m.def("_xla_runtime_is_initialized", [] { return true; });
+  // The runtime starts at the first use of a device (runtime/device.h).
+  m.def("_xla_runtime_is_initialized", [] { return runtime::RuntimeStarted(); });
   m.def("_set_current_graph_name", [](const std::string& name) { graph::analysis::SetCurrentGraphName(name); });
   m.def("_get_current_graph_name", [] { return graph::analysis::CurrentGraphName(); });
   m.def("_set_allow_execution", [](bool allowed) { graph::SetExecutionAllowed(allowed); });

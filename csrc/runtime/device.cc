@@ -9,13 +9,23 @@
 
 namespace txla::runtime {
 
+namespace {
+std::atomic<bool> started{false};
+}  // namespace
+
 int DeviceCount() {
+  // The runtime starts at the first question about its devices, as PyTorch/XLA's does: the
+  // environment is read again then, so CPU_NUM_DEVICES set after import (PyTorch/XLA's tests set
+  // it in setUpClass) is the one used.
   static const int count = [] {
-    int n = static_cast<int>(debug::GetConfig().cpu_num_devices);
+    started.store(true);
+    int n = static_cast<int>(debug::ReloadConfig().cpu_num_devices);
     return n < 1 ? 1 : n;
   }();
   return count;
 }
+
+bool RuntimeStarted() { return started.load(); }
 
 std::vector<DeviceInfo> Devices() {
   std::vector<DeviceInfo> devices;

@@ -14,8 +14,10 @@ struct DeviceInfo {
   std::string kind = "CPU";  // what the device stands in for, as xm.xla_device_hw() reports
 };
 
-// Number of devices this process offers (read once from the environment).
+// Number of devices this process offers, read from the environment when first asked (the
+// runtime's start, as PyTorch/XLA's runtime starts at the first use of a device).
 int DeviceCount();
+bool RuntimeStarted();
 std::vector<DeviceInfo> Devices();
 std::string DeviceName(int ordinal);  // "xla:0"
 

@@ -95,8 +95,6 @@ def test_the_model_comparator_reports_what_differs(dev, tmp_path):
 def test_builder_type_names_round_trip():
     for name in xb._XLA_PT_TYPE_MAP:
         assert xb.Op.from_torch_type(xb.Op.to_torch_type(name)) == name
-    with pytest.raises(NotImplementedError, match='XLA computations from Python'):
-        xb.Op.scalar(None, 1, dtype=xb.Type.S32)
 
 
 def test_a_step_closure_from_a_backward_hook_runs_at_the_next_barrier(dev):
@@ -109,6 +107,46 @@ def test_a_step_closure_from_a_backward_hook_runs_at_the_next_barrier(dev):
     assert seen == []
     torch_xla.sync()
     assert len(seen) == 1 and torch.equal(seen[0], torch.ones(4))
+
+
+def test_async_step_closures_run_in_order_on_their_own_thread_and_raise_at_a_later_barrier(dev):
+    import threading
+    release, ran, order = threading.Event(), threading.Event(), []
+    main = threading.get_ident()
+
+    def slow(t):
+        release.wait(10)  # holds its thread until the program below has gone on
+        order.append(('slow', t.cpu().item(), threading.get_ident() != main))
+
+    x = torch.ones(1, device=dev) * 3
+    xm.add_step_closure(slow, args=(x, ), run_async=True)
+    xm.add_step_closure(lambda: (order.append('next'), ran.set()), run_async=True)
+    torch_xla.sync()
+    assert order == []  # the barrier did not wait for them
+    release.set()
+    assert ran.wait(10)
+    assert order == [('slow', 3.0, True), 'next']
+
+    failed, skipped = threading.Event(), []
+
+    def fail():
+        failed.set()
+        raise ValueError('closure failed')
+
+    xm.add_step_closure(fail, run_async=True)
+    xm.add_step_closure(lambda: skipped.append(1), run_async=True)  # after a failure: not run
+    torch_xla.sync()
+    xm._async_closures.wait()
+    assert failed.is_set()
+    xm.add_step_closure(lambda: skipped.append(2), run_async=True)
+    with pytest.raises(ValueError, match='closure failed'):
+        torch_xla.sync()
+    assert skipped == []
+    # The error was raised once: later closures run again.
+    xm.add_step_closure(lambda: ran.set(), run_async=True)
+    ran.clear()
+    torch_xla.sync()
+    assert ran.wait(10)
 
 
 def test_torch_xla_compile_limits_a_functions_different_graphs(dev):

@@ -22,6 +22,50 @@ def _replica_key():
     return None if state is None else (id(state), index)
 
 
+class _AsyncClosures:
+    """The closures registered with run_async=True: one thread runs them in order, each after its
+    barrier, while the program goes on. The first one to raise stops the rest; its exception is
+    raised at the next barrier that has async closures to hand over (PyTorch/XLA's behaviour)."""
+
+    def __init__(self):
+        import queue
+        self._queue = queue.Queue()
+        self._thread = None
+        self._error = None
+        self._lock = threading.Lock()
+
+    def submit(self, closure, args):
+        with self._lock:
+            error, self._error = self._error, None
+            if error is None and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name='xla async step closures', daemon=True)
+                self._thread.start()
+        if error is not None:
+            raise error
+        self._queue.put((closure, args))
+
+    def wait(self):
+        """Blocks until every closure handed over so far has run (or been skipped)."""
+        self._queue.join()
+
+    def _run(self):
+        while True:
+            closure, args = self._queue.get()
+            try:
+                with self._lock:
+                    failed = self._error is not None
+                if not failed:  # the closures after a failed one do not run
+                    closure(*args)
+            except Exception as e:  # noqa: B902  raised at the next barrier
+                with self._lock:
+                    self._error = e
+            finally:
+                self._queue.task_done()
+
+
+_async_closures = _AsyncClosures()
+
+
 # Devices -------------------------------------------------------------------------------------
 
 _warned = set()
@@ -158,9 +202,10 @@ def wait_device_ops(devices=[]):
 
 def add_step_closure(closure, args=(), run_async=False):
     """Runs `closure(*args)` after the next barrier, when tensors in `args` hold their values
-    (registered from any thread, a backward hook's included)."""
+    (registered from any thread, a backward hook's included). With run_async, on a thread of its
+    own while the program goes on (its exception is raised at a later barrier)."""
     with _closures_lock:
-        _pending_closures.setdefault(_replica_key(), []).append((closure, args))
+        _pending_closures.setdefault(_replica_key(), []).append((closure, args, run_async))
 
 
 def _run_step_closures():
@@ -170,8 +215,11 @@ def _run_step_closures():
             pending = _pending_closures.pop(key, [])
         if not pending:
             return
-        for closure, args in pending:  # closures they register run in the same barrier
-            closure(*args)
+        for closure, args, run_async in pending:  # closures they register run in the same barrier
+            if run_async:
+                _async_closures.submit(closure, args)
+            else:
+                closure(*args)
 
 
 # Moving and saving ----------------------------------------------------------------------------
