@@ -24,12 +24,29 @@ std::string Show(bool v) { return v ? "1" : "0"; }
 std::string Show(int64_t v) { return std::to_string(v); }
 std::string Show(const std::string& v) { return v; }
 
+// An XLA boolean flag in XLA_FLAGS' syntax: "--name", "--name=true" / "=1" (on), "--name=false".
+bool XlaFlagEnabled(const std::string& flags, const std::string& name) {
+  bool enabled = false;
+  const std::string key = "--" + name;
+  for (size_t at = flags.find(key); at != std::string::npos; at = flags.find(key, at + key.size())) {
+    const size_t end = at + key.size();
+    if (end == flags.size() || flags[end] == ' ') {
+      enabled = true;
+    } else if (flags[end] == '=') {
+      const std::string value = flags.substr(end + 1, flags.find(' ', end) - end - 1);
+      enabled = value == "true" || value == "1";
+    }
+  }
+  return enabled;
+}
+
 std::unique_ptr<Config> ReadEnvironment() {
   auto config = std::make_unique<Config>();
 #define TXLA_CONFIG_READ(type, field, variable, default_value, codegen, doc) \
   config->field = Read<type>(variable, default_value);
   TXLA_CONFIG_SWITCHES(TXLA_CONFIG_READ)
 #undef TXLA_CONFIG_READ
+  config->allow_excess_precision = XlaFlagEnabled(config->xla_flags, "xla_allow_excess_precision");
 #define TXLA_CONFIG_KEY(type, field, variable, default_value, codegen, doc) \
   if (codegen) config->codegen_key += std::string(variable) + "=" + Show(config->field) + "|";
   TXLA_CONFIG_SWITCHES(TXLA_CONFIG_KEY)

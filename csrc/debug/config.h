@@ -109,7 +109,10 @@ namespace txla::debug {
   V(bool, check_graphs, "TXLA_CHECK_GRAPHS", false, false,                                        \
     "checked mode: every compiled graph also runs on the interpreter")                            \
   V(std::string, test_miscompile, "TXLA_TEST_MISCOMPILE", "", true,                               \
-    "deliberately lower this aten op off by one (tests the checked mode)")
+    "deliberately lower this aten op off by one (tests the checked mode)")                        \
+  V(std::string, xla_flags, "XLA_FLAGS", "", true,                                                \
+    "XLA's flags; --xla_allow_excess_precision=true is read: 16-bit float arithmetic then stays "  \
+    "f32 from one op to the next instead of being rounded after each op as eager rounds it")
 
 struct Config {
 #define TXLA_CONFIG_FIELD(type, field, variable, default_value, codegen, doc) type field = default_value;
@@ -120,6 +123,10 @@ struct Config {
   // (every sync uses it: made once, when the environment is read).
   const std::string& CodegenKey() const { return codegen_key; }
   std::string codegen_key;
+
+  // XLA_FLAGS' --xla_allow_excess_precision (default false here, as eager rounds each op's
+  // 16-bit result; XLA's own default is true).
+  bool allow_excess_precision = false;
 };
 
 // The process's switches, read from the environment at the first call.

@@ -96,6 +96,14 @@ std::unique_ptr<hlo::Module> LowerGraph(const graph::GraphCut& cut) {
                                    " gives " + outs[k]->shape().ToString() + ", the IR says " +
                                    node->shape(k).ToString());
         }
+        // Eager rounds every op's 16-bit float result to its type; float normalization computes
+        // 16-bit arithmetic in f32, and this convert is where the value the next ops read is
+        // rounded (the op's own steps, before it, keep f32 as eager's opmath does).
+        if (!config.allow_excess_precision)
+          for (Instruction*& out : outs)
+            if (out && hlo::Is16BitFloat(out->shape().type) && !out->shape().is_tuple &&
+                out->opcode() != Opcode::kParameter && out->opcode() != Opcode::kConvert)
+              out = entry->Add(Opcode::kConvert, out->shape(), {out});
         if (config.hlo_debug) {  // XLA_HLO_DEBUG: every instruction of the op names where it came from
           hlo::Attributes::Metadata m;
           m.op_type = node->OpName();

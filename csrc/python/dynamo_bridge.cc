@@ -322,41 +322,42 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs, bool join_laz
   if (inlined && !pending) inlined_data_step_ = step;
   std::vector<runtime::BufferPtr> buffers, seeds;
   std::vector<ir::Value> values;  // inlined: what each input is now
-  {
-    // PyTorch/XLA's names for a cached graph's input gathering and output wrapping.
-    TXLA_TIMED("RunCachedGraphInputData");
-    if (first) {
-      first_run_ = false;
-      // The trace left its own values in the inputs it mutated; the first run starts from the
-      // values the trace began with. Inputs traced as stand-ins have theirs still: pending, or
-      // materialized now for a graph that cannot join the caller's.
-      buffers = std::move(first_run_inputs_);
-      seeds = std::move(first_run_seeds_);
-      if (inlined) {
-        for (size_t i = 0; i < buffers.size(); ++i) {
-          if (stand_in_[i]) {
-            values.push_back(TryGetLazyTensor(inputs[i])->GetIrValue());
-          } else {
-            ir::Shape shape(input_shapes_[i].dtype, buffers[i]->dims());
-            values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], std::move(shape)), 0});
-          }
+  // PyTorch/XLA's names for a cached graph's input gathering and output wrapping; a call that
+  // traces again instead (None) is not counted.
+  const int64_t gather_start = metrics::NowNs();
+  if (first) {
+    first_run_ = false;
+    // The trace left its own values in the inputs it mutated; the first run starts from the
+    // values the trace began with. Inputs traced as stand-ins have theirs still: pending, or
+    // materialized now for a graph that cannot join the caller's.
+    buffers = std::move(first_run_inputs_);
+    seeds = std::move(first_run_seeds_);
+    if (inlined) {
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        if (stand_in_[i]) {
+          values.push_back(TryGetLazyTensor(inputs[i])->GetIrValue());
+        } else {
+          ir::Shape shape(input_shapes_[i].dtype, buffers[i]->dims());
+          values.push_back(ir::Value{ir::Node::DeviceData(buffers[i], std::move(shape)), 0});
         }
-      } else if (AnyStandIn(stand_in_)) {
-        std::vector<LazyTensorPtr> lazy;
-        std::vector<runtime::BufferPtr> now;
-        if (!InputBuffers(inputs, transposes_, &lazy, &now)) return py::none();
-        for (size_t i = 0; i < buffers.size(); ++i)
-          if (stand_in_[i]) buffers[i] = now[i];
       }
-    } else if (inlined) {
-      if (!InputValues(inputs, &values)) return py::none();
-    } else {
+    } else if (AnyStandIn(stand_in_)) {
       std::vector<LazyTensorPtr> lazy;
-      if (!InputBuffers(inputs, transposes_, &lazy, &buffers)) return py::none();
+      std::vector<runtime::BufferPtr> now;
+      if (!InputBuffers(inputs, transposes_, &lazy, &now)) return py::none();
       for (size_t i = 0; i < buffers.size(); ++i)
-        if (buffers[i] != buffers[same_buffer_as_[i]]) return py::none();
+        if (stand_in_[i]) buffers[i] = now[i];
     }
+  } else if (inlined) {
+    if (!InputValues(inputs, &values)) return py::none();
+  } else {
+    std::vector<LazyTensorPtr> lazy;
+    if (!InputBuffers(inputs, transposes_, &lazy, &buffers)) return py::none();
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i] != buffers[same_buffer_as_[i]]) return py::none();
   }
+  static metrics::Metric* const input_data = metrics::GetMetric("RunCachedGraphInputData");
+  input_data->AddSample(static_cast<double>(metrics::NowNs() - gather_start));
   TXLA_COUNTER("DynamoRunCapturedGraph", 1);
 
   std::vector<at::Tensor> results_as_tensors;

@@ -33,6 +33,7 @@
 #include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
 #include "python/process_group_transport.h"
+#include "python/cached_graph_bindings.h"
 #include "python/checkpoint_bindings.h"
 #include "python/device_arg.h"
 #include "python/sharding_bindings.h"
@@ -409,6 +410,7 @@ PYBIND11_MODULE(_XLAC, m) {
   RegisterShardingBindings(m);
   RegisterCheckpointBindings(m);
   RegisterTensorInfoBindings(m);
+  RegisterCachedGraphBindings(m, &GraphHash);
   // The kernel libraries compiled code calls in this build.
   m.def("_xla_kernel_libraries", [] {
     std::vector<std::string> libs{"openblas"};

@@ -601,8 +601,8 @@ def test_flat_kernels_switch(dev, xla_env, mode):
 
 @pytest.mark.parametrize('dtype', [torch.bfloat16, torch.float16])
 def test_flat_kernels_store_16_bit_floats(dev, dtype):
-    """A flat kernel over 16-bit floats computes in float32 and rounds once, at its store (as a
-    fused kernel does at any length): eager's float32 values rounded to the type."""
+    """A flat kernel over 16-bit floats computes each op in float32 and rounds its result to the
+    type, as eager does (as a fused kernel does at any length)."""
     xs = [x.to(dtype) for x in _flat_inputs(FLAT_SHAPES, torch.float32, 33)]
 
     def fn(x):
@@ -612,7 +612,7 @@ def test_flat_kernels_store_16_bit_floats(dev, dtype):
         outs = [fn(x.to(dev)) for x in xs]
         xm.mark_step()
     for x, y in zip(xs, outs):
-        torch.testing.assert_close(y.cpu(), fn(x.float()).to(dtype), equal_nan=True)
+        torch.testing.assert_close(y.cpu(), fn(x), equal_nan=True)
     assert d['KernelsFlat'] >= len(FLAT_SHAPES) - 1, d.delta
 
 

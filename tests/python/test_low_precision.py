@@ -1,20 +1,46 @@
 """bf16 and f16 on the device, against eager CPU PyTorch.
 
-A graph's 16-bit float arithmetic is computed in f32 (FloatNormalizedInstructions): values are
-rounded to the type where they leave the graph or where the program converts them, not between
-the steps of a composite op (XLA's excess precision; eager's composites compute in float too).
+A graph's 16-bit float arithmetic is computed in f32 (FloatNormalizedInstructions) and each op's
+result is rounded to the type, as eager rounds it: the steps of a composite op stay f32, as
+eager's float opmath keeps them. XLA_FLAGS=--xla_allow_excess_precision=true keeps f32 from one
+op to the next too (XLA's excess precision).
 Conversions are exact: f32 -> bf16/f16 rounds to nearest even as c10 does, NaN, infinities,
 subnormals and overflow included. torch.autocast('xla') runs matmuls and convolutions in the
 autocast dtype and precision-sensitive ops in f32, as core's CUDA policy lists say."""
+import textwrap
+
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import torch_xla.core.xla_model as xm
-from conftest import CounterDelta, cpu_flags, deviation_from_largest
+from conftest import CounterDelta, cpu_flags, deviation_from_largest, run_python
 
 LOW = [torch.bfloat16, torch.float16]
+
+
+@pytest.mark.parametrize('dtype', LOW)
+def test_each_ops_result_is_rounded_as_eager_rounds_it(dev, dtype):
+    torch.manual_seed(0)
+    a, b, c = (torch.randn(4096, dtype=dtype) for _ in range(3))
+    norm = torch.linalg.vector_norm(a)
+    cases = [lambda a, b, c: a * b + c, lambda a, b, c: (a - c) / (b.abs() + 1) * 3,
+             # clip_grad_norm_'s scaling: a coefficient from a norm, then the product
+             lambda a, b, c: a * torch.clamp(1.0 / (norm.to(a.device) + 1e-6), max=1.0)]
+    for fn in cases:
+        assert torch.equal(fn(a.to(dev), b.to(dev), c.to(dev)).cpu(), fn(a, b, c))
+
+
+def test_excess_precision_is_the_users_choice():
+    out = run_python(textwrap.dedent("""
+        import torch, torch_xla
+        torch.manual_seed(0)
+        a, b, c = (torch.randn(4096, dtype=torch.bfloat16) for _ in range(3))
+        x = (a.to('xla') * b.to('xla') + c.to('xla')).cpu()
+        print(torch.equal(x, a * b + c), torch.equal(x, (a.float() * b.float() + c.float()).bfloat16()))
+        """), XLA_FLAGS='--xla_cpu_use_thunk_runtime=false --xla_allow_excess_precision=true')
+    assert out.split() == ['False', 'True'], out
 
 
 def tol(dtype):

@@ -419,7 +419,9 @@ def broadcast_master_param(model):
 
 
 def rendezvous(tag, payload=b'', replicas=[]):
-    """Waits for every replica to reach `tag`; returns their payloads in ordinal order."""
+    """Waits for every replica to reach `tag`; returns their payloads (bytes) in ordinal order."""
+    if not isinstance(payload, (bytes, bytearray)):
+        raise TypeError(f'rendezvous {tag!r}: the payload must be bytes, not {type(payload).__name__}')
     gathered = _collectives.gather_objects((tag, payload))
     tags = sorted({t for t, _ in gathered})
     if len(tags) != 1:

@@ -6,7 +6,9 @@
 // explicit convert, an op kept narrow) a convert rounds the f32 value back. So values are rounded
 // to the type where they leave the graph or where the program converts them, and not between the
 // steps of a composite op: layer norm's mean and variance stay f32 as in eager's float opmath.
-// This is XLA's "excess precision", on by default there too. What stays narrow: parameters,
+// The lowering converts every aten op's 16-bit result to its own type (lower/lower_graph.cc), so
+// the rounding eager makes between ops is kept; without those converts (XLA_FLAGS'
+// --xla_allow_excess_precision) this is XLA's "excess precision". What stays narrow: parameters,
 // constants, converts, bitcasts and tuples.
 //
 // The kernels and library routines then only ever load and store 16-bit floats (loads widen,
