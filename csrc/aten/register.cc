@@ -14,8 +14,30 @@
 namespace txla::aten {
 namespace {
 
+// A view op on raw xla tensors (an ATen composite, or a custom op's body, running below
+// functionalization) is recorded as its `_copy` twin, which takes the same arguments: reads of
+// the view are right, and its results are marked so that a write through them, which would have
+// to reach the viewed tensor, raises instead of being lost.
+bool RecordViewAsCopy(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (!IsViewOp(op.schema())) return false;
+  const c10::OperatorName& name = op.schema().operator_name();
+  const ir::OpInfo* twin =
+      ir::FindOp(name.name + "_copy" + (name.overload_name.empty() ? "" : "." + name.overload_name));
+  if (twin == nullptr) return false;
+  RecordOp(*twin, twin->handle(), stack);
+  const size_t results = op.schema().returns().size();
+  for (size_t k = stack->size() - results; k < stack->size(); ++k) {
+    const c10::IValue& v = (*stack)[k];
+    if (v.isTensor()) GetLazyTensor(v.toTensor(), "view")->MarkCopyOfView();
+    if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorList().vec()) GetLazyTensor(t, "view")->MarkCopyOfView();
+  }
+  return true;
+}
+
 void FallbackKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (RecordOutVariant(op, stack)) return;
+  if (RecordViewAsCopy(op, stack)) return;
   CpuFallback(op, stack);
 }
 

@@ -88,6 +88,10 @@ void LazyTensor::DonateData() {
 }
 
 void LazyTensor::SetIrValue(ir::Value value) {
+  TORCH_CHECK(!copy_of_view_, "an in-place write to a view of an xla tensor taken below functionalization (in an "
+              "ATen composite or a custom op's body, whose tensors are unwrapped): the view is a copy there, and "
+              "the write would not reach the viewed tensor. Write to the tensor itself, or make the custom op "
+              "declare what it mutates (mutates_args)");
   shape_ = value.shape();
   pending_ = std::move(value);
   data_ = nullptr;

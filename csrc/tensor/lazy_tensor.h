@@ -70,6 +70,9 @@ class LazyTensor {
   bool placeholder() const { return donated() || (data_ && data_->placeholder()); }
   // Raises, saying why, when the tensor was donated.
   void CheckHasValue() const;
+  // A view op's result on raw (unwrapped) xla tensors is computed as a copy
+  // (aten/register.cc): nothing aliases it, so an in-place write to it (SetIrValue) raises.
+  void MarkCopyOfView() { copy_of_view_ = true; }
 
   LazyTensor(int device, ir::Shape shape);
 
@@ -85,6 +88,7 @@ class LazyTensor {
   ir::Value data_node_;  // cached device-data node for data_
   std::string sharding_;
   bool spmd_result_ = false;
+  bool copy_of_view_ = false;
 };
 
 }  // namespace txla

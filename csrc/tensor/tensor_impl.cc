@@ -8,7 +8,11 @@ XlaTensorImpl::XlaTensorImpl(LazyTensorPtr tensor)
                       c10::Device(c10::DeviceType::XLA,
                                   static_cast<c10::DeviceIndex>(tensor->device()))),
       tensor_(std::move(tensor)) {
-  set_storage_access_should_throw();
+  // A storage of no bytes of its own: PyTorch asks raw tensors for their storage to tell which
+  // alias which (a custom op's aliasing check, below functionalization), and a shallow copy
+  // shares it. Nothing reads memory through it: the data lives in the LazyTensor's buffers.
+  storage_ = c10::Storage(c10::Storage::use_byte_size_t(), 0, c10::DataPtr(nullptr, device()),
+                          /*allocator=*/nullptr, /*resizable=*/false);
   RefreshMetadata();
 }
 

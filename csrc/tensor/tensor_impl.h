@@ -1,5 +1,6 @@
-// The TensorImpl of a raw xla tensor. It has no storage (the data lives in device buffers behind
-// the LazyTensor) and always reports contiguous strides.
+// The TensorImpl of a raw xla tensor. Its storage holds no bytes (the data lives in device buffers
+// behind the LazyTensor; the storage only tells aliases apart) and it always reports contiguous
+// strides.
 //
 // User-visible xla tensors are FunctionalTensorWrappers around these: PyTorch's functionalization
 // turns views and in-place ops into functional ops before they reach our kernels, so kernels below

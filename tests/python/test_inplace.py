@@ -136,3 +136,34 @@ def test_functionalize_on_cpu_unchanged():
     torch.testing.assert_close(got, expected)
     with pytest.raises(RuntimeError, match='broadcast shape'):
         torch.func.functionalize(lambda a: a.add_(torch.ones(2, 3)))(torch.zeros(3))
+
+
+def test_views_in_a_custom_ops_body_are_read_and_refuse_writes(dev):
+    """A custom op's body runs on unwrapped tensors (below functionalization): a view there is
+    computed as a copy, which is right to read, and a write through it raises instead of being
+    lost. Its gradient through autograd is eager's."""
+    from torch.library import custom_op
+
+    @custom_op('txla_test::last_column', mutates_args=())
+    def last_column(x: torch.Tensor) -> torch.Tensor:
+        i = x.clone()
+        return i[..., -1] + torch.ops.aten.slice(i, -1, 0, 1).squeeze(-1)
+
+    @last_column.register_fake
+    def _(x):
+        return torch.empty_like(x[..., 0])
+
+    @custom_op('txla_test::write_column', mutates_args=())
+    def write_column(x: torch.Tensor) -> torch.Tensor:
+        i = x.clone()
+        i[..., 0].fill_(1.0)  # a write through a view
+        return i
+
+    @write_column.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    x = torch.randn(2, 3, 4)
+    torch.testing.assert_close(last_column(x.to(dev)).cpu(), last_column(x))
+    with pytest.raises(RuntimeError, match='in-place write to a view'):
+        write_column(x.to(dev)).cpu()
