@@ -32,6 +32,7 @@
 #include "metrics/report.h"
 #include "metrics/trace.h"
 #include "python/dynamo_bridge.h"
+#include "python/op_bindings.h"
 #include "python/process_group_transport.h"
 #include "python/cached_graph_bindings.h"
 #include "python/checkpoint_bindings.h"
@@ -411,6 +412,7 @@ PYBIND11_MODULE(_XLAC, m) {
   RegisterCheckpointBindings(m);
   RegisterTensorInfoBindings(m);
   RegisterCachedGraphBindings(m, &GraphHash);
+  RegisterOpBindings(m);
   // The kernel libraries compiled code calls in this build.
   m.def("_xla_kernel_libraries", [] {
     std::vector<std::string> libs{"openblas"};

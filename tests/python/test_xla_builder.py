@@ -112,3 +112,22 @@ def test_an_operation_without_a_torch_form_raises():
         _run(lambda x: x.conv_general_dilated(x, [1], [], [], []), torch.randn(1, 1, 3))
     with pytest.raises(AttributeError):
         xb.Op(torch.zeros(1)).not_an_operation
+
+
+@pytest.mark.parametrize('lhs_shape,rhs_shape,dims,equation', [
+    ((2, 1), (1, 2), (([1], [0]), ()), 'ik,kj->ij'),
+    ((4, 3, 5), (4, 5, 6), (([2], [1]), ([0], [0])), 'bik,bkj->bij'),
+    ((3, 4, 5), (5, 2, 4), (([2, 1], [0, 2]), ()), 'akl,lbk->ab'),
+    ((2, 3, 7), (7, 2), (([-1], [0]), ()), 'abk,kc->abc'),
+])
+def test_xla_dot_general_is_xlas_dot_general(dev, lhs_shape, rhs_shape, dims, equation):
+    a, b = torch.randn(*lhs_shape, dtype=torch.float64), torch.randn(*rhs_shape, dtype=torch.float64)
+    out = torch_xla._XLAC._xla_dot_general(a.to(dev), b.to(dev), dims)
+    torch.testing.assert_close(out.cpu(), torch.einsum(equation, a, b))
+    as_f32 = torch_xla._XLAC._xla_dot_general(a.to(dev), b.to(dev), dims, preferred_element_type=torch.float32)
+    assert as_f32.dtype == torch.float32
+
+
+def test_xla_dot_general_refuses_mismatched_dimensions(dev):
+    with pytest.raises(RuntimeError, match='contracting dimension 0 is 3 in lhs and 4 in rhs'):
+        torch_xla._XLAC._xla_dot_general(torch.zeros(2, 3).to(dev), torch.zeros(4, 2).to(dev), (([1], [0]), ()))
