@@ -35,9 +35,37 @@ bool RecordViewAsCopy(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   return true;
 }
 
+// Any other in-place op on a raw xla tensor (`bitwise_and_` in isclose, under allclose): as
+// InplaceKernel does for the listed ones, its functional twin (same name without the trailing
+// underscore, same arguments) is recorded and becomes `self`'s new value, when the result keeps
+// self's shape and dtype (otherwise the CPU fallback gives eager's answer or error).
+bool RecordInplaceAsFunctional(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const c10::OperatorName& name = schema.operator_name();
+  const auto& arguments = schema.arguments();
+  if (name.name.size() < 2 || name.name.back() != '_' || arguments.empty() || schema.returns().size() != 1 ||
+      arguments[0].alias_info() == nullptr || !arguments[0].alias_info()->isWrite())
+    return false;
+  const ir::OpInfo* twin = ir::FindOp(name.name.substr(0, name.name.size() - 1) +
+                                      (name.overload_name.empty() ? "" : "." + name.overload_name));
+  if (twin == nullptr || twin->schema().arguments().size() != arguments.size()) return false;
+  const size_t first = stack->size() - arguments.size();
+  if (!(*stack)[first].isTensor()) return false;
+  at::Tensor self = (*stack)[first].toTensor();
+  torch::jit::Stack functional(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+  RecordOp(*twin, twin->handle(), &functional);
+  const at::Tensor result = functional.back().toTensor();
+  if (result.sizes() != self.sizes() || result.scalar_type() != self.scalar_type()) return false;
+  GetLazyTensor(self, schema.name().c_str())->SetIrValue(GetLazyTensor(result, "inplace")->GetIrValue());
+  torch::jit::drop(*stack, arguments.size());
+  stack->emplace_back(std::move(self));
+  return true;
+}
+
 void FallbackKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (RecordOutVariant(op, stack)) return;
   if (RecordViewAsCopy(op, stack)) return;
+  if (RecordInplaceAsFunctional(op, stack)) return;
   CpuFallback(op, stack);
 }
 

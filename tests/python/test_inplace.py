@@ -167,3 +167,16 @@ def test_views_in_a_custom_ops_body_are_read_and_refuse_writes(dev):
     torch.testing.assert_close(last_column(x.to(dev)).cpu(), last_column(x))
     with pytest.raises(RuntimeError, match='in-place write to a view'):
         write_column(x.to(dev)).cpu()
+
+
+def test_in_place_ops_inside_composites_below_functionalization_stay_on_the_device(dev):
+    """allclose runs isclose on unwrapped tensors, whose `bitwise_and_` / `bitwise_or_` are
+    recorded as their functional twins (no CPU fallback), with eager's answers."""
+    import torch_xla.debug.metrics as met
+    a = torch.tensor([1.0, float('nan'), 3.0, float('inf')])
+    cases = [(a, a.clone(), {}), (a, a.clone(), {'equal_nan': True}), (a, a + 1e-7, {}), (a, a + 1, {}),
+             (torch.arange(6).reshape(2, 3), torch.arange(6).reshape(2, 3), {})]
+    met.clear_counters()
+    for x, y, kw in cases:
+        assert torch.allclose(x.to(dev), y.to(dev), **kw) == torch.allclose(x, y, **kw)
+    assert not [n for n in met.counter_names() if n.startswith('aten::bitwise')]
