@@ -27,6 +27,7 @@
 #include "graph/graph_executor.h"
 #include "ir/shape.h"
 #include "metrics/metrics.h"
+#include "runtime/device.h"
 #include "tensor/bridge.h"
 #include "tensor/tensor_impl.h"
 
@@ -169,6 +170,9 @@ class DynamoGraph {
  private:
   std::shared_ptr<graph::CapturedGraph> graph_;  // null when nothing is computed
   std::vector<ir::Shape> input_shapes_;
+  // SPMD: each input's sharding when traced; a call with another layout traces again (the
+  // partitioned program was made for these).
+  std::vector<std::string> input_shardings_;
   std::vector<ir::hash_t> transposes_;  // TraceStart::transposes
   // Per input: the first input that had its buffer in the trace (itself when none did). The
   // graph reads that one's: a run is the trace's only while they still share it.
@@ -199,6 +203,7 @@ py::object DynamoGraph::Build(TraceStart& start, const std::vector<at::Tensor>& 
     input_of_impl.emplace(start.inputs[i].unsafeGetTensorImpl(), i);
     dg->same_buffer_as_.push_back(input_of_buffer.emplace(start.buffers[i].get(), i).first->second);
     dg->input_shapes_.push_back(start.lazy[i]->shape());
+    if (runtime::SpmdEnabled()) dg->input_shardings_.push_back(start.lazy[i]->EffectiveSharding());
   }
   dg->transposes_ = start.transposes;
   std::vector<ir::Value> values;
@@ -304,6 +309,8 @@ py::object DynamoGraph::Run(const std::vector<at::Tensor>& inputs, bool join_laz
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!IsXlaTensor(inputs[i]) || inputs[i].scalar_type() != input_shapes_[i].dtype ||
           inputs[i].sizes() != c10::IntArrayRef(input_shapes_[i].sizes))
+        return py::none();
+      if (!input_shardings_.empty() && TryGetLazyTensor(inputs[i])->EffectiveSharding() != input_shardings_[i])
         return py::none();
     }
   }

@@ -580,3 +580,33 @@ def test_an_inlined_graph_keeps_the_traces_source_frames_under_ir_debug(tmp_path
     tanh = out[out.index('aten::tanh'):out.index('aten::mul')]
     # (dynamo's frame for f points at its def line)
     assert re.search(r'File "%s", line \d+, in f\n' % re.escape(str(script)), tanh), out
+
+
+@pytest.mark.parametrize('join', ['0', '1'])
+def test_an_input_sharded_after_the_trace_traces_again_under_spmd(join):
+    """Under SPMD a captured graph is made for its inputs' layouts: called with an input that has
+    since been sharded, it traces again (PyTorch/XLA compiles again) and gives eager's values."""
+    from conftest import run_python
+    out = run_python(textwrap.dedent(f"""
+        import torch, torch_xla, numpy as np
+        import torch_xla.distributed.spmd as xs, torch_xla.runtime as xr
+        import torch_xla.debug.metrics as met
+        from torch_xla._dynamo import config
+        config.join_lazy_graph = {join} == 1
+        xr.use_spmd()
+        mesh = xs.Mesh(np.arange(4), (1, 4))
+        torch.manual_seed(0)
+        ref = torch.nn.Linear(128, 128)
+        lin = torch.nn.Linear(128, 128).to('xla')
+        lin.load_state_dict(ref.state_dict())
+        x = torch.randn(8, 128)
+        xx = x.to('xla')
+        torch_xla.sync()
+        f = torch.compile(lin, backend='openxla_eval')
+        with torch.no_grad():
+            errors = [(f(xx).cpu() - ref(x)).abs().max().item()]
+            xs.mark_sharding(xx, mesh, (1, 0))
+            errors.append((f(xx).cpu() - ref(x)).abs().max().item())
+        print(max(errors) < 1e-5, met.counter_value('DynamoCapturedGraph'))
+        """), CPU_NUM_DEVICES='4', PJRT_DEVICE='CPU')
+    assert out.split() == ['True', '2'], out
