@@ -50,7 +50,8 @@ bool RecordInplaceAsFunctional(const c10::OperatorHandle& op, torch::jit::Stack*
                                       (name.overload_name.empty() ? "" : "." + name.overload_name));
   if (twin == nullptr || twin->schema().arguments().size() != arguments.size()) return false;
   const size_t first = stack->size() - arguments.size();
-  if (!(*stack)[first].isTensor()) return false;
+  // (A host tensor written with xla operands is the CPU fallback's to refuse, with eager's message.)
+  if (!(*stack)[first].isTensor() || !IsXlaTensor((*stack)[first].toTensor())) return false;
   at::Tensor self = (*stack)[first].toTensor();
   torch::jit::Stack functional(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
   RecordOp(*twin, twin->handle(), &functional);
