@@ -14,6 +14,29 @@
 namespace txla::aten {
 namespace {
 
+// `name`'s op under another base name, same overload ("select.int" -> "select_copy.int").
+const ir::OpInfo* Twin(const c10::OperatorName& name, const std::string& base) {
+  return ir::FindOp(base + (name.overload_name.empty() ? "" : "." + name.overload_name));
+}
+
+// An in-place op on a raw xla tensor as its functional twin (same arguments): the twin is
+// recorded and its result becomes `self`'s new value. False, the stack as it was, when the
+// result does not keep self's shape and dtype (the CPU fallback then gives eager's answer or
+// error).
+bool RecordInplace(const ir::OpInfo& twin, const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const size_t num_args = op.schema().arguments().size();
+  const size_t first = stack->size() - num_args;
+  at::Tensor self = (*stack)[first].toTensor();
+  torch::jit::Stack functional(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+  RecordOp(twin, twin.handle(), &functional);
+  const at::Tensor result = functional.back().toTensor();
+  if (result.sizes() != self.sizes() || result.scalar_type() != self.scalar_type()) return false;
+  GetLazyTensor(self, op.schema().name().c_str())->SetIrValue(GetLazyTensor(result, "inplace")->GetIrValue());
+  torch::jit::drop(*stack, num_args);
+  stack->emplace_back(std::move(self));
+  return true;
+}
+
 // A view op on raw xla tensors (an ATen composite, or a custom op's body, running below
 // functionalization) is recorded as its `_copy` twin, which takes the same arguments: reads of
 // the view are right, and its results are marked so that a write through them, which would have
@@ -21,8 +44,7 @@ namespace {
 bool RecordViewAsCopy(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (!IsViewOp(op.schema())) return false;
   const c10::OperatorName& name = op.schema().operator_name();
-  const ir::OpInfo* twin =
-      ir::FindOp(name.name + "_copy" + (name.overload_name.empty() ? "" : "." + name.overload_name));
+  const ir::OpInfo* twin = Twin(name, name.name + "_copy");
   if (twin == nullptr) return false;
   RecordOp(*twin, twin->handle(), stack);
   const size_t results = op.schema().returns().size();
@@ -35,10 +57,9 @@ bool RecordViewAsCopy(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   return true;
 }
 
-// Any other in-place op on a raw xla tensor (`bitwise_and_` in isclose, under allclose): as
-// InplaceKernel does for the listed ones, its functional twin (same name without the trailing
-// underscore, same arguments) is recorded and becomes `self`'s new value, when the result keeps
-// self's shape and dtype (otherwise the CPU fallback gives eager's answer or error).
+// Any in-place op on a raw xla tensor that InplaceKernel is not registered for (`bitwise_and_` in
+// isclose, under allclose) whose functional twin (the name without its trailing underscore) is
+// in the op table.
 bool RecordInplaceAsFunctional(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::FunctionSchema& schema = op.schema();
   const c10::OperatorName& name = schema.operator_name();
@@ -46,21 +67,12 @@ bool RecordInplaceAsFunctional(const c10::OperatorHandle& op, torch::jit::Stack*
   if (name.name.size() < 2 || name.name.back() != '_' || arguments.empty() || schema.returns().size() != 1 ||
       arguments[0].alias_info() == nullptr || !arguments[0].alias_info()->isWrite())
     return false;
-  const ir::OpInfo* twin = ir::FindOp(name.name.substr(0, name.name.size() - 1) +
-                                      (name.overload_name.empty() ? "" : "." + name.overload_name));
+  const ir::OpInfo* twin = Twin(name, name.name.substr(0, name.name.size() - 1));
   if (twin == nullptr || twin->schema().arguments().size() != arguments.size()) return false;
-  const size_t first = stack->size() - arguments.size();
   // (A host tensor written with xla operands is the CPU fallback's to refuse, with eager's message.)
-  if (!(*stack)[first].isTensor() || !IsXlaTensor((*stack)[first].toTensor())) return false;
-  at::Tensor self = (*stack)[first].toTensor();
-  torch::jit::Stack functional(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
-  RecordOp(*twin, twin->handle(), &functional);
-  const at::Tensor result = functional.back().toTensor();
-  if (result.sizes() != self.sizes() || result.scalar_type() != self.scalar_type()) return false;
-  GetLazyTensor(self, schema.name().c_str())->SetIrValue(GetLazyTensor(result, "inplace")->GetIrValue());
-  torch::jit::drop(*stack, arguments.size());
-  stack->emplace_back(std::move(self));
-  return true;
+  const c10::IValue& self = (*stack)[stack->size() - arguments.size()];
+  if (!self.isTensor() || !IsXlaTensor(self.toTensor())) return false;
+  return RecordInplace(*twin, op, stack);
 }
 
 void FallbackKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -72,20 +84,12 @@ void FallbackKernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 // In-place ops on raw xla tensors: ATen's composite kernels (ones_like, zeros_like, ...) run
 // below functionalization and write into the tensors they create. Each records its functional
-// twin from the op table and makes the result the tensor's new value. Both schemas have the
-// same arguments, so the stack is handed over as it is.
+// twin from the op table (RecordInplace).
 class InplaceKernel final : public c10::OperatorKernel {
  public:
   explicit InplaceKernel(const ir::OpInfo* functional) : functional_(functional) {}
   void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-    const size_t num_args = op.schema().arguments().size();
-    at::Tensor self = (*stack)[stack->size() - num_args].toTensor();
-    RecordOp(*functional_, functional_->handle(), stack);
-    at::Tensor result = stack->back().toTensor();
-    stack->pop_back();
-    GetLazyTensor(self, op.schema().name().c_str())
-        ->SetIrValue(GetLazyTensor(result, "inplace")->GetIrValue());
-    stack->emplace_back(std::move(self));
+    if (!RecordInplace(*functional_, op, stack)) CpuFallback(op, stack);
   }
 
  private:

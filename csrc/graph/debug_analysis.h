@@ -45,7 +45,8 @@ std::string CurrentGraphName();
 void OnGraph(const GraphCut& cut, size_t outputs, int device, bool compiled, const std::vector<debug::Frame>& frames,
              const runtime::Executable::Footprint& footprint);
 // torch.compile's captured graphs (graph/captured_graph.h), compiled and run outside a sync:
-// reported as PyTorch/XLA's bridge words them. The frames are read here (the GIL must be held).
+// reported as PyTorch/XLA's bridge words them. They read the Python frames (taking the GIL):
+// call them holding no device lock.
 void OnDynamoCompile(const GraphCut& cut, int device, const runtime::Executable::Footprint& footprint);
 void OnDynamoExecute(ir::hash_t hash, size_t inputs, size_t outputs, int device);
 // A barrier ended a step: the step's mid-step reads and CPU fallbacks not yet reported.

@@ -80,9 +80,10 @@ class GraphInputMatcher:
         return inputs
 
 
-def _fallback_counts():
+def _counters(prefix=''):
+    """{name: value} of the counters whose name starts with `prefix` (`aten::`: CPU fallbacks)."""
     names = torch_xla._XLAC._xla_counter_names()
-    return {n: torch_xla._XLAC._xla_counter_value(n) or 0 for n in names if n.startswith('aten::')}
+    return {n: torch_xla._XLAC._xla_counter_value(n) or 0 for n in names if n.startswith(prefix)}
 
 
 class UnsupportedNodesCollector(torch.fx.Interpreter):
@@ -95,7 +96,7 @@ class UnsupportedNodesCollector(torch.fx.Interpreter):
         self._unsupported_nodes = []
 
     def run(self, *args, **kwargs):
-        saved = {n: torch_xla._XLAC._xla_counter_value(n) or 0 for n in torch_xla._XLAC._xla_counter_names()}
+        saved = _counters()
         try:
             return super().run(*args, **kwargs)
         finally:
@@ -104,9 +105,9 @@ class UnsupportedNodesCollector(torch.fx.Interpreter):
                 torch_xla._XLAC._xla_increment_counter(name, value)
 
     def run_node(self, n):
-        before = _fallback_counts()
+        before = _counters('aten::')
         result = super().run_node(n)
-        after = _fallback_counts()
+        after = _counters('aten::')
         if any(value > before.get(name, 0) for name, value in after.items()):
             self._unsupported_nodes.append(n)
         return result

@@ -1,5 +1,6 @@
 """The PyTorch/XLA core API (`import torch_xla.core.xla_model as xm`)."""
 import os
+import queue
 import threading
 import time
 
@@ -28,7 +29,6 @@ class _AsyncClosures:
     raised at the next barrier that has async closures to hand over (PyTorch/XLA's behaviour)."""
 
     def __init__(self):
-        import queue
         self._queue = queue.Queue()
         self._thread = None
         self._error = None
